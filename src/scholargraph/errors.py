@@ -1,0 +1,53 @@
+"""Errors a user can cause, each with a message that says what to do."""
+
+from __future__ import annotations
+
+
+class ScholarGraphError(Exception):
+    """Base class: the CLI prints ``str(error)`` and exits non-zero, without a traceback."""
+
+    exit_code = 1
+
+
+class ConfigError(ScholarGraphError):
+    exit_code = 2
+
+
+class LoadError(ScholarGraphError):
+    """A file could not be turned into documents (bad format, empty, encrypted, ...)."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class LLMError(ScholarGraphError):
+    """An LLM call failed after its retries."""
+
+
+class LLMUnavailableError(LLMError):
+    """The server cannot be reached or does not serve the configured model."""
+
+    exit_code = 3
+
+
+class ModelOutputError(ScholarGraphError):
+    """The model answered, but nothing usable could be parsed from the answer."""
+
+    def __init__(self, reason: str, raw: str = ""):
+        self.reason = reason
+        self.raw = raw
+        super().__init__(reason)
+
+
+class WorkspaceError(ScholarGraphError):
+    exit_code = 4
+
+
+class EmbeddingMismatchError(WorkspaceError):
+    pass
+
+
+class NotFoundError(ScholarGraphError):
+    exit_code = 5

@@ -1,0 +1,262 @@
+"""Typed records that cross module boundaries.
+
+The data flow is files -> Document -> Chunk -> extraction records -> stored graph -> Answer.
+Every stage consumes and produces these dataclasses; nothing passes raw dicts between modules.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class DocStatus(str, enum.Enum):
+    PENDING = "PENDING"
+    PROCESSING = "PROCESSING"
+    PROCESSED = "PROCESSED"
+    FAILED = "FAILED"
+
+
+class Scope(str, enum.Enum):
+    """How much of a paper is indexed (two-phase literature review, thesis 000 §5.3.1)."""
+
+    INTRO = "intro"  # title + abstract + introduction
+    FULL = "full"
+
+
+@dataclass
+class Section:
+    """A titled part of a document. Pages are 1-based and inclusive; None when unknown."""
+
+    heading: str
+    text: str
+    level: int = 1
+    page_start: int | None = None
+    page_end: int | None = None
+    kind: str = "body"  # abstract | introduction | body | conclusion | references | front
+
+
+@dataclass
+class Document:
+    """A parsed source document, before chunking.
+
+    ``id`` is the given paper id (PMID, paper_id column, DOI...) when the source has one,
+    otherwise the MD5 of the normalised text content (see ``ingest.identity``).
+    """
+
+    id: str
+    title: str
+    sections: list[Section]
+    source_path: str = ""
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    venue: str | None = None
+    doi: str | None = None
+    pmid: str | None = None
+    abstract: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    content_md5: str = ""
+    warnings: list[str] = field(default_factory=list)
+    # Parser-level facts that help chunking: page texts for PDFs, references, ...
+    references: list[str] = field(default_factory=list)
+
+    @property
+    def full_text(self) -> str:
+        return "\n\n".join(s.text for s in self.sections if s.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Document":
+        data = dict(data)
+        data["sections"] = [Section(**s) for s in data.get("sections", [])]
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class Chunk:
+    """A span of one document sized for the embedding model and the extraction LLM."""
+
+    id: str
+    document_id: str
+    ordinal: int
+    text: str
+    tokens: int
+    section: str | None = None
+    char_start: int | None = None  # offsets into the section text the chunk came from
+    char_end: int | None = None
+    page_start: int | None = None
+    page_end: int | None = None
+    # Context header for extraction ("Paper: <title> / Section: <heading>"); not embedded.
+    header: str = ""
+
+
+# --- extraction records (what a profile returns for one document) -------------------------
+
+
+@dataclass
+class EntityRecord:
+    name: str
+    type: str
+    description: str
+    chunk_id: str
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RelationRecord:
+    source: str
+    target: str
+    description: str
+    chunk_id: str
+    keywords: list[str] = field(default_factory=list)
+    strength: float = 1.0
+    types: list[str] = field(default_factory=list)
+    directed: bool = False
+    confidence: float | None = None
+
+
+@dataclass
+class KeywordRecord:
+    text: str
+    chunk_id: str
+
+
+@dataclass
+class ChunkFailure:
+    """A chunk whose model output could not be used; the document continues without it."""
+
+    chunk_id: str
+    reason: str
+    raw: str = ""
+
+
+@dataclass
+class Extraction:
+    entities: list[EntityRecord] = field(default_factory=list)
+    relations: list[RelationRecord] = field(default_factory=list)
+    keywords: list[KeywordRecord] = field(default_factory=list)
+    failures: list[ChunkFailure] = field(default_factory=list)
+
+    def extend(self, other: "Extraction") -> None:
+        self.entities.extend(other.entities)
+        self.relations.extend(other.relations)
+        self.keywords.extend(other.keywords)
+        self.failures.extend(other.failures)
+
+
+# --- LLM accounting ------------------------------------------------------------------------
+
+PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "other")
+
+
+@dataclass
+class Usage:
+    """Calls and tokens for one purpose. ``estimated`` counts tokens not reported by the server."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated_calls: int = 0
+
+    def add(self, other: "Usage") -> None:
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.estimated_calls += other.estimated_calls
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+# --- query results -------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """One numbered item of a query context, resolved to where it came from."""
+
+    number: int
+    kind: str  # chunk | entity | relation
+    chunk_id: str | None
+    document_id: str | None
+    title: str | None
+    section: str | None
+    page_start: int | None
+    page_end: int | None
+    text: str
+    score: float = 0.0
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    venue: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.number,
+            "score": round(float(self.score), 6),
+            "kind": self.kind,
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "title": self.title,
+            "section": self.section,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "authors": self.authors,
+            "year": self.year,
+            "venue": self.venue,
+            "text": self.text,
+        }
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    mode: str
+    sources: list[Source]
+    cited: list[int] = field(default_factory=list)
+    removed_citations: list[int] = field(default_factory=list)
+    extractive: bool = False
+    usage: dict[str, Usage] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    context: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        cited = set(self.cited)
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "mode": self.mode,
+            "extractive": self.extractive,
+            "sources": [s.to_json() for s in self.sources if not cited or s.number in cited],
+            "context_sources": len(self.sources),
+            "cited": self.cited,
+            "removed_citations": self.removed_citations,
+            "notes": self.notes,
+            "usage": usage_to_json(self.usage),
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+        }
+
+
+def usage_to_json(usage: dict[str, Usage]) -> dict[str, Any]:
+    total = Usage()
+    by_purpose = {}
+    for purpose, u in sorted(usage.items()):
+        total.add(u)
+        by_purpose[purpose] = {**asdict(u), "total_tokens": u.total_tokens}
+    return {
+        "llm_calls": total.calls,
+        "cached_calls": total.cached_calls,
+        "prompt_tokens": total.prompt_tokens,
+        "completion_tokens": total.completion_tokens,
+        "total_tokens": total.total_tokens,
+        "estimated_calls": total.estimated_calls,
+        "by_purpose": by_purpose,
+    }

@@ -1,0 +1,1 @@
+"""Workspace storage: protocols (base) and the embedded SQLite implementation."""
