@@ -223,8 +223,23 @@ def prepare_offline_runtime() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
 
 def settings_summary(settings: Settings) -> dict[str, Any]:
     """Settings as JSON-safe data with secrets masked (for `scholargraph config`)."""
     return settings.model_dump(mode="json")
+
+
+def demo_corpus_candidates() -> list[Path]:
+    """Where `scholargraph demo` looks for papers: $SCHOLARGRAPH_DEMO_CORPUS, then the shared dev data
+    beside the checkout (../shared/data/dev, as on CI and developer machines)."""
+    out = []
+    env = _env_value(f"{ENV_PREFIX}DEMO_CORPUS")
+    if env:
+        out.append(Path(env))
+    cwd = Path.cwd()
+    out += [cwd.parent / "shared" / "data" / "dev", cwd / "shared" / "data" / "dev"]
+    return out

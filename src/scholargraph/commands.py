@@ -1,0 +1,179 @@
+"""The CLI commands: parse arguments elsewhere (cli.py), do the work through KnowledgeBase here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import cli_output as show
+from .cli import read_queries, run
+from .config import demo_corpus_candidates, load_settings, settings_summary
+from .errors import ConfigError, ScholarGraphError
+from .kb import KnowledgeBase
+from .progress import RichProgress
+
+
+def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None) -> KnowledgeBase:
+    settings = load_settings(workdir or args.workdir, overrides)
+    kb = KnowledgeBase(settings=settings)
+    kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=settings.progress)
+    return kb
+
+
+def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    if not args.paths and not args.only:
+        raise ConfigError("give files or directories to index (or --only DOC_ID to re-index stored documents)")
+    with _kb(args, overrides) as kb:
+        report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force)
+    show.print_json(report.to_json()) if args.json else show.print_index_report(report)
+    return 0 if report.ok else 1
+
+
+def _questions(args: argparse.Namespace) -> list[str]:
+    if args.queries:
+        return read_queries(args.queries)
+    if not args.question:
+        raise ConfigError("give a question, or --queries FILE")
+    return [args.question]
+
+
+def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    questions = _questions(args)
+    with _kb(args, overrides) as kb:
+        return run(kb._closing(_ask_all(kb, args, questions)))
+
+
+async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
+    failures = 0
+    batch = bool(args.queries)
+    for question in questions:
+        stream = not (args.json or args.no_stream or batch)
+        on_text = (lambda piece: (sys.stdout.write(piece), sys.stdout.flush())) if stream else None
+        try:
+            answer = await kb.aquery(question, args.mode, args.top_k, session=args.session, on_text=on_text)
+        except ScholarGraphError as exc:
+            if not batch:
+                raise
+            failures += 1
+            show.print_json({"question": question, "error": str(exc)})
+            continue
+        if args.json or batch:
+            show.print_json(answer.to_json())
+        else:
+            show.print_answer(answer, streamed=stream)
+    return 1 if failures else 0
+
+
+def cmd_retrieve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    questions = _questions(args)
+    with _kb(args, overrides) as kb:
+        return run(kb._closing(_retrieve_all(kb, args, questions)))
+
+
+async def _retrieve_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
+    failures = 0
+    for question in questions:
+        try:
+            retrieval = await kb.aretrieve(question, args.mode, args.top_k)
+        except ScholarGraphError as exc:
+            if not args.queries:
+                raise
+            failures += 1
+            show.print_json({"query": question, "error": str(exc)})
+            continue
+        if args.json or args.queries:
+            show.print_json(show.retrieval_json(retrieval))
+        else:
+            show.print_retrieval(retrieval)
+    return 1 if failures else 0
+
+
+def cmd_status(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    with _kb(args, overrides) as kb:
+        rows = kb.status()
+    show.print_json({"documents": rows}) if args.json else show.print_status(rows)
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    with _kb(args, overrides) as kb:
+        stats = kb.stats()
+        if args.cost:
+            stats["cost_by_document"] = kb.cost_by_document()
+    if args.json:
+        show.print_json(stats)
+    else:
+        show.print_stats(stats)
+        for doc, usage in stats.get("cost_by_document", {}).items():
+            show.out.print(f"  {doc}: {usage['llm_calls']} calls, {usage['total_tokens']:,} tokens")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    results = []
+    with _kb(args, overrides) as kb:
+        for doc_id in args.doc_ids:
+            results.append(kb.delete(doc_id))
+    if args.json:
+        show.print_json({"deleted": results})
+    else:
+        for r in results:
+            show.out.print(f"deleted {r['deleted']}: {r['chunks']} chunks, {r['entities_removed']} entities and "
+                           f"{r['relations_removed']} relations no longer supported by any document")
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .reembed import reembed
+
+    with _kb(args, overrides) as kb:
+        counts = run(kb._closing(reembed(kb)))
+    show.print_json(counts) if args.json else show.out.print(f"re-embedded: {counts}")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    show.print_json(settings_summary(load_settings(args.workdir, overrides)))
+    return 0
+
+
+DEMO_QUESTIONS = [
+    "What does the curcuminoid submicron particle do in Alzheimer's disease mouse models?",
+    "Which genes are reported to be associated with endometriosis?",
+    "How are knowledge graphs constructed from research papers?",
+]
+
+
+def _demo_corpus(args: argparse.Namespace) -> list[Path]:
+    if args.corpus:
+        return [Path(args.corpus)]
+    for base in demo_corpus_candidates():
+        if (base / "pdfs" / "jats").is_dir():
+            return [base / "pdfs" / "jats", base / "fastbm" / "demo1.csv", base / "askg" / "papers"]
+        if base.is_dir() and not (base / "pdfs").exists():
+            return [base]
+    raise ConfigError("no demo corpus found (looked for $SCHOLARGRAPH_DEMO_CORPUS and ../shared/data/dev); "
+                      "run `scholargraph demo --corpus DIR` with a directory of papers")
+
+
+def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    corpus = _demo_corpus(args)
+    workdir = args.workdir or "demo_workspace"
+    show.out.print(f"[bold]scholargraph demo[/bold]: indexing {', '.join(str(p) for p in corpus)} into {workdir}/")
+    with _kb(args, overrides, workdir) as kb:
+        report = kb.insert(corpus)
+        show.print_index_report(report)
+        for question in DEMO_QUESTIONS:
+            show.out.print(f"\n[bold cyan]Q: {question}[/bold cyan]")
+            answer = kb.query(question, mode=args.mode if hasattr(args, "mode") else None)
+            show.print_answer(answer, streamed=False)
+        llm = kb.settings.llm.configured
+    show.out.print(f"\nworkspace: {Path(workdir).resolve()}")
+    show.out.print(f"continue with:  scholargraph ask \"your question\" --workdir {workdir}")
+    if not llm:
+        show.out.print("answers above are extractive (no LLM configured). For written answers with citations, point it "
+                       "at a local model, e.g. Ollama:\n  ollama serve & ollama pull qwen2.5:7b\n"
+                       f"  scholargraph ask \"...\" --workdir {workdir} --llm-url http://localhost:11434/v1 --llm-model qwen2.5:7b")
+    return 0 if report.ok else 1

@@ -1,0 +1,146 @@
+"""Rebuild merged entities/relations from their sources: name, aliases, type, description,
+weight, and the vectors the query engine searches.
+
+Descriptions accumulate (deduplicated, in order of arrival). When the merged text exceeds the
+token budget it is summarised by the LLM (purpose ``summarise``) or, without an LLM, cut to
+the first descriptions that fit. A rebuild lands only if no new source arrived meanwhile
+(optimistic check on ``updated_at``), so concurrent documents never lose a description.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ..errors import ScholarGraphError
+from ..llm.embeddings import Embedder
+from ..store.graph_sql import SourceDescriptions
+from ..store.sqlite import SQLiteStore
+
+Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
+TokenCounter = Callable[[str], int]
+BATCH = 256
+
+
+@dataclass
+class MergedEntity:
+    id: str
+    name: str
+    type: str
+    description: str
+    aliases: list[str]
+    weight: float
+
+
+def dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        norm = " ".join(item.split()).casefold()
+        if norm and norm not in seen:
+            seen.add(norm)
+            out.append(item.strip())
+    return out
+
+
+def fit_budget(descriptions: list[str], budget: int, count: TokenCounter) -> str:
+    kept: list[str] = []
+    used = 0
+    for d in descriptions:
+        n = count(d)
+        if kept and used + n > budget:
+            break
+        kept.append(d)
+        used += n
+    return "\n".join(kept)
+
+
+def merge_entity(src: SourceDescriptions) -> MergedEntity:
+    names = dedupe(src.names)
+    name = names[0] if names else src.id
+    types = Counter(t for t in src.types if t)
+    type_ = types.most_common(1)[0][0] if types else ""
+    return MergedEntity(src.id, name, type_, "\n".join(dedupe(src.descriptions)), names[1:], max(1.0, src.weight))
+
+
+def entity_text(name: str, type_: str, description: str, aliases: list[str]) -> str:
+    alias = f" (also: {', '.join(aliases[:8])})" if aliases else ""
+    kind = f" [{type_}]" if type_ else ""
+    return f"{name}{alias}{kind}: {description}"[:4000]
+
+
+class GraphRefresher:
+    def __init__(self, store: SQLiteStore, embedder: Embedder, count: TokenCounter, budget: int,
+                 summarise: Summariser | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.count = count
+        self.budget = budget
+        self.summarise = summarise
+        self.failures: list[str] = []
+
+    async def refresh(self) -> tuple[int, int]:
+        """Rebuild every dirty entity and relation; returns how many of each were rebuilt."""
+        entities = relations = 0
+        while ids := self.store.dirty_ids("entities", BATCH):
+            done = await self._entities(ids)
+            entities += done
+            if not done:
+                break
+        while ids := self.store.dirty_ids("relations", BATCH):
+            done = await self._relations(ids)
+            relations += done
+            if not done:
+                break
+        return entities, relations
+
+    async def _description(self, kind: str, name: str, descriptions: list[str]) -> str:
+        joined = "\n".join(descriptions)
+        if self.count(joined) <= self.budget:
+            return joined
+        if self.summarise is not None:
+            try:
+                return await self.summarise(kind, name, descriptions)
+            except ScholarGraphError as exc:  # keep the graph usable; the next rebuild retries
+                self.failures.append(f"summary of {kind} {name!r} failed: {exc}")
+        return fit_budget(descriptions, self.budget, self.count)
+
+    async def _entities(self, ids: list[str]) -> int:
+        versions = self.store.versions("entities", ids)
+        merged = [merge_entity(s) for s in self.store.entity_sources(ids).values()]
+        descs = await asyncio.gather(*(self._description("entity", m.name, m.description.split("\n")) for m in merged))
+        texts = [entity_text(m.name, m.type, d, m.aliases) for m, d in zip(merged, descs, strict=True)]
+        vectors = await self.embedder.embed(texts)
+        done = 0
+        with self.store.transaction():
+            for m, d, v in zip(merged, descs, vectors, strict=True):
+                if self.store.update_entity(m.id, versions.get(m.id, 0.0), m.name, m.type, d, m.aliases, m.weight):
+                    self.store.put_vectors("entity", [m.id], v[None, :])
+                    done += 1
+        return done
+
+    async def _relations(self, ids: list[str]) -> int:
+        versions = self.store.versions("relations", ids)
+        sources = self.store.relation_sources(ids)
+        rels = self.store.get_relations(ids)
+        ends = self.store.get_entities({e for r in rels.values() for e in (r.source_id, r.target_id)})
+        items = [(sources[i], rels[i]) for i in ids if i in rels]
+        descs = await asyncio.gather(*(
+            self._description("relation", f"{ends[r.source_id].name} -> {ends[r.target_id].name}", dedupe(s.descriptions))
+            for s, r in items))
+        texts = []
+        for (s, r), d in zip(items, descs, strict=True):
+            kw = ", ".join(dedupe(s.keywords)[:8])
+            texts.append(f"{ends[r.source_id].name} -- {ends[r.target_id].name}: {kw}. {d}"[:4000])
+        vectors = await self.embedder.embed(texts)
+        done = 0
+        with self.store.transaction():
+            for (s, r), d, v in zip(items, descs, vectors, strict=True):
+                ok = self.store.update_relation(r.id, versions.get(r.id, 0.0), d, dedupe(s.keywords)[:12],
+                                                dedupe(s.types), max(s.weight, 0.0), s.confidence)
+                if ok:
+                    self.store.put_vectors("relation", [r.id], v[None, :])
+                    done += 1
+        return done

@@ -1,0 +1,276 @@
+"""KnowledgeBase: the one facade over a workspace (CLI, HTTP server and Python users use only this).
+
+    from scholargraph import KnowledgeBase
+    kb = KnowledgeBase("my_workspace")
+    kb.insert(["papers/"])
+    print(kb.query("Which methods use contrastive learning?").text)
+
+Every method has an async twin (``ainsert``, ``aquery``, ...). Heavy parts (embedding model,
+LLM client, extractor) are created on first use, so ``status`` and ``stats`` stay instant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import Settings, load_settings
+from .errors import EmbeddingMismatchError, ScholarGraphError
+from .extract.base import Extractor, make_extractor, resolve_profile
+from .graph.refresh import GraphRefresher
+from .ingest.identity import doc_id as make_doc_id
+from .ingest.registry import LoadOptions
+from .ingest.tokenizer import TextTokenizer, load_tokenizer
+from .llm.embeddings import Embedder, make_embedder
+from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
+from .pipeline import IndexReport, Pipeline
+from .progress import NullProgress, Progress
+from .query.engine import QueryEngine, Retrieval
+from .store.sqlite import SQLiteStore
+
+
+def _key_fn() -> Callable[[str], str]:
+    from .extract.text_utils import normalise_name
+
+    return normalise_name
+
+
+class KnowledgeBase:
+    def __init__(self, workdir: str | Path | None = None, settings: Settings | None = None, *,
+                 progress: Progress | None = None, **overrides: Any):
+        self.settings = settings or load_settings(workdir, overrides)
+        if settings is not None and workdir is not None:
+            self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
+        self.store = SQLiteStore(self.settings.workdir)
+        self.progress = progress or NullProgress()
+        self._embedder: Embedder | None = None
+        self._tokenizer: TextTokenizer | None = None
+        self._llm = None
+        self._llm_checked = False
+
+    # -- components (lazy) ----------------------------------------------------------------
+
+    @property
+    def workdir(self) -> Path:
+        return self.settings.workdir
+
+    def expected_embedding_name(self) -> str:
+        return f"{self.settings.embeddings.provider}:{self.settings.embeddings.model}"
+
+    def check_embedding_model(self) -> None:
+        recorded = self.store.get_meta("embedding_model")
+        wanted = self.expected_embedding_name()
+        if recorded and recorded != wanted:
+            provider, _, model = recorded.partition(":")
+            raise EmbeddingMismatchError(
+                f"workspace {self.workdir} was built with embedding model {recorded!r} "
+                f"({self.store.get_meta('embedding_dim')}-d), but the settings ask for {wanted!r}. Either use the "
+                f"original model (embeddings.provider = {provider!r}, embeddings.model = {model!r}) or re-embed the "
+                f"workspace with the new one: `scholargraph reembed --workdir {self.workdir}`"
+            )
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self.check_embedding_model()
+            self._embedder = make_embedder(self.settings.embeddings, self.store)
+            self._record_embedding_identity(self._embedder)
+        return self._embedder
+
+    def _record_embedding_identity(self, embedder: Embedder) -> None:
+        if not self.store.get_meta("embedding_model"):
+            self.store.set_meta("embedding_model", embedder.name)
+            self.store.set_meta("embedding_dim", str(embedder.dim))
+        elif int(self.store.get_meta("embedding_dim") or embedder.dim) != embedder.dim:
+            raise EmbeddingMismatchError(
+                f"embedding model {embedder.name} now returns {embedder.dim}-d vectors but the workspace holds "
+                f"{self.store.get_meta('embedding_dim')}-d ones; run `scholargraph reembed --workdir {self.workdir}`")
+
+    @property
+    def tokenizer(self) -> TextTokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer)
+        return self._tokenizer
+
+    @property
+    def llm(self):
+        """The LLM client, or None when no LLM is configured."""
+        if self._llm is None and self.settings.llm.configured:
+            from .llm.client import LLMClient
+
+            self._llm = LLMClient(self.settings.llm, cache=self.store, count_tokens=self.tokenizer.count)
+        return self._llm
+
+    async def _ensure_llm_ready(self) -> None:
+        if self.llm is not None and self.settings.llm.health_check and not self._llm_checked:
+            await self.llm.health_check()
+            self._llm_checked = True
+
+    def _refresher(self) -> GraphRefresher:
+        summarise = None
+        if self.llm is not None:
+            from .graph.summarise import make_summariser
+
+            summarise = make_summariser(self.llm)
+        return GraphRefresher(self.store, self.embedder, self.tokenizer.count, self.settings.extraction.description_budget,
+                              summarise)
+
+    def _pipeline(self, extractor: Extractor) -> Pipeline:
+        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, _key_fn(),
+                        self._refresher(), self.progress)
+
+    def _extractor(self, profile: str | None) -> Extractor:
+        settings = self.settings
+        if profile:
+            settings = settings.model_copy(deep=True)
+            settings.extraction.profile = profile
+        name = resolve_profile(settings)
+        return make_extractor(name, settings, self.llm if name in {"academic", "fastbio"} else None)
+
+    # -- indexing -------------------------------------------------------------------------
+
+    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict] = (), scope: str = "full",
+                      only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
+                      options: LoadOptions | None = None) -> IndexReport:
+        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata)."""
+        started = time.perf_counter()
+        extractor = self._extractor(profile)
+        report = IndexReport(profile=extractor.name)
+        if extractor.name == "offline" and (profile or self.settings.extraction.profile) == "auto":
+            report.notes.append("no LLM configured: using the offline extraction profile (a draft graph); "
+                                "set llm.base_url and llm.model for the academic profile")
+        if extractor.uses_llm:
+            await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
+        pipeline = self._pipeline(extractor)
+        await self.refresh_graph(pipeline.refresher)  # leftovers of an interrupted run
+        opts = options or LoadOptions(include_references=self.settings.extraction.include_references)
+        docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
+        docs += [_text_document(t) for t in texts]
+        pipeline.register(docs, scope, report, force=force)
+        if only:
+            self._upgrade_selected(pipeline, only, scope, report)
+        before = self.llm.usage_snapshot() if self.llm else {}
+        await pipeline.run_pending(report, set(only) if only else None)
+        report.usage = self.llm.usage_since(before) if self.llm else {}
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _upgrade_selected(self, pipeline: Pipeline, only: Sequence[str], scope: str, report: IndexReport) -> None:
+        for doc_id in only:
+            row = self.store.get_document(doc_id)
+            if row is None:
+                report.failed.append({"id": doc_id, "error": "no such document in the workspace"})
+                continue
+            doc = self.store.load_document(doc_id)
+            if doc is not None and (row.scope != scope or row.status != DocStatus.PROCESSED):
+                pipeline.register([doc], scope, report, force=row.status == DocStatus.PROCESSED)
+
+    async def refresh_graph(self, refresher: GraphRefresher | None = None) -> None:
+        if self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1):
+            await (refresher or self._refresher()).refresh()
+
+    def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
+        return asyncio.run(self._closing(self.ainsert(paths, **kwargs)))
+
+    async def adelete(self, doc_id: str) -> dict:
+        return await self._pipeline(self._extractor("none")).delete(doc_id)
+
+    def delete(self, doc_id: str) -> dict:
+        return asyncio.run(self._closing(self.adelete(doc_id)))
+
+    # -- querying -------------------------------------------------------------------------
+
+    def engine(self) -> QueryEngine:
+        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm)
+
+    async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None) -> Retrieval:
+        return await self.engine().retrieve(question, mode, top_k)
+
+    def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None) -> Retrieval:
+        return asyncio.run(self._closing(self.aretrieve(question, mode, top_k)))
+
+    async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
+                     session: str | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
+        await self._ensure_llm_ready()
+        history = self.store.session_history(session) if session else []
+        answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text)
+        if session:
+            self.store.add_session_turn(session, question, answer.text)
+        return answer
+
+    def query(self, question: str, mode: str | None = None, top_k: int | None = None, **kwargs: Any) -> Answer:
+        return asyncio.run(self._closing(self.aquery(question, mode, top_k, **kwargs)))
+
+    # -- inspection -----------------------------------------------------------------------
+
+    def status(self) -> list[dict]:
+        return [_status_row(r) for r in self.store.list_documents()]
+
+    def stats(self) -> dict:
+        usage = self.store.usage_by_purpose()
+        return {
+            "workspace": str(self.workdir),
+            "documents": self.store.count("documents"),
+            "documents_by_status": self.store.status_counts(),
+            "chunks": self.store.count("chunks"),
+            "entities": self.store.count("entities"),
+            "relations": self.store.count("relations"),
+            "keywords": self.store.count("keywords"),
+            "embedding_model": self.store.get_meta("embedding_model"),
+            "embedding_dim": int(self.store.get_meta("embedding_dim") or 0) or None,
+            "usage": usage_to_json(usage),
+        }
+
+    def cost_by_document(self) -> dict[str, dict[str, Any]]:
+        return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def _closing(self, coro):
+        try:
+            return await coro
+        finally:
+            await self.aclose_clients()
+
+    async def aclose_clients(self) -> None:
+        if self._llm is not None:
+            await self._llm.aclose()
+            self._llm = None
+            self._llm_checked = False
+        if self._embedder is not None:
+            await self._embedder.aclose()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _text_document(item: str | dict) -> Document:
+    if isinstance(item, str):
+        item = {"text": item}
+    text = str(item.get("text", "")).strip()
+    if not text:
+        raise ScholarGraphError("an inserted text is empty")
+    doc_id, md5 = make_doc_id(item.get("id"), text)
+    title = str(item.get("title") or text.split("\n", 1)[0][:120])
+    return Document(id=doc_id, title=title, sections=[Section("", text)], content_md5=md5,
+                    metadata=dict(item.get("metadata") or {}), source_path="(text)")
+
+
+def _status_row(r) -> dict:
+    return {
+        "id": r.id, "title": r.title, "status": r.status.value, "scope": r.scope, "profile": r.profile,
+        "chunks": r.chunks, "error": r.error, "source_path": r.source_path,
+        "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.updated_at)),
+    }
+
+
+__all__ = ["KnowledgeBase", "Usage"]

@@ -1,0 +1,86 @@
+"""Per-purpose usage of one LLM client, and the call log it writes.
+
+``usage[purpose]`` counts what the server was actually asked for: ``calls`` and the token fields
+cover real HTTP completions only. A cache hit adds 1 to ``cached_calls`` and nothing to the token
+fields; the tokens it saved are kept apart in ``cached_usage[purpose]``. The call log
+(``LLMCache.log_call``) gets one record per logical call: cache hits carry the tokens of the
+original call with ``cached=True`` (saved, not spent); failures carry ``status="error"`` and no tokens.
+A stream cut short (consumer stopped, or the connection broke mid-answer) still counts as a call
+with the tokens it used (``status="incomplete"``/``"error"``): the server did that work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from ..models import PURPOSES, Usage
+from ..store.base import CallRecord, LLMCache
+
+
+@dataclass
+class ChatResult:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool
+    cached: bool
+    latency_s: float
+
+
+def check_purpose(purpose: str) -> None:
+    if purpose not in PURPOSES:
+        raise ValueError(f"unknown LLM call purpose {purpose!r}; expected one of {', '.join(PURPOSES)}")
+
+
+class UsageLedger:
+    def __init__(self, cache: LLMCache | None):
+        self.cache = cache
+        self.usage: dict[str, Usage] = {}
+        self.cached_usage: dict[str, Usage] = {}
+
+    def record(self, purpose: str, model: str, result: ChatResult, document_id: str | None, status: str = "ok") -> None:
+        bucket = self.usage.setdefault(purpose, Usage())
+        if result.cached:
+            bucket.cached_calls += 1
+            saved = self.cached_usage.setdefault(purpose, Usage())
+            saved.cached_calls += 1
+            saved.prompt_tokens += result.prompt_tokens
+            saved.completion_tokens += result.completion_tokens
+        else:
+            bucket.calls += 1
+            bucket.prompt_tokens += result.prompt_tokens
+            bucket.completion_tokens += result.completion_tokens
+            bucket.estimated_calls += int(result.estimated)
+        self._log(
+            CallRecord(
+                purpose,
+                model,
+                result.prompt_tokens,
+                result.completion_tokens,
+                result.estimated,
+                result.cached,
+                result.latency_s,
+                document_id,
+                status,
+            )
+        )
+
+    def record_failure(self, purpose: str, model: str, document_id: str | None, latency_s: float) -> None:
+        self._log(CallRecord(purpose, model, 0, 0, False, False, latency_s, document_id, "error"))
+
+    def _log(self, record: CallRecord) -> None:
+        if self.cache is not None:
+            self.cache.log_call(record)
+
+    def snapshot(self) -> dict[str, Usage]:
+        return {purpose: dataclasses.replace(u) for purpose, u in self.usage.items()}
+
+    def since(self, snapshot: dict[str, Usage]) -> dict[str, Usage]:
+        out: dict[str, Usage] = {}
+        for purpose, now in self.usage.items():
+            before = snapshot.get(purpose, Usage())
+            diff = Usage(**{f.name: getattr(now, f.name) - getattr(before, f.name) for f in dataclasses.fields(Usage)})
+            if diff != Usage():
+                out[purpose] = diff
+        return out

@@ -1,0 +1,435 @@
+"""Async client for OpenAI-compatible chat-completions servers (Ollama, vLLM, llama.cpp, LM Studio, OpenAI).
+
+Accounting is described in :mod:`scholargraph.llm.accounting`: ``usage`` counts real HTTP calls and
+the tokens they cost; cache hits only add to ``cached_calls`` (saved tokens go to ``cached_usage``).
+
+One client may be used from several event loops in turn (``asyncio.run`` twice): its HTTP pool and
+concurrency semaphore are created lazily for the running loop. It is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+
+from .. import __version__
+from ..config import LLMSettings
+from ..errors import LLMError, LLMUnavailableError
+from ..models import Usage
+from ..store.base import CachedResponse, LLMCache
+from .accounting import ChatResult, UsageLedger, check_purpose
+from .health import check_server
+from .http_errors import (
+    RETRY_AFTER_STATUS,
+    RETRYABLE_STATUS,
+    RETRYABLE_TRANSPORT,
+    AttemptFailed,
+    backoff_delay,
+    is_unreachable,
+    rejected_feature,
+    retry_after_seconds,
+    server_message,
+    status_error_message,
+    transport_reason,
+    unreachable_message,
+)
+from .wire import (
+    Completion,
+    MalformedResponse,
+    TokenCounter,
+    cache_key,
+    estimate_tokens,
+    event_delta,
+    messages_text,
+    parse_completion,
+    reported_usage,
+    sse_events,
+)
+
+T = TypeVar("T")
+_FORMAT_RANK = {"none": 0, "json_object": 1, "json_schema": 2}
+_DOWNGRADE = {"json_schema": "json_object", "json_object": "none"}
+
+
+class _FeatureRejected(Exception):
+    def __init__(self, feature: str):
+        super().__init__(feature)
+        self.feature = feature
+
+
+@dataclass
+class _LoopState:
+    loop: asyncio.AbstractEventLoop
+    http: httpx.AsyncClient
+    slots: asyncio.Semaphore
+
+
+@dataclass
+class _OpenStream:
+    stack: contextlib.AsyncExitStack
+    first: dict[str, Any] | None
+    rest: AsyncIterator[dict[str, Any]]
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        if self.first is not None:
+            yield self.first
+        async for event in self.rest:
+            yield event
+
+
+@dataclass
+class _StreamProgress:
+    opened: bool = False
+    pieces: list[str] = field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class LLMClient:
+    """Chat completions with retries, a response cache, bounded concurrency and usage accounting."""
+
+    def __init__(self, settings: LLMSettings, cache: LLMCache | None = None, count_tokens: TokenCounter | None = None):
+        self.settings = settings
+        self.cache = cache
+        self.count_tokens: TokenCounter = count_tokens or estimate_tokens
+        self.ledger = UsageLedger(cache)
+        self.usage: dict[str, Usage] = self.ledger.usage  # per purpose: real calls and spent tokens
+        self.cached_usage: dict[str, Usage] = self.ledger.cached_usage  # per purpose: served from the cache
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.retried_attempts = 0
+        # Downgraded (json_schema -> json_object -> none) when the server rejects response_format.
+        self.response_format_mode = "json_schema" if settings.structured_output else "none"
+        self._stream_options = True
+        self._rng = random.Random()
+        self._state: _LoopState | None = None
+
+    # -- configuration -------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        if not self.settings.base_url:
+            raise LLMUnavailableError("no LLM server configured: set llm.base_url (e.g. http://localhost:11434/v1)")
+        return self.settings.base_url.rstrip("/")
+
+    @property
+    def model(self) -> str:
+        if not self.settings.model:
+            raise LLMUnavailableError("no LLM model configured: set llm.model")
+        return self.settings.model
+
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+            self._state = _LoopState(loop, self._new_http(), asyncio.Semaphore(self.settings.max_concurrency))
+        return self._state
+
+    def _new_http(self) -> httpx.AsyncClient:
+        headers = {"User-Agent": f"scholargraph/{__version__}"}
+        if self.settings.api_key is not None and self.settings.api_key.get_secret_value():
+            headers["Authorization"] = f"Bearer {self.settings.api_key.get_secret_value()}"
+        size = self.settings.max_concurrency + 4  # headroom so the pool never queues a permitted call
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+        return httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.settings.timeout))
+
+    async def aclose(self) -> None:
+        state, self._state = self._state, None
+        if state is not None and not state.loop.is_closed():
+            await state.http.aclose()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- public calls --------------------------------------------------------------------
+    async def chat(
+        self,
+        messages: list[dict],
+        *,
+        purpose: str,
+        schema: dict | None = None,
+        schema_name: str = "output",
+        document_id: str | None = None,
+        params: dict | None = None,
+        use_cache: bool = True,
+    ) -> ChatResult:
+        """One completion. ``schema`` asks for structured JSON output when the server supports it."""
+        check_purpose(purpose)
+        merged = self._params(params)
+        key = cache_key(self.model, messages, merged, schema)
+        started = time.perf_counter()
+        if (hit := self._cache_get(key, use_cache)) is not None:
+            return self._cached_result(hit, purpose, document_id, started)
+        try:
+            completion = await self._with_fallbacks(
+                lambda: self._body(messages, merged, schema, schema_name, stream=False), self._post_completion
+            )
+        except LLMError:
+            self._log_failure(purpose, document_id, started)
+            raise
+        result = self._result(
+            messages, completion.text, completion.prompt_tokens, completion.completion_tokens, started
+        )
+        self._record(purpose, result, document_id)
+        self._cache_put(key, purpose, result, use_cache)
+        return result
+
+    async def stream_chat(
+        self, messages: list[dict], *, purpose: str, params: dict | None = None, document_id: str | None = None
+    ) -> AsyncIterator[str]:
+        """Content pieces as the server sends them. Consume it fully or close it (``contextlib.aclosing``):
+        it holds a concurrency slot until then."""
+        check_purpose(purpose)
+        merged = self._params(params)
+        key = cache_key(self.model, messages, merged, None)
+        started = time.perf_counter()
+        if (hit := self._cache_get(key, True)) is not None:
+            result = self._cached_result(hit, purpose, document_id, started)
+            if result.text:
+                yield result.text
+            return
+        progress = _StreamProgress()
+        status = "incomplete"
+        try:
+            opened = await self._with_fallbacks(
+                lambda: self._body(messages, merged, None, "", stream=True), self._open_stream
+            )
+            progress.opened = True
+            async with opened.stack, contextlib.aclosing(self._stream_pieces(opened, progress)) as pieces:
+                async for piece in pieces:
+                    yield piece
+            status = "ok"
+        except LLMError:
+            status = "error"
+            raise
+        finally:
+            self._finish_stream(key, messages, purpose, document_id, progress, status, started)
+
+    async def health_check(self) -> None:
+        """Raise LLMUnavailableError unless the server answers and serves ``settings.model``."""
+        await check_server(self._loop_state().http, self.base_url, self.model, min(10.0, self.settings.timeout))
+
+    def usage_snapshot(self) -> dict[str, Usage]:
+        return self.ledger.snapshot()
+
+    def usage_since(self, snapshot: dict[str, Usage]) -> dict[str, Usage]:
+        """Usage added since ``snapshot`` (from usage_snapshot), per purpose; unchanged purposes are left out."""
+        return self.ledger.since(snapshot)
+
+    # -- request building ----------------------------------------------------------------
+    def _params(self, params: dict | None) -> dict[str, Any]:
+        merged: dict[str, Any] = {"temperature": self.settings.temperature}
+        if self.settings.max_tokens is not None:
+            merged["max_tokens"] = self.settings.max_tokens
+        merged.update(params or {})
+        return merged
+
+    def _body(
+        self, messages: list[dict], params: dict[str, Any], schema: dict | None, schema_name: str, *, stream: bool
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **params}
+        if schema is not None and self.response_format_mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": False},
+            }
+        elif schema is not None and self.response_format_mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        if stream:
+            body["stream"] = True
+            if self._stream_options:
+                body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _downgrade(self, feature: str, body: dict[str, Any]) -> None:
+        """Stop sending a feature the server rejected; remembered for the client's lifetime."""
+        if feature == "stream_options":
+            self._stream_options = False
+            return
+        lower = _DOWNGRADE[body["response_format"]["type"]]
+        if _FORMAT_RANK[lower] < _FORMAT_RANK[self.response_format_mode]:
+            self.response_format_mode = lower
+
+    # -- attempts and retries ------------------------------------------------------------
+    async def _with_fallbacks(self, build: Callable[[], dict[str, Any]], attempt: Callable[[dict], Awaitable[T]]) -> T:
+        while True:
+            body = build()
+            try:
+                return await self._retrying(functools.partial(attempt, body))
+            except _FeatureRejected as rejected:
+                self._downgrade(rejected.feature, body)
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        attempts = self.settings.retries + 1
+        for number in range(attempts):
+            try:
+                return await attempt()
+            except AttemptFailed as failure:
+                if number + 1 >= attempts:
+                    raise self._exhausted(failure, attempts) from failure
+                self.retried_attempts += 1
+                s = self.settings
+                await asyncio.sleep(
+                    backoff_delay(number, s.backoff_base, s.backoff_max, self._rng, failure.retry_after)
+                )
+        raise AssertionError("unreachable")
+
+    def _exhausted(self, failure: AttemptFailed, attempts: int) -> LLMError:
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        if failure.unreachable:
+            return LLMUnavailableError(f"{unreachable_message(self.base_url, failure.reason)} (gave up after {tries})")
+        return LLMError(f"LLM call to {self.base_url} (model '{self.model}') failed after {tries}: {failure.reason}")
+
+    @contextlib.asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        async with self._loop_state().slots:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                yield
+            finally:
+                self.in_flight -= 1
+
+    def _transport_failure(self, exc: httpx.TransportError) -> AttemptFailed | LLMError:
+        reason = transport_reason(exc, self.settings.timeout)
+        if isinstance(exc, RETRYABLE_TRANSPORT):
+            return AttemptFailed(reason, unreachable=is_unreachable(exc))
+        return LLMError(f"LLM call to {self.base_url} failed: {reason}")
+
+    def _check_status(self, response: httpx.Response, body: dict[str, Any]) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        message = server_message(response)
+        if status in RETRYABLE_STATUS:
+            retry_after = retry_after_seconds(response) if status in RETRY_AFTER_STATUS else None
+            raise AttemptFailed(f"HTTP {status}: {message}", retry_after=retry_after)
+        if (feature := rejected_feature(status, message, body)) is not None:
+            raise _FeatureRejected(feature)
+        error = LLMUnavailableError if status in (401, 403, 404) else LLMError
+        raise error(status_error_message(status, message, str(response.request.url), self.model))
+
+    async def _post_completion(self, body: dict[str, Any]) -> Completion:
+        async with self._slot():
+            try:
+                response = await self._loop_state().http.post(f"{self.base_url}/chat/completions", json=body)
+            except httpx.TransportError as exc:
+                raise self._transport_failure(exc) from exc
+        self._check_status(response, body)
+        try:
+            return parse_completion(response.content)
+        except MalformedResponse as exc:
+            raise AttemptFailed(f"malformed response from server: {exc}") from exc
+
+    async def _open_stream(self, body: dict[str, Any]) -> _OpenStream:
+        """Send a streamed request and read up to its first event; failures so far may be retried."""
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(self._slot())
+        try:
+            http = self._loop_state().http
+            request = http.build_request("POST", f"{self.base_url}/chat/completions", json=body)
+            response = await http.send(request, stream=True)
+            stack.push_async_callback(response.aclose)
+            if response.status_code >= 300:
+                await response.aread()
+                self._check_status(response, body)
+            events = _response_events(response)
+            stack.push_async_callback(events.aclose)
+            return _OpenStream(stack, await anext(events, None), events)
+        except httpx.TransportError as exc:
+            await stack.aclose()
+            raise self._transport_failure(exc) from exc
+        except MalformedResponse as exc:
+            await stack.aclose()
+            raise AttemptFailed(f"malformed response from server: {exc}") from exc
+        except BaseException:
+            await stack.aclose()
+            raise
+
+    async def _stream_pieces(self, opened: _OpenStream, progress: _StreamProgress) -> AsyncIterator[str]:
+        try:
+            async for event in opened.events():
+                prompt, completion = reported_usage(event)
+                if prompt is not None:
+                    progress.prompt_tokens, progress.completion_tokens = prompt, completion
+                if piece := event_delta(event):
+                    progress.pieces.append(piece)
+                    yield piece
+        except (httpx.TransportError, MalformedResponse) as exc:
+            reason = transport_reason(exc, self.settings.timeout) if isinstance(exc, httpx.TransportError) else str(exc)
+            received = sum(map(len, progress.pieces))
+            raise LLMError(f"the stream from {self.base_url} broke after {received} characters: {reason}") from exc
+
+    # -- results, cache, accounting ------------------------------------------------------
+    def _result(
+        self, messages: list[dict], text: str, prompt: int | None, completion: int | None, started: float
+    ) -> ChatResult:
+        estimated = prompt is None or completion is None
+        if estimated:
+            prompt, completion = self.count_tokens(messages_text(messages)), self.count_tokens(text)
+        latency = time.perf_counter() - started
+        return ChatResult(text, int(prompt or 0), int(completion or 0), estimated, False, latency)
+
+    def _cache_get(self, key: str, use_cache: bool) -> CachedResponse | None:
+        if self.cache is None or not (use_cache and self.settings.cache):
+            return None
+        return self.cache.cache_get(key)
+
+    def _cache_put(self, key: str, purpose: str, result: ChatResult, use_cache: bool) -> None:
+        if self.cache is None or not (use_cache and self.settings.cache) or not result.text:
+            return  # an empty answer is more likely a glitch than worth replaying
+        response = CachedResponse(result.text, result.prompt_tokens, result.completion_tokens, result.estimated)
+        self.cache.cache_put(key, self.model, purpose, response)
+
+    def _cached_result(self, hit: CachedResponse, purpose: str, document_id: str | None, started: float) -> ChatResult:
+        latency = time.perf_counter() - started
+        result = ChatResult(hit.text, hit.prompt_tokens, hit.completion_tokens, hit.estimated, True, latency)
+        self._record(purpose, result, document_id)
+        return result
+
+    def _finish_stream(
+        self,
+        key: str,
+        messages: list[dict],
+        purpose: str,
+        document_id: str | None,
+        progress: _StreamProgress,
+        status: str,
+        started: float,
+    ) -> None:
+        if not progress.opened:
+            self._log_failure(purpose, document_id, started)
+            return
+        text = "".join(progress.pieces)
+        result = self._result(messages, text, progress.prompt_tokens, progress.completion_tokens, started)
+        self._record(purpose, result, document_id, status=status)  # tokens were spent even if cut short
+        if status == "ok":
+            self._cache_put(key, purpose, result, True)
+
+    def _record(self, purpose: str, result: ChatResult, document_id: str | None, status: str = "ok") -> None:
+        self.ledger.record(purpose, self.model, result, document_id, status)
+
+    def _log_failure(self, purpose: str, document_id: str | None, started: float) -> None:
+        self.ledger.record_failure(purpose, self.model, document_id, time.perf_counter() - started)
+
+
+async def _response_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Stream events; a server that ignored ``stream: true`` and sent plain JSON yields one event."""
+    if "application/json" in response.headers.get("content-type", ""):
+        completion = parse_completion(await response.aread())
+        usage = None
+        if completion.prompt_tokens is not None:
+            usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+        yield {"choices": [{"delta": {"content": completion.text}}], "usage": usage}
+        return
+    async for event in sse_events(response.aiter_lines()):
+        yield event

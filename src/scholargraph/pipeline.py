@@ -1,0 +1,247 @@
+"""Indexing pipeline (thesis 000 §4.1–4.3): document process flow -> document index flow ->
+element extraction flow.
+
+* Process: files are parsed, each document gets its id (given paper id or content MD5) and a
+  PENDING row holding the parsed document, so work can resume without the source file.
+* Index: documents are processed concurrently (bounded); each one is chunked, embedded and
+  extracted, then committed in ONE transaction together with its PROCESSED status — a crash
+  never leaves half a document. Documents left PROCESSING by a crash are resumed.
+* Extraction failures of single chunks are recorded and the document continues; a document
+  that fails as a whole is FAILED with the reason; an LLM server that disappears mid-run stops
+  the run and leaves the remaining documents PENDING for the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import Settings
+from .errors import LLMUnavailableError, LoadError, ScholarGraphError
+from .extract.base import Extractor
+from .graph.merge import entity_keys, plan_writes
+from .graph.refresh import GraphRefresher
+from .ingest.chunking import chunk_document
+from .ingest.identity import content_md5
+from .ingest.registry import LoadOptions, iter_files, load_file
+from .ingest.tokenizer import TextTokenizer
+from .llm.embeddings import Embedder
+from .models import Chunk, DocStatus, Document, Extraction, Scope, Usage
+from .progress import NullProgress, Progress
+from .store.sqlite import SQLiteStore
+
+INTRO_KINDS = {"front", "abstract", "introduction"}
+
+
+@dataclass
+class IndexReport:
+    profile: str
+    added: list[str] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    chunks: int = 0
+    chunk_failures: int = 0
+    usage: dict[str, Usage] = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped: str | None = None
+
+    def to_json(self) -> dict:
+        from .models import usage_to_json
+
+        return {
+            "profile": self.profile, "processed": self.added, "skipped": self.skipped, "failed": self.failed,
+            "resumed": self.resumed, "warnings": self.warnings, "notes": self.notes, "chunks": self.chunks,
+            "chunk_failures": self.chunk_failures, "usage": usage_to_json(self.usage),
+            "seconds": round(self.seconds, 3), "stopped": self.stopped,
+        }
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and self.stopped is None
+
+
+def select_scope(doc: Document, scope: str) -> Document:
+    """Scope ``intro``: title, abstract and introduction only (two-phase review, thesis §5.3.1)."""
+    if scope != Scope.INTRO.value:
+        return doc
+    sections = [s for s in doc.sections if s.kind in INTRO_KINDS] or doc.sections[:1]
+    return Document(**{**doc.__dict__, "sections": sections})
+
+
+class Pipeline:
+    def __init__(self, store: SQLiteStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
+                 extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder
+        self.tokenizer = tokenizer
+        self.extractor = extractor
+        self.key_fn = key_fn
+        self.refresher = refresher
+        self.progress = progress or NullProgress()
+        self._commit_lock = asyncio.Lock()
+        self._stop: str | None = None
+
+    # -- process flow ---------------------------------------------------------------------
+
+    def load_paths(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Document]:
+        docs: list[Document] = []
+        files = list(iter_files(paths))
+        if not files:
+            report.warnings.append("no supported files found in " + ", ".join(str(p) for p in paths))
+        for path in files:
+            try:
+                loaded = load_file(path, options)
+            except LoadError as exc:
+                self._record_failed_file(path, exc.reason, report)
+                continue
+            except Exception as exc:  # a loader bug must not stop the other files
+                self._record_failed_file(path, f"{type(exc).__name__}: {exc}", report)
+                continue
+            for doc in loaded:
+                report.warnings += [f"{path}: {w}" for w in doc.warnings]
+            docs.extend(loaded)
+        return docs
+
+    def _record_failed_file(self, path: Path, reason: str, report: IndexReport) -> None:
+        try:
+            data = path.read_bytes() if path.is_file() else str(path).encode()
+        except OSError:
+            data = str(path).encode()
+        doc_id = f"file:{content_md5(data.decode('latin-1'))}"
+        self.store.add_failed_file(doc_id, str(path), reason)
+        report.failed.append({"id": doc_id, "path": str(path), "error": reason})
+        self.progress.log(f"[red]failed[/red] {path}: {reason}")
+
+    def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False) -> None:
+        """Dedup against the workspace and mark new work PENDING. Existing documents are untouched."""
+        for doc in docs:
+            existing = self.store.get_document(doc.id)
+            if existing and existing.status == DocStatus.PROCESSED and not force:
+                if existing.scope == Scope.FULL.value or existing.scope == scope:
+                    report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
+                    continue
+                self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
+            elif existing and existing.status in (DocStatus.PENDING, DocStatus.PROCESSING):
+                continue  # picked up below with the other pending work
+            self.store.add_pending(doc, scope, self.extractor.name)
+
+    def _drop_indexed(self, doc_id: str) -> None:
+        with self.store.transaction():
+            gone = self.store.delete_graph_of(doc_id)
+            for namespace, ids in gone.items():
+                self.store.delete_vectors(namespace, ids)
+            self.store.delete_chunks_of(doc_id)
+
+    # -- index flow -----------------------------------------------------------------------
+
+    async def run_pending(self, report: IndexReport, only: set[str] | None = None) -> None:
+        report.resumed = self.store.reset_stale_processing()
+        pending = [d.id for d in self.store.list_documents(DocStatus.PENDING) if only is None or d.id in only]
+        self.progress.start(len(pending))
+        limit = asyncio.Semaphore(self.settings.max_parallel_documents)
+
+        async def one(doc_id: str) -> None:
+            async with limit:
+                if self._stop is None:
+                    await self._process(doc_id, report)
+                self.progress.advance()
+
+        await asyncio.gather(*(one(d) for d in pending))
+        report.stopped = self._stop
+        self.progress.log("rebuilding merged entities and relations…")
+        await self.refresher.refresh()
+        self.progress.finish()
+
+    async def _process(self, doc_id: str, report: IndexReport) -> None:
+        doc = self.store.load_document(doc_id)
+        row = self.store.get_document(doc_id)
+        if doc is None or row is None:
+            return
+        self.store.set_status(doc_id, DocStatus.PROCESSING)
+        try:
+            chunks, extraction = await self._index_document(select_scope(doc, row.scope))
+        except LLMUnavailableError as exc:
+            self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
+            self.store.set_status(doc_id, DocStatus.PENDING)
+            return
+        except ScholarGraphError as exc:
+            self._fail(doc_id, str(exc), report)
+            return
+        except Exception as exc:  # never let one document crash the run
+            self._fail(doc_id, f"{type(exc).__name__}: {exc}", report)
+            return
+        report.added.append(doc_id)
+        report.chunks += len(chunks)
+        report.chunk_failures += len(extraction.failures)
+        if extraction.failures:
+            report.warnings.append(f"{doc_id}: {len(extraction.failures)} chunk(s) had unusable model output (see status)")
+
+    def _fail(self, doc_id: str, reason: str, report: IndexReport) -> None:
+        self.store.set_status(doc_id, DocStatus.FAILED, reason)
+        report.failed.append({"id": doc_id, "error": reason})
+        self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
+
+    async def _index_document(self, doc: Document) -> tuple[list[Chunk], Extraction]:
+        cfg = self.settings.chunking
+        strategy = "tokens" if cfg.strategy == "tokens" else "structure"
+        chunks = chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy,
+                                self.settings.extraction.include_references)
+        if not chunks:
+            raise ScholarGraphError("no text to index after parsing (empty sections)")
+        vectors = await self.embedder.embed([c.text for c in chunks])
+        extraction = await self.extractor.extract(doc, chunks)
+        keyword_texts = list(dict.fromkeys(k.text for k in extraction.keywords))
+        keyword_vectors = await self.embedder.embed(keyword_texts) if keyword_texts else None
+        async with self._commit_lock:
+            self._commit(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors)
+        return chunks, extraction
+
+    def _commit(self, doc, chunks, vectors, extraction, keyword_texts, keyword_vectors) -> None:
+        known = self.store.entities_by_keys(entity_keys(extraction, self.key_fn))
+        writes = plan_writes(doc.id, extraction, self.key_fn, known)
+        with self.store.transaction() as conn:
+            row = self.store.get_document(doc.id)
+            self.store.insert_chunks(chunks, row.scope if row else "full")
+            self.store.put_vectors("chunk", [c.id for c in chunks], vectors)
+            self.store.write_entities(writes.entities)
+            self.store.write_relations(writes.relations)
+            new_keywords = set(self.store.write_keywords(writes.keywords))
+            if keyword_vectors is not None and new_keywords:
+                by_text = dict(zip(keyword_texts, keyword_vectors, strict=True))
+                fresh = [(k.id, by_text[k.text]) for k in writes.keywords if k.id in new_keywords and k.text in by_text]
+                fresh = list(dict(fresh).items())
+                if fresh:
+                    import numpy as np
+
+                    self.store.put_vectors("keyword", [i for i, _ in fresh], np.stack([v for _, v in fresh]))
+            conn.executemany(
+                "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) VALUES (?,?,?,?,?,?)",
+                [(f.chunk_id, doc.id, self.extractor.name, f.reason, f.raw[:20000], time.time()) for f in extraction.failures],
+            )
+            self.store.set_status(doc.id, DocStatus.PROCESSED)
+
+    # -- delete ---------------------------------------------------------------------------
+
+    async def delete(self, doc_id: str) -> dict:
+        row = self.store.get_document(doc_id)
+        if row is None:
+            from .errors import NotFoundError
+
+            raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
+        async with self._commit_lock:
+            with self.store.transaction():
+                gone = self.store.delete_graph_of(doc_id)
+                for namespace, ids in gone.items():
+                    self.store.delete_vectors(namespace, ids)
+                chunk_ids = self.store.delete_chunks_of(doc_id)
+                self.store.remove_document_row(doc_id)
+        await self.refresher.refresh()
+        return {"deleted": doc_id, "chunks": len(chunk_ids), "entities_removed": len(gone["entity"]),
+                "relations_removed": len(gone["relation"]), "keywords_removed": len(gone["keyword"])}

@@ -1,0 +1,69 @@
+"""Answer without an LLM: the sentences of the retrieved sources that best match the question,
+each with its citation, labelled as extractive."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from ..ingest.segment import sentence_spans
+from ..models import Source
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]+")
+_STOP = frozenset(
+    "a an the of in on for to and or is are was were be been by with as at from that this these those which what who whom "
+    "how why when where does do did can could should would may might it its their there than then into about over under "
+    "between among also not no yes such other any all some most more less very".split()
+)
+LABEL = "Extractive answer (no LLM configured; these are the passages that best match the question):"
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in (t.lower() for t in _WORD.findall(text)) if w not in _STOP and len(w) > 1]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> list[tuple[str, int, float]]:
+    """(sentence, source number, score), best first; at most two sentences per source."""
+    q_terms = Counter(_stem(t) for t in _terms(question))
+    if not q_terms:
+        return []
+    scored = []
+    for rank, source in enumerate(sources):
+        prior = 1.0 / (1.0 + 0.15 * rank)
+        for start, end in sentence_spans(source.text):
+            sentence = " ".join(source.text[start:end].split())
+            if len(sentence) < 25:
+                continue
+            terms = {_stem(t) for t in _terms(sentence)}
+            overlap = sum(1 for t in q_terms if t in terms)
+            if not overlap:
+                continue
+            score = prior * overlap / math.sqrt(len(q_terms)) * (1.0 / (1.0 + len(sentence) / 600))
+            scored.append((sentence, source.number, score))
+    scored.sort(key=lambda x: -x[2])
+    picked, per_source = [], Counter()
+    for sentence, number, score in scored:
+        if per_source[number] < 2:
+            picked.append((sentence, number, score))
+            per_source[number] += 1
+        if len(picked) >= limit:
+            break
+    return picked
+
+
+def extractive_answer(question: str, sources: Sequence[Source], limit: int = 5) -> tuple[str, list[int]]:
+    picked = best_sentences(question, sources, limit)
+    if not picked:
+        return ("No passage in the indexed documents matches the question.", [])
+    lines = [LABEL] + [f"- {sentence} [{number}]" for sentence, number, _ in picked]
+    cited = list(dict.fromkeys(number for _, number, _ in picked))
+    return "\n".join(lines), cited

@@ -1,0 +1,200 @@
+"""SQLite schema, versioned. ``MIGRATIONS[i]`` upgrades a workspace from version i to i+1;
+a workspace newer than this code is refused (never silently downgraded)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..errors import WorkspaceError
+
+SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE documents (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    authors TEXT NOT NULL DEFAULT '[]',
+    year INTEGER, venue TEXT, doi TEXT, pmid TEXT,
+    abstract TEXT NOT NULL DEFAULT '',
+    source_path TEXT NOT NULL DEFAULT '',
+    content_md5 TEXT NOT NULL DEFAULT '',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    payload TEXT,                      -- the parsed Document (JSON) so work can resume without the file
+    scope TEXT NOT NULL DEFAULT 'full',
+    profile TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    error TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    processed_at REAL
+);
+CREATE INDEX documents_status ON documents(status);
+CREATE INDEX documents_md5 ON documents(content_md5);
+
+CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    section TEXT, char_start INTEGER, char_end INTEGER, page_start INTEGER, page_end INTEGER,
+    tokens INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    header TEXT NOT NULL DEFAULT '',
+    scope TEXT NOT NULL DEFAULT 'full'
+);
+CREATE INDEX chunks_document ON chunks(document_id, ordinal);
+
+-- one table for every vector namespace (chunk, entity, relation, keyword)
+CREATE TABLE vectors (
+    namespace TEXT NOT NULL,
+    id TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (namespace, id)
+) WITHOUT ROWID;
+
+CREATE TABLE entities (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    weight REAL NOT NULL DEFAULT 1.0,
+    dirty INTEGER NOT NULL DEFAULT 1,  -- description/vector need rebuilding
+    updated_at REAL NOT NULL
+);
+CREATE INDEX entities_type ON entities(type);
+
+CREATE TABLE entity_sources (
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL DEFAULT '',  -- normalised name, for resolving later mentions
+    type TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX entity_sources_entity ON entity_sources(entity_id);
+CREATE INDEX entity_sources_key ON entity_sources(name_key);
+CREATE INDEX entity_sources_document ON entity_sources(document_id);
+
+CREATE TABLE relations (
+    id TEXT PRIMARY KEY,
+    source_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    target_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    directed INTEGER NOT NULL DEFAULT 0,
+    types TEXT NOT NULL DEFAULT '[]',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    description TEXT NOT NULL DEFAULT '',
+    weight REAL NOT NULL DEFAULT 1.0,
+    confidence REAL,
+    dirty INTEGER NOT NULL DEFAULT 1,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX relations_source ON relations(source_id);
+CREATE INDEX relations_target ON relations(target_id);
+
+CREATE TABLE relation_sources (
+    relation_id TEXT NOT NULL REFERENCES relations(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    types TEXT NOT NULL DEFAULT '[]',
+    strength REAL NOT NULL DEFAULT 1.0,
+    confidence REAL
+);
+CREATE INDEX relation_sources_relation ON relation_sources(relation_id);
+CREATE INDEX relation_sources_document ON relation_sources(document_id);
+
+CREATE TABLE keywords (
+    id TEXT PRIMARY KEY,
+    text TEXT NOT NULL
+);
+CREATE TABLE keyword_sources (
+    keyword_id TEXT NOT NULL REFERENCES keywords(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    PRIMARY KEY (keyword_id, chunk_id)
+);
+CREATE INDEX keyword_sources_document ON keyword_sources(document_id);
+
+CREATE TABLE mentions (
+    id INTEGER PRIMARY KEY,
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    sentence TEXT NOT NULL DEFAULT '',
+    char_start INTEGER, char_end INTEGER
+);
+CREATE INDEX mentions_document ON mentions(document_id);
+
+CREATE TABLE extraction_failures (
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL
+);
+CREATE INDEX extraction_failures_document ON extraction_failures(document_id);
+
+CREATE TABLE llm_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    response TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    estimated INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL
+);
+
+CREATE TABLE llm_calls (
+    id INTEGER PRIMARY KEY,
+    ts REAL NOT NULL,
+    purpose TEXT NOT NULL,
+    model TEXT NOT NULL,
+    document_id TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    estimated INTEGER NOT NULL DEFAULT 0,
+    cached INTEGER NOT NULL DEFAULT 0,
+    latency_s REAL NOT NULL DEFAULT 0,
+    status TEXT NOT NULL DEFAULT 'ok'
+);
+CREATE INDEX llm_calls_document ON llm_calls(document_id);
+
+CREATE TABLE embedding_cache (
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+
+CREATE TABLE sessions (
+    name TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (name, turn)
+);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise WorkspaceError(
+            f"{path} uses schema version {version}, newer than this scholargraph ({SCHEMA_VERSION}); upgrade scholargraph"
+        )
+    for target in range(version, SCHEMA_VERSION):
+        # one transaction per step: a crash mid-migration leaves the previous version intact
+        conn.executescript(f"BEGIN;\n{MIGRATIONS[target]}\nPRAGMA user_version = {target + 1};\nCOMMIT;")
