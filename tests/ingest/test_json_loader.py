@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,12 @@ from scholargraph.ingest.registry import LoadOptions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev"
-needs_dev = pytest.mark.skipif(not DEV.exists(), reason="shared dev data not available")
+_skip_without_dev = pytest.mark.skipif(not DEV.exists(), reason="shared dev data not available")
+
+
+def needs_dev(test: Callable[..., None]) -> Callable[..., None]:
+    """Mark a test as using ../shared/data/dev and skip it when that folder is absent."""
+    return pytest.mark.shared(_skip_without_dev(test))
 
 
 def load(path: Path, **options: object) -> list:
@@ -51,7 +57,9 @@ def test_single_object(tmp_path: Path) -> None:
 
 
 def test_container_key(tmp_path: Path) -> None:
-    path = write_json(tmp_path, "wrapped.json", {"papers": [{"title": "A", "content": "a"}, {"title": "B", "content": "b"}]})
+    path = write_json(
+        tmp_path, "wrapped.json", {"papers": [{"title": "A", "content": "a"}, {"title": "B", "content": "b"}]}
+    )
     assert [d.title for d in load(path)] == ["A", "B"]
 
 
@@ -86,7 +94,12 @@ def test_json_lines_in_a_json_file(tmp_path: Path) -> None:
 
 def test_id_mapping_and_labelled_contexts(tmp_path: Path) -> None:
     value = {
-        "101": {"QUESTION": "Q?", "CONTEXTS": ["Bg text.", "Result text."], "LABELS": ["BACKGROUND", "RESULTS"], "YEAR": "2001"},
+        "101": {
+            "QUESTION": "Q?",
+            "CONTEXTS": ["Bg text.", "Result text."],
+            "LABELS": ["BACKGROUND", "RESULTS"],
+            "YEAR": "2001",
+        },
         "102": {"QUESTION": "Q2?", "CONTEXTS": ["Only context."], "LABELS": ["OBJECTIVE"], "YEAR": "1999"},
     }
     first, second = load(write_json(tmp_path, "pqa.json", value))
@@ -104,7 +117,10 @@ def test_title_to_sentences_mapping(tmp_path: Path) -> None:
 
 
 def test_references_section_moved_out(tmp_path: Path) -> None:
-    value = {"title": "T", "sections": [{"heading": "Intro", "text": "Hi."}, {"heading": "References", "text": "Ref A.\nRef B."}]}
+    value = {
+        "title": "T",
+        "sections": [{"heading": "Intro", "text": "Hi."}, {"heading": "References", "text": "Ref A.\nRef B."}],
+    }
     path = write_json(tmp_path, "refs.json", value)
     [doc] = load(path)
     assert doc.references == ["Ref A.", "Ref B."] and [s.heading for s in doc.sections] == ["Intro"]
@@ -115,7 +131,10 @@ def test_references_section_moved_out(tmp_path: Path) -> None:
 def test_metadata_helpers() -> None:
     assert parse_authors("Smith, John") == ["John Smith"]
     assert parse_authors("A. Smith, B. Jones and C. Wu") == ["A. Smith", "B. Jones", "C. Wu"]
-    assert parse_authors([{"name": "Full Name"}, {"given": "Ada", "family": "Lovelace"}, 7]) == ["Full Name", "Ada Lovelace"]
+    assert parse_authors([{"name": "Full Name"}, {"given": "Ada", "family": "Lovelace"}, 7]) == [
+        "Full Name",
+        "Ada Lovelace",
+    ]
     assert parse_year("Published 2019-05-01") == 2019 and parse_year(2020.0) == 2020
     assert parse_year("n/a") is None and parse_year(True) is None
 

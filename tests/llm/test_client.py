@@ -77,7 +77,10 @@ def test_chat_returns_text_and_server_reported_usage():
         result, client = chat_once(make_settings(server.base_url), purpose="extract")
     assert result.text == "Hello there."
     assert not result.cached and not result.estimated
-    assert (result.prompt_tokens, result.completion_tokens) == (server.stats.prompt_tokens, server.stats.completion_tokens)
+    assert (result.prompt_tokens, result.completion_tokens) == (
+        server.stats.prompt_tokens,
+        server.stats.completion_tokens,
+    )
     assert client.usage["extract"] == Usage(calls=1, prompt_tokens=result.prompt_tokens, completion_tokens=3)
     assert server.stats.requests[0]["messages"] == MESSAGES
     assert server.stats.requests[0]["temperature"] == 0.0
@@ -407,3 +410,40 @@ def test_unknown_purpose_and_missing_configuration():
         asyncio.run(LLMClient(make_settings("http://127.0.0.1:9/v1")).chat(MESSAGES, purpose="nonsense"))
     with pytest.raises(LLMUnavailableError, match="llm.base_url"):
         asyncio.run(LLMClient(LLMSettings(model="m")).chat(MESSAGES, purpose="answer"))
+
+
+def test_stream_broken_midway_is_an_error():
+    good = '{"choices": [{"delta": {"content": "Hello"}}]}'
+    cache = MemoryCache()
+
+    async def go() -> list[str]:
+        pieces: list[str] = []
+        async with LLMClient(make_settings(server.base_url), cache=cache) as client:
+            async for piece in client.stream_chat(MESSAGES, purpose="answer"):
+                pieces.append(piece)
+        return pieces
+
+    with ScriptedLLMServer(Reply(raw_body=f"data: {good}\n\ndata: {{broken\n\n")) as server:
+        with pytest.raises(LLMError, match="broke after 5 characters"):
+            asyncio.run(go())
+    assert server.stats.calls == 1  # content had been delivered: not retried
+    assert [c.status for c in cache.calls] == ["error"] and cache.entries == {}
+
+
+def test_stream_options_rejection_is_remembered():
+    def respond(request: dict) -> Reply:
+        if "stream_options" in request:
+            return Reply("Unrecognized request argument supplied: stream_options", status=400)
+        return Reply("streamed")
+
+    async def go() -> list[str]:
+        async with LLMClient(make_settings(server.base_url)) as client:
+            texts = []
+            for question in ("a", "b"):
+                messages = [{"role": "user", "content": question}]
+                texts.append("".join([p async for p in client.stream_chat(messages, purpose="answer")]))
+            return texts
+
+    with ScriptedLLMServer(respond) as server:
+        assert asyncio.run(go()) == ["streamed", "streamed"]
+    assert ["stream_options" in r for r in server.stats.requests] == [True, False, False]

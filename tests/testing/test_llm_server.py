@@ -164,7 +164,7 @@ def test_sustains_many_concurrent_slow_requests():
     with ScriptedLLMServer("ok", latency=0.5) as server:
         elapsed = asyncio.run(burst(128))
     assert server.stats.peak_concurrency == 128
-    assert elapsed < 1.5  # all in parallel, not queued behind each other
+    assert elapsed < 3.0  # in parallel: one after another would take 64 s
 
 
 def test_stats_reset_and_stop_is_prompt():

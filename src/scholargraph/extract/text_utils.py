@@ -14,6 +14,7 @@ Everything here is pure, deterministic and offline: regexes and small word lists
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import NamedTuple
@@ -58,11 +59,13 @@ STOPWORDS: frozenset[str] = frozenset(
     whole whom whose why will with within without would yet you your yours yourself yourselves
     shall should ought cannot can't won't don't doesn't isn't aren't wasn't weren't
     et al eg ie cf vs viz ca approx resp respectively i.e e.g
-    two three four five six seven eight nine ten hundred thousand
+    two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand million billion dozen fewer
     additionally consequently finally firstly secondly thirdly lastly accordingly specifically
     particularly especially notably importantly interestingly surprisingly similarly conversely
     alternatively subsequently previously recently currently typically generally usually commonly
     widely largely mainly primarily essentially simply merely clearly obviously significantly
+    due versus whilst amid far later earlier else ago away
     """.split()
 )
 
@@ -170,7 +173,9 @@ class Token(NamedTuple):
 # Words may contain internal hyphens/dashes, apostrophes, slashes and "+" joins ("BERT-base",
 # "GPT-4", "sodium/iodide", "Alzheimer's", "C++"), decimals ("0.05") and a trailing "+" ("Ca2+").
 _TOKEN_RE = re.compile(
-    r"\d+(?:[.,]\d+)+%?"
+    r"(?<![\w.])[cgmnpr]\.[A-Za-z*]{0,3}-?\d+[\w>*+\-]*(?<![-+])"  # HGVS variants: c.201C>A, p.Y67X
+    r"|(?<![\w.])-?\d+[A-Za-z]*>[A-Za-z]+\b"  # 643C>T, -141Cins>del
+    r"|\d+(?:[.,]\d+)+(?:%|[A-Za-z\u00b5\u03bc]{1,3}(?!\w))?"  # 0.05, 3.5%, 1.4kb, 0.5M
     r"|\w+(?:(?:[-\u2010\u2011\u2012\u2013'\u2019/+]|\.(?=\d))\w+)*\+*%?"
     r"|[^\w\s]"
 )
@@ -206,11 +211,16 @@ _SF_STOP_LEADERS = frozenset({"the", "a", "an", "of", "and", "or", "in", "on", "
 
 
 def is_acronym(token: str) -> bool:
-    """2-10 chars, starts alphanumeric, at least two capitals, only letters/digits/hyphens/"&"."""
+    """Acronym-like token: "NER", "LLMs", "GPT-4", "IL-6", "TP53" (not "Retrieval-Augmented").
+
+    2-10 chars (plus an optional plural "s"), starts alphanumeric, at least two capitals, no other
+    lower-case letters, only letters/digits/hyphens/"&"."""
     core = token[:-1] if len(token) > 2 and token.endswith("s") and token[-2].isupper() else token
     if not 2 <= len(core) <= 10 or not core[0].isalnum():
         return False
     if sum(1 for c in core if c.isupper()) < 2:
+        return False
+    if any(c.islower() for c in core):
         return False
     return all(c.isalnum() or c in "-&" for c in core) and not core.isdigit()
 
@@ -221,6 +231,8 @@ def _valid_short_form(sf: str) -> bool:
     if not sf[0].isalnum() or not any(c.isalpha() for c in sf):
         return False
     if not any(c.isupper() for c in sf):  # "(here)", "(i)", "(e.g." are not acronyms
+        return False
+    if len(sf) == 2 and sum(c.isupper() for c in sf) < 2:  # "(En)", "(Ar)": language codes, units
         return False
     if sf.lower() in {"e.g", "i.e", "cf", "etc"} or re.fullmatch(r"[ivxlcdm]+|[IVXLCDM]+|[A-Za-z]", sf):
         return False
@@ -257,6 +269,38 @@ def _best_long_form(sf: str, candidate: str) -> int | None:
     while start > 0 and not candidate[start - 1].isspace():
         start -= 1
     return start
+
+
+_INITIAL_SKIP = frozenset({"of", "and", "the", "for", "in", "on", "to", "with", "by", "a", "an", "&"})
+
+
+def _initials_long_form(core: str, candidate: str) -> int | None:
+    """Start of the shortest word suffix of ``candidate`` whose word initials spell ``core``.
+
+    Words split on hyphens and slashes ("Retrieval-Augmented Generation" -> R, A, G); small
+    function words inside the long form are skipped ("Bag of Words" -> BoW). Tried before the
+    Schwartz-Hearst character match, which may match letters inside words
+    ("Category Cooccurrence Restrictions (CCRs)" would otherwise lose "Category").
+    """
+    letters = "".join(c for c in core.lower() if c.isalpha())
+    if len(letters) < 2:
+        return None
+    words = list(_WORDS_RE.finditer(candidate))
+    for n in range(1, len(words) + 1):
+        first = words[-n]
+        if first.group().lower() in _INITIAL_SKIP:
+            continue
+        initials = ""
+        for w in words[-n:]:
+            lw = w.group().lower()
+            if lw in _INITIAL_SKIP:
+                continue
+            initials += "".join(part[0] for part in re.split(r"[-/\u2010\u2011]", lw) if part and part[0].isalpha())
+        if initials == letters:
+            return first.start()
+        if len(initials) > len(letters) + 2:
+            break
+    return None
 
 
 def _check_pair(long_form: str, sf: str) -> bool:
@@ -304,7 +348,9 @@ def find_acronym_definition_spans(text: str) -> list[AcronymDefinition]:
             if words:
                 cand_start = words[0].start()
                 candidate = window[cand_start:]
-                start = _best_long_form(core, candidate)
+                start = _initials_long_form(core, candidate)
+                if start is None:
+                    start = _best_long_form(core, candidate)
                 if start is not None:
                     lf = candidate[start:].strip(" ,-\"'")
                     lf_abs = window_offset + cand_start + start
@@ -439,6 +485,7 @@ _IRREGULAR_PLURALS = {
 _ACRONYM_PLURAL_RE = re.compile(r"^[A-Z][A-Z0-9\-]*[A-Z0-9]s$")
 
 
+@functools.lru_cache(maxsize=65536)
 def fold_plural(word: str) -> str:
     """Singular form of one word (case preserved except for irregular forms).
 
@@ -488,6 +535,7 @@ _WS_RE = re.compile(r"\s+")
 _EDGE_PUNCT = " \t\n.,;:!?'\"()[]{}<>*#|\\/"
 
 
+@functools.lru_cache(maxsize=65536)
 def normalise_name(name: str) -> str:
     """Key under which entity names are merged.
 

@@ -22,6 +22,10 @@ from ..store.sqlite import SQLiteStore
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
 TokenCounter = Callable[[str], int]
 BATCH = 256
+# What is embedded for search: name, type and the start of the description. Embedding cost grows
+# with length and graphs have many more relations than chunks, so these stay short.
+ENTITY_TEXT_CHARS = 320
+RELATION_TEXT_CHARS = 240
 
 
 @dataclass
@@ -68,7 +72,7 @@ def merge_entity(src: SourceDescriptions) -> MergedEntity:
 def entity_text(name: str, type_: str, description: str, aliases: list[str]) -> str:
     alias = f" (also: {', '.join(aliases[:8])})" if aliases else ""
     kind = f" [{type_}]" if type_ else ""
-    return f"{name}{alias}{kind}: {description}"[:4000]
+    return f"{name}{alias}{kind}: {description}"[:ENTITY_TEXT_CHARS]
 
 
 class GraphRefresher:
@@ -133,7 +137,7 @@ class GraphRefresher:
         texts = []
         for (s, r), d in zip(items, descs, strict=True):
             kw = ", ".join(dedupe(s.keywords)[:8])
-            texts.append(f"{ends[r.source_id].name} -- {ends[r.target_id].name}: {kw}. {d}"[:4000])
+            texts.append(f"{ends[r.source_id].name} -- {ends[r.target_id].name}: {kw}. {d}"[:RELATION_TEXT_CHARS])
         vectors = await self.embedder.embed(texts)
         done = 0
         with self.store.transaction():

@@ -134,7 +134,9 @@ def _metadata(row: dict[str, str | None], columns: list[str]) -> dict[str, objec
     return meta
 
 
-def row_to_document(row: dict[str, str | None], roles: dict[str, str | None], extra: list[str], path: Path) -> Document | None:
+def row_to_document(
+    row: dict[str, str | None], roles: dict[str, str | None], extra: list[str], path: Path
+) -> Document | None:
     """One Document from a row, or None when the row has no abstract and no main text."""
     abstract = join_paragraphs(split_abstract(_cell(row, roles["abstract"])))
     paragraphs = split_main_text(_cell(row, roles["main"]))
@@ -217,9 +219,13 @@ def load_csv(path: Path, options: LoadOptions) -> list[Document]:
         doc.metadata.setdefault("row", number)
         docs.append(doc)
     if not docs:
-        raise LoadError(str(path), f"no row has text in {roles['abstract'] or roles['main']!r} ({len(records)} data rows)")
+        raise LoadError(
+            str(path), f"no row has text in {roles['abstract'] or roles['main']!r} ({len(records)} data rows)"
+        )
     if skipped:
-        warnings.append(f"skipped {len(skipped)} of {len(records)} rows without abstract or main text (data rows {_listed(skipped)})")
+        warnings.append(
+            f"skipped {len(skipped)} of {len(records)} rows without abstract or main text (data rows {_listed(skipped)})"
+        )
     docs[0].warnings[:0] = warnings
     return docs
 

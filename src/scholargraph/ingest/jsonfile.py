@@ -24,7 +24,17 @@ from .registry import LoaderSpec, LoadOptions
 from .sections import clean_ws, join_paragraphs, make_section, title_from_text
 from .text import read_text, split_references
 
-TEXT_KEYS = ("text", "content", "body", "main_text", "full_text", "document", "passage", "paragraphs", "sentences")  # sentences last
+TEXT_KEYS = (
+    "text",
+    "content",
+    "body",
+    "main_text",
+    "full_text",
+    "document",
+    "passage",
+    "paragraphs",
+    "sentences",
+)  # sentences last
 SECTION_KEYS = ("sections", "full_text", "body_text", "pdf_parse")
 TITLE_KEYS = ("title", "article_title", "paper_title", "name")
 ID_KEYS = ("id", "paper_id", "doc_id", "doc_key", "_id", "uid", "pmid", "doi")
@@ -102,7 +112,9 @@ def _records(values: list[Any], path: str) -> list[tuple[str | None, Any]]:
     if isinstance(top, list):
         return [(None, v) for v in top]
     if not isinstance(top, dict):
-        raise LoadError(path, f"JSON holds {type(top).__name__ if values else 'nothing'}; expected an object or a list of objects")
+        raise LoadError(
+            path, f"JSON holds {type(top).__name__ if values else 'nothing'}; expected an object or a list of objects"
+        )
     return _records_in_object(top)
 
 
@@ -162,7 +174,10 @@ def _as_text(value: Any) -> str:
 def _labelled(contexts: Any, labels: Any) -> str:
     """PubMedQA-style abstract parts with their labels: "BACKGROUND: ..."."""
     if isinstance(contexts, list) and isinstance(labels, list) and len(labels) == len(contexts):
-        return join_paragraphs(f"{str(lab).strip().title()}: {_as_text(c)}" if lab else _as_text(c) for c, lab in zip(contexts, labels, strict=True))
+        return join_paragraphs(
+            f"{str(lab).strip().title()}: {_as_text(c)}" if lab else _as_text(c)
+            for c, lab in zip(contexts, labels, strict=True)
+        )
     return _as_text(contexts)
 
 
@@ -179,7 +194,9 @@ def _section_list(items: list[Any], level: int = 1) -> list[Section]:
         if not isinstance(item, dict):
             continue
         rec = _Record(item)
-        heading, depth = _heading_and_level(rec.get("subtitle", "heading", "title", "section_name", "name", "section"), rec.get("level"))
+        heading, depth = _heading_and_level(
+            rec.get("subtitle", "heading", "title", "section_name", "name", "section"), rec.get("level")
+        )
         body = _as_text(rec.get("paragraphs", "text", "content", "body", "sentences"))
         sections.append(make_section(heading, body, level=max(depth, level)))
         children = rec.get("subsections", "sections", "children")
@@ -214,6 +231,8 @@ def _structured_sections(rec: _Record) -> list[Section]:
         if "section" in value[0] and "text" in value[0] and "paragraphs" not in value[0]:
             return _body_text_sections(value)
         return _section_list(value)
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):  # bare paragraphs
+        return [make_section("", join_paragraphs(value))]
     rec.used.difference_update(k for k, v in rec.raw.items() if v is value)  # not sectioned after all
     return []
 
@@ -236,7 +255,7 @@ def parse_authors(value: Any) -> list[str]:
 
 
 def _last_first(name: str) -> str:
-    """"Smith, John" -> "John Smith"; other names unchanged."""
+    """ "Smith, John" -> "John Smith"; other names unchanged."""
     parts = [p.strip() for p in name.split(",")]
     return clean_ws(f"{parts[1]} {parts[0]}") if len(parts) == 2 and all(parts) else clean_ws(name)
 
@@ -276,7 +295,9 @@ def _bib_references(pdf_parse: Any) -> list[str]:
 # --- record -> Document ----------------------------------------------------------------------
 
 
-def record_to_document(raw: dict[str, Any], fallback_id: str | None, path: Path, options: LoadOptions) -> Document | None:
+def record_to_document(
+    raw: dict[str, Any], fallback_id: str | None, path: Path, options: LoadOptions
+) -> Document | None:
     """One Document from a paper object, or None when it has no text."""
     rec = _Record(raw)
     abstract = _as_text(rec.get("abstract")) or _labelled(rec.get("contexts"), rec.get("labels"))
@@ -297,7 +318,7 @@ def record_to_document(raw: dict[str, Any], fallback_id: str | None, path: Path,
     if not text.strip():
         return None
     given = rec.get(*ID_KEYS)
-    if not isinstance(given, str | int):
+    if isinstance(given, bool) or not isinstance(given, str | int | float):
         given = None
     doc_id_, md5 = doc_id(given if given is not None else fallback_id, text)
     title = clean_ws(_as_text(rec.get(*TITLE_KEYS))) or title_from_text(text)

@@ -18,7 +18,7 @@ from ..models import Document, Section
 from . import pdf_layout as L
 from . import pdf_pymupdf, pdf_pypdf
 from .identity import doc_id
-from .registry import LoadOptions, LoaderSpec
+from .registry import LoaderSpec, LoadOptions
 from .sections import classify_heading
 
 BACKENDS = ("auto", "pypdf", "pymupdf")
@@ -51,18 +51,20 @@ def extract_layout(path: Path, backend: str = "auto") -> L.PdfLayout:
 # --- analysis ------------------------------------------------------------------------------
 
 
-def _page_lines(layout: L.PdfLayout, path: Path) -> tuple[list[list[L.Line]], list[str]]:
+def _page_lines(layout: L.PdfLayout, path: Path, truncated: bool) -> tuple[list[list[L.Line]], list[str]]:
     warnings = list(layout.warnings)
     pages, heights = [], []
     for page in layout.pages:
         if page.error:
             warnings.append(f"page {page.number}: could not extract text ({page.error}); skipped")
             continue
-        pages.append(L.build_lines(page.spans))
+        pages.append(L.build_lines(page.spans, layout.gap_spaces))
         heights.append(page.height)
     if not any(any(c.isalnum() for ln in lines for c in ln.text) for lines in pages):
         if layout.pages and all(p.error for p in layout.pages):
             raise LoadError(str(path), f"{DAMAGED}: no page could be read ({layout.pages[0].error})")
+        if truncated or layout.warnings:
+            raise LoadError(str(path), f"{DAMAGED}: no text could be recovered")
         raise LoadError(str(path), NO_TEXT)
     return L.drop_headers_footers(pages, heights), warnings
 
@@ -78,7 +80,7 @@ def _kinds(blocks: list[L.Block]) -> list[str]:
         kind = classify_heading(block.heading)
         while parents and parents[-1][0] >= block.level:
             parents.pop()
-        if kind == "body" and parents and parents[-1][1] in ("introduction", "conclusion", "abstract"):
+        if kind == "body" and parents and parents[-1][1] in ("introduction", "conclusion", "abstract", "references"):
             kind = parents[-1][1] if block.level > parents[-1][0] else kind
         parents.append((block.level, kind))
         kinds.append(kind)
@@ -111,11 +113,12 @@ def _introduction_fallback(blocks: list[L.Block], kinds: list[str]) -> None:
 def _split_block(block: L.Block, min_chars: int, heading: str) -> list[L.Block]:
     """Cut a block at the first sentence end after ``min_chars`` characters."""
     total = 0
-    for i, (line, text) in enumerate(block.entries):
+    for i, (_, text) in enumerate(block.entries):
         total += len(text) + 1
         if total >= min_chars and text.rstrip().endswith((".", "?", "!")) and i + 1 < len(block.entries):
-            head = L.Block(block.heading, block.level, block.entries[: i + 1], [ln.page for ln, _ in block.entries[: i + 1]])
-            rest = block.entries[i + 1:]
+            first = block.entries[: i + 1]
+            head = L.Block(block.heading, block.level, first, block.pages[:1] + [ln.page for ln, _ in first])
+            rest = block.entries[i + 1 :]
             return [head, L.Block(heading, block.level, rest, [ln.page for ln, _ in rest])]
     return [block]
 
@@ -149,9 +152,10 @@ def split_references(entries: list[tuple[L.Line, str]]) -> list[str]:
 
 _ORG = re.compile(
     r"universit|institut|college|school|department|dept\.|laborator|\blab\b|\binc\b|corporation|centre|center"
-    r"|research|academy|hospital|faculty|\bltd\b|gmbh|foundation|google|microsoft|allen ai|@|https?:|\d{3}", re.I
+    r"|research|academy|hospital|faculty|\bltd\b|gmbh|foundation|google|microsoft|allen ai|@|https?:|\d{3}",
+    re.I,
 )
-_NAME_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|[†‡*∗♠♢♡♣□⋄§¶⋆★#]|\d+|\s{3,})\s*")
+_NAME_SPLIT = re.compile(r"\s*(?:\band\b|[^\w\s.'’\-]|\d+|\s{3,})\s*")
 _NAME = re.compile(r"^[A-ZÀ-Ý][\w'’.\-]*(?:\s+(?:[A-ZÀ-Ý][\w'’.\-]*|van|von|de|der|den|da|di|du|le|la|del|bin))+$")
 
 
@@ -183,16 +187,17 @@ def _meta_authors(text: str) -> list[str]:
 # --- document ------------------------------------------------------------------------------
 
 
-def _analyse(layout: L.PdfLayout, path: Path) -> dict[str, Any]:
-    pages, warnings = _page_lines(layout, path)
-    title, title_lines = L.detect_title(pages)
+def _analyse(layout: L.PdfLayout, path: Path, truncated: bool) -> dict[str, Any]:
+    pages, warnings = _page_lines(layout, path, truncated)
+    body = L.body_size(pages)
+    title, title_lines = L.detect_title(pages, min_size=body + 1.0)
     title_source = "layout"
-    if not L.looks_like_title(title, 2) and L.looks_like_title(layout.meta_title):
-        title, title_source = L.clean_text(layout.meta_title).strip(), "metadata"
+    weak = not title_lines or (not title_lines[0].bold and title_lines[0].size <= body + 0.5)
+    if (weak or not L.looks_like_title(title, 2)) and L.looks_like_title(layout.meta_title):
+        title, title_source = " ".join(L.clean_text(layout.meta_title).split()), "metadata"
     lines = L.flatten(pages)
     ids = {id(ln) for ln in title_lines}
     skip = {i for i, ln in enumerate(lines) if id(ln) in ids}
-    body = L.body_size(pages)
     headings, source = None, "layout"
     if len(layout.outline) >= 2:
         headings, source = L.outline_headings(lines, layout.outline), "outline"
@@ -203,13 +208,20 @@ def _analyse(layout: L.PdfLayout, path: Path) -> dict[str, Any]:
     _introduction_fallback(blocks, kinds)
     after_title = [ln for ln, _ in blocks[0].entries if not title_lines or ln.page == title_lines[0].page]
     authors = _meta_authors(layout.meta_author) or detect_authors(after_title, body)
-    return {"title": title or path.stem, "title_source": title_source if title else "file name", "authors": authors,
-            "blocks": blocks, "kinds": kinds, "warnings": warnings, "headings": source}
+    return {
+        "title": title or path.stem,
+        "title_source": title_source if title else "file name",
+        "authors": authors,
+        "blocks": blocks,
+        "kinds": kinds,
+        "warnings": warnings,
+        "headings": source,
+    }
 
 
 def _sections(blocks: list[L.Block], kinds: list[str]) -> list[Section]:
     out = []
-    for block, kind in zip(blocks, kinds):
+    for block, kind in zip(blocks, kinds, strict=True):
         text, marks = block.text()
         if kind == "front" and not text:
             continue
@@ -228,35 +240,53 @@ def load_pdf(path: Path, options: LoadOptions | None = None, backend: str = "aut
     path = Path(path)
     options = options or LoadOptions()
     layout = extract_layout(path, backend)
-    info = _analyse(layout, path)
+    truncated = _truncated(path)
+    info = _analyse(layout, path, truncated)
     sections = _sections(info["blocks"], info["kinds"])
-    references = [r for b, k in zip(info["blocks"], info["kinds"]) if k == "references" for r in split_references(b.entries)]
+    references = [
+        r
+        for b, k in zip(info["blocks"], info["kinds"], strict=True)
+        if k == "references"
+        for r in split_references(b.entries)
+    ]
     indexed = [s for s in sections if s.kind != "references"]
     warnings = info["warnings"]
-    read = sum(1 for p in layout.pages if not p.error)
-    if _truncated(path):
-        warnings.append(f"file appears truncated (no %%EOF marker); text recovered from {read} of {len(layout.pages)} pages")
+    read = sum(1 for p in layout.pages if p.spans)
+    if truncated:
+        warnings.append(
+            f"file appears truncated (no %%EOF marker); text recovered from {read} of {len(layout.pages)} pages"
+        )
     doc = Document(
-        id="", title=info["title"], sections=sections if options.include_references else indexed,
-        source_path=str(path), authors=info["authors"],
+        id="",
+        title=info["title"],
+        sections=sections if options.include_references else indexed,
+        source_path=str(path),
+        authors=info["authors"],
         abstract=next((s.text for s in sections if s.kind == "abstract"), ""),
-        metadata={"pages": len(layout.pages), "parser": layout.backend, "headings": info["headings"],
-                  "title_source": info["title_source"]},
-        warnings=warnings, references=references,
+        metadata={
+            "pages": len(layout.pages),
+            "parser": layout.backend,
+            "headings": info["headings"],
+            "title_source": info["title_source"],
+        },
+        warnings=warnings,
+        references=references,
     )
-    given = _apply_manifest(doc, path, options)
+    given = apply_manifest(doc, path, options)
     doc.id, doc.content_md5 = doc_id(given, "\n\n".join(s.text for s in indexed if s.text))
     return doc
 
 
-def _apply_manifest(doc: Document, path: Path, options: LoadOptions) -> str | None:
+def apply_manifest(doc: Document, path: Path, options: LoadOptions) -> str | None:
     """Manifest fields (doi, authors, year, venue, title, id) override the parsed metadata."""
     entry = options.manifest.get(path.name) or options.manifest.get(path.stem) or {}
     if entry.get("title"):
         doc.title = str(entry["title"]).strip()
     if entry.get("authors"):
         authors = entry["authors"]
-        doc.authors = [a.strip() for a in (authors.split(";") if isinstance(authors, str) else authors) if str(a).strip()]
+        doc.authors = [
+            str(a).strip() for a in (authors.split(";") if isinstance(authors, str) else authors) if str(a).strip()
+        ]
     if entry.get("year"):
         try:
             doc.year = int(str(entry["year"])[:4])

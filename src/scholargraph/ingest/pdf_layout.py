@@ -9,14 +9,27 @@ section assembly with page spans. Nothing here opens a file.
 
 from __future__ import annotations
 
+import functools
 import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-LIGATURES = {"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", "\u00ad": "", "\u00a0": " "}
+LIGATURES = {
+    "ﬀ": "ff",
+    "ﬁ": "fi",
+    "ﬂ": "fl",
+    "ﬃ": "ffi",
+    "ﬄ": "ffl",
+    "ﬅ": "st",
+    "ﬆ": "st",
+    "\u00ad": "",
+    "\u00a0": " ",
+    "\uf0b7": "•",
+    "\uf0a7": "•",
+}
 _LIG_RE = re.compile("|".join(LIGATURES))
-_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demi|medi|-b$|,b$|-bd|tb$|\.b$", re.I)
+_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demi|medi|-b$|,b$|-bd|tb$|\.b$|^cmbx|^cmb\d", re.I)
 _WS = re.compile(r"\s+")
 
 
@@ -84,6 +97,7 @@ class PdfLayout:
     meta_author: str = ""
     backend: str = ""
     warnings: list[str] = field(default_factory=list)
+    gap_spaces: bool = True  # False: span texts already contain the spaces between words
 
 
 # --- text cleaning -------------------------------------------------------------------------
@@ -94,6 +108,7 @@ def clean_text(text: str) -> str:
     return _LIG_RE.sub(lambda m: LIGATURES[m.group(0)], text)
 
 
+@functools.lru_cache(maxsize=4096)
 def is_bold_font(name: str) -> bool:
     """Bold from a font name: Bold/Black/Heavy/Semibold/Medium, "-B", ",Bold", TeX "...TB"."""
     base = name.split("+", 1)[-1]  # drop the subset prefix ABCDEF+
@@ -155,7 +170,10 @@ def _effective_sizes(spans: list[Span]) -> list[float]:
         prev, cur = spans[i - 1], spans[i]
         text = cur.text.strip()
         small_caps = (
-            text.isalpha() and text.isupper() and prev.text[-1:].isupper() and not cur.text[:1].isspace()
+            text.isalpha()
+            and text.isupper()
+            and prev.text[-1:].isupper()
+            and not cur.text[:1].isspace()
             and 0.6 <= cur.size / max(sizes[i - 1], 0.1) <= 0.95
         )
         if small_caps:
@@ -163,38 +181,50 @@ def _effective_sizes(spans: list[Span]) -> list[float]:
     return sizes
 
 
-def make_line(spans: list[Span]) -> Line:
+def _alnum(text: str) -> int:
+    return sum(map(str.isalnum, text))
+
+
+def _line_text(spans: list[Span], gap_spaces: bool) -> str:
     text = ""
     for i, span in enumerate(spans):
-        piece = clean_text(span.text)
-        if i and text and not text[-1].isspace() and not piece[:1].isspace():
+        piece = span.text
+        if gap_spaces and i and text and not text[-1].isspace() and not piece[:1].isspace():
             prev = spans[i - 1]
-            if span.x0 - prev.x1 > 0.25 * max(span.size, prev.size):
-                text += " "
+            gap = span.x0 - prev.x1
+            text += "  " if gap > 0.8 * span.size else " " if gap > 0.25 * max(span.size, prev.size) else ""
         text += piece
-    sizes = _effective_sizes(spans)
+    return _WS.sub(" ", collapse_letter_spacing(clean_text(text))).strip()
+
+
+def make_line(spans: list[Span], gap_spaces: bool = True) -> Line:
+    """``gap_spaces``: insert a space where spans are visibly apart (off when the backend's text
+    already carries its spaces, as pypdf's does)."""
     weight: Counter[float] = Counter()
     bold_chars = chars = 0
-    for span, size in zip(spans, sizes):
-        n = sum(c.isalnum() for c in span.text)
+    prefix, in_prefix = "", True
+    for span, size in zip(spans, _effective_sizes(spans), strict=True):
+        n = _alnum(span.text)
         weight[round(size, 1)] += n
         chars += n
         bold_chars += n if span.bold else 0
-    prefix = ""
-    for span in spans:
-        if not span.bold and any(c.isalnum() for c in span.text):
-            break
-        prefix += clean_text(span.text)
+        in_prefix = in_prefix and (span.bold or n == 0)
+        prefix += span.text if in_prefix else ""
     body = [s for s in spans if s.text.strip()] or spans
     line = Line(
-        spans=spans, text=_WS.sub(" ", text).strip(),
+        spans=spans,
+        text=_line_text(spans, gap_spaces),
         size=weight.most_common(1)[0][0] if chars else max(s.size for s in spans),
         bold=chars > 0 and bold_chars >= 0.8 * chars,
-        x0=min(s.x0 for s in body), y0=min(s.y0 for s in body), x1=max(s.x1 for s in body),
-        y1=max(s.y1 for s in body), page=spans[0].page, rotated=all(s.rotated for s in body),
+        x0=min(s.x0 for s in body),
+        y0=min(s.y0 for s in body),
+        x1=max(s.x1 for s in body),
+        y1=max(s.y1 for s in body),
+        page=spans[0].page,
+        rotated=all(s.rotated for s in body),
     )
     line.all_bold = chars > 0 and bold_chars == chars
-    line.bold_prefix = "" if line.all_bold else _WS.sub(" ", prefix).strip()
+    line.bold_prefix = "" if line.all_bold else _WS.sub(" ", clean_text(prefix)).strip()
     return line
 
 
@@ -209,7 +239,7 @@ def _same_line(line: list[Span], span: Span) -> bool:
     return (bottom - top) / smaller > 0.45
 
 
-def build_lines(spans: list[Span]) -> list[Line]:
+def build_lines(spans: list[Span], gap_spaces: bool = True) -> list[Line]:
     """Group consecutive spans on the same baseline into lines (empty lines dropped)."""
     groups: list[list[Span]] = []
     for span in spans:
@@ -219,7 +249,7 @@ def build_lines(spans: list[Span]) -> list[Line]:
             groups[-1].append(span)
         else:
             groups.append([span])
-    lines = [make_line(g) for g in groups]
+    lines = [make_line(g, gap_spaces) for g in groups]
     return [ln for ln in lines if ln.text]
 
 
@@ -237,12 +267,12 @@ def _margin_key(line: Line, height: float) -> str | None:
 
 def drop_headers_footers(pages: list[list[Line]], heights: list[float]) -> list[list[Line]]:
     """Remove page numbers and lines repeated in the top/bottom margin of many pages."""
-    keys = Counter()
-    for lines, height in zip(pages, heights):
+    keys: Counter[str] = Counter()
+    for lines, height in zip(pages, heights, strict=True):
         keys.update({k for ln in lines if (k := _margin_key(ln, height))})
     limit = max(3, int(0.4 * len(pages)))
     out = []
-    for lines, height in zip(pages, heights):
+    for lines, height in zip(pages, heights, strict=True):
         kept = []
         for ln in lines:
             key = _margin_key(ln, height)
@@ -256,10 +286,13 @@ def drop_headers_footers(pages: list[list[Line]], heights: list[float]) -> list[
 # --- title ---------------------------------------------------------------------------------
 
 _NOT_TITLE = re.compile(
-    r"^(?:arxiv:|preprint|under review|proceedings of|published as|accepted|doi:|https?://|www\.|©|copyright"
-    r"|journal of|vol\.|volume \d|research article|original article|article|letter|review)\b", re.I
+    r"^(?:arxiv:|preprint\b|under review|proceedings of|published as|accepted (?:at|to|for)|doi:|https?://|www\.|©"
+    r"|copyright|vol\.|volume \d|(?:research |original |review )?article$|letter$|review$|open access$)",
+    re.I,
 )
-_BAD_META = re.compile(r"^(?:microsoft \w+ - |untitled|title$|document\d*$|slide \d)|\.(?:docx?|pdf|tex|dvi|rtf|ps)$", re.I)
+_BAD_META = re.compile(
+    r"^(?:microsoft \w+ - |untitled|title$|document\d*$|slide \d)|\.(?:docx?|pdf|tex|dvi|rtf|ps)$", re.I
+)
 
 
 def looks_like_title(text: str, min_words: int = 3) -> bool:
@@ -283,10 +316,15 @@ def _close(a: float, b: float) -> bool:
 def _title_group(lines: list[Line], start: int) -> list[Line]:
     first = lines[start]
     group = [first]
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         prev = group[-1]
         gap = line.y0 - prev.y1
-        if not _close(line.size, first.size) or line.bold != first.bold or gap > 1.5 * first.size or gap < -0.5 * first.size:
+        if (
+            not _close(line.size, first.size)
+            or line.bold != first.bold
+            or gap > 1.5 * first.size
+            or gap < -0.5 * first.size
+        ):
             break
         group.append(line)
     return group
@@ -296,16 +334,21 @@ def title_text(lines: list[Line]) -> str:
     return collapse_letter_spacing(join_lines([ln.text for ln in lines], keep_hyphen=True)).strip(" .")
 
 
-def detect_title(pages: list[list[Line]], max_pages: int = 2) -> tuple[str, list[Line]]:
-    """Largest horizontal font on the first page (then the second), bold preferred; multi-line joined."""
+def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 0.0) -> tuple[str, list[Line]]:
+    """Largest horizontal font on the first page (then the second), bold preferred; multi-line joined.
+
+    ``min_size``: a title is printed larger than the body text; smaller candidates are ignored.
+    """
     for lines in pages[:max_pages]:
-        cands = [ln for ln in lines if _title_candidate(ln)]
+        cands = [ln for ln in lines if _title_candidate(ln) and ln.size >= min_size]
+        ids = {id(ln) for ln in cands}
         for size in sorted({ln.size for ln in cands}, reverse=True)[:3]:
-            at_size = [i for i, ln in enumerate(lines) if ln in cands and _close(ln.size, size)]
+            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and _close(ln.size, size)]
             bold = [i for i in at_size if lines[i].bold]
             group = _title_group(lines, (bold or at_size)[0])
             text = title_text(group)
-            if len(text.split()) >= 2 or (len(text) >= 4 and size == max(ln.size for ln in cands)):
+            words = len(text.split())
+            if 2 <= words <= 40 or (words == 1 and len(text) >= 4 and size == max(ln.size for ln in cands)):
                 return text, group
     return "", []
 
@@ -331,9 +374,12 @@ _INLINE_ABSTRACT = re.compile(r"^(abstract)\s*[—–\-.:]\s*(\S.*)$", re.I)
 _KNOWN = re.compile(
     r"^(?:abstract|introduction|related work|background|conclusions?|discussion|references|bibliography"
     r"|acknowledge?ments?|appendix|appendices|limitations|ethics statement|ethical considerations"
-    r"|broader impacts?|future work|methods?|results|materials and methods|keywords|index terms)$", re.I
+    r"|broader impacts?|future work|methods?|results|materials and methods|keywords|index terms)$",
+    re.I,
 )
-_NEVER = re.compile(r"^(?:fig\.|figure|table|tab\.|algorithm|listing|eq\.|equation|example|lemma|theorem|proof)\b", re.I)
+_NEVER = re.compile(
+    r"^(?:fig\.|figure|table|tab\.|algorithm|listing|eq\.|equation|example|lemma|theorem|proof)\b", re.I
+)
 _ROMANS = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII", "XIII", "XIV", "XV"]
 
 
@@ -406,7 +452,9 @@ def _para_start(lines: list[Line], i: int) -> bool:
     if i == 0:
         return True
     prev, line = lines[i - 1], lines[i]
-    return prev.text.rstrip()[-1:] in ".!?:)" or prev.page != line.page or line.y0 - prev.y1 > 0.6 * line.size or prev.bold
+    return (
+        prev.text.rstrip()[-1:] in ".!?:)" or prev.page != line.page or line.y0 - prev.y1 > 0.6 * line.size or prev.bold
+    )
 
 
 def _line_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading | None:
@@ -423,12 +471,21 @@ def _line_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading
         st.appendix = st.appendix or name.lower().startswith(("appendi", "reference", "bibliography"))
         return Heading(i, name, 1)
     short = line.x1 - line.x0 < 0.8 * st.column
-    if line.all_bold and short and line.words <= 10 and text[0].isupper() and text[-1] not in "-,;" and not _bold_run(lines, i):
+    if (
+        line.all_bold
+        and short
+        and line.words <= 10
+        and text[0].isupper()
+        and text[-1] not in "-,;"
+        and not _bold_run(lines, i)
+    ):
         level = 1 if st.top_size and line.size >= st.top_size - 0.3 else 2
         return Heading(i, name, level)
     prefix = line.bold_prefix
     if prefix and 1 <= len(prefix.split()) <= 8 and prefix[0].isupper() and _para_start(lines, i):
-        rest = text[len(prefix):].strip() if text.startswith(prefix) else text.replace(prefix, "", 1).strip()
+        rest = text[len(prefix) :].strip() if text.startswith(prefix) else text.replace(prefix, "", 1).strip()
+        if rest[:1] in (".", ":") and prefix[-1].isalnum():
+            prefix, rest = prefix + rest[0], rest[1:].strip()
         if prefix[-1] in ".:" or (rest[:1].isupper() and prefix[-1].isalnum()):
             return Heading(i, prefix.strip(" .:"), 3, rest=rest)
     return None
@@ -443,7 +500,12 @@ def _continuation(lines: list[Line], h: Heading) -> int:
         same = nxt.page == line.page and nxt.bold == line.bold and _close(nxt.size, line.size)
         if not same or nxt.y0 - prev.y1 > 0.8 * line.size or nxt.x0 < line.x0 - 1 or nxt.words > 8:
             break
-        if _NUM.match(nxt.text) or _LETTER.match(nxt.text) or _KNOWN.match(nxt.text.strip(" .:")) or line.text.endswith("."):
+        if (
+            _NUM.match(nxt.text)
+            or _LETTER.match(nxt.text)
+            or _KNOWN.match(nxt.text.strip(" .:"))
+            or line.text.endswith(".")
+        ):
             break
         extra += 1
     return extra
@@ -464,7 +526,7 @@ def detect_headings(lines: list[Line], body: float, skip: set[int]) -> list[Head
         if not h.rest and h.level <= 2:
             h.extra = _continuation(lines, h)
             if h.extra:
-                h.text = join_lines([h.text] + [ln.text for ln in lines[i + 1:i + 1 + h.extra]], keep_hyphen=True)
+                h.text = join_lines([h.text] + [ln.text for ln in lines[i + 1 : i + 1 + h.extra]], keep_hyphen=True)
         h.text = collapse_letter_spacing(h.text)
         out.append(h)
         i += 1 + h.extra
@@ -563,23 +625,57 @@ def _paragraph_break(prev: Line, line: Line) -> bool:
     return indented or short
 
 
+_CAPTION = re.compile(r"^(?:fig\.|figure|table|tab\.)\s*[A-Z]?\d+[.:]", re.I)
+
+
+def _continues_caption(last: Line, line: Line) -> bool:
+    step = line.y1 - last.y1
+    return (
+        line.page == last.page
+        and _close(line.size, last.size)
+        and 0 < step < 1.8 * line.size
+        and (last.x0 - 2 * line.size < line.x0 < last.x1)
+    )
+
+
+def _split_captions(entries: list[tuple[Line, str]]) -> tuple[list[tuple[Line, str]], list[list[tuple[Line, str]]]]:
+    """Figure/table captions out of the running text (they interrupt sentences across columns)."""
+    flow: list[tuple[Line, str]] = []
+    captions: list[list[tuple[Line, str]]] = []
+    in_caption = False
+    for line, text in entries:
+        if _CAPTION.match(text):
+            captions.append([(line, text)])
+            in_caption = True
+        elif in_caption and _continues_caption(captions[-1][-1][0], line):
+            captions[-1].append((line, text))
+        else:
+            in_caption = False
+            flow.append((line, text))
+    return flow, captions
+
+
 def paragraphs(entries: list[tuple[Line, str]], first_page: int | None = None) -> tuple[str, list[tuple[int, int]]]:
     """Lines -> (text with a blank line between paragraphs, de-hyphenated; page marks).
 
-    A page mark ``(offset, page)`` is recorded wherever the text moves to another page.
+    Captions go after the running text. A page mark ``(offset, page)`` is recorded wherever the
+    text moves to another page.
     """
+    flow, captions = _split_captions(entries)
     out = ""
     marks: list[tuple[int, int]] = []
     page = first_page
-    prev: Line | None = None
-    for line, text in entries:
-        if not text.strip():
-            continue
-        before = len(out)
-        out = append_line(out, text, new_paragraph=prev is not None and _paragraph_break(prev, line))
-        if page is not None and line.page != page:
-            marks.append((max(before, len(out) - len(text.strip())), line.page))
-        page, prev = line.page, line
+    for group in [flow, *captions]:
+        prev: Line | None = None
+        for line, text in group:
+            if not text.strip():
+                continue
+            brk = (prev is not None and _paragraph_break(prev, line)) or (prev is None and bool(out))
+            before = len(out)
+            out = append_line(out, text, new_paragraph=brk)
+            if page is not None and line.page != page:
+                marks.append((max(before, len(out) - len(text.strip())), line.page))
+            page, prev = line.page, line
     return out, marks
 
 

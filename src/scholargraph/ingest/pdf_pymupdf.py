@@ -50,14 +50,21 @@ def _page_spans(mu: ModuleType, page: Any, number: int) -> PageLayout:
         for line in block.get("lines", []):
             dx, dy = line.get("dir", (1.0, 0.0))
             rotated = abs(dy) > 0.05 or dx < 0
+            prev: Span | None = None
             for s in line.get("spans", []):
                 text = s.get("text", "")
                 if not text:
                     continue
                 x0, y0, x1, y1 = s["bbox"]
                 font = s.get("font", "")
+                size = round(float(s["size"]), 2)
+                if prev is not None and prev.font == font and prev.size == size and x0 - prev.x1 < 0.25 * size:
+                    prev.text += text  # same font run split by PyMuPDF (word by word in some PDFs)
+                    prev.x1, prev.y0, prev.y1 = max(prev.x1, x1), min(prev.y0, y0), max(prev.y1, y1)
+                    continue
                 bold = bool(s.get("flags", 0) & BOLD_FLAG) or is_bold_font(font)
-                layout.spans.append(Span(text, round(float(s["size"]), 2), bold, font, x0, y0, x1, y1, number, rotated))
+                prev = Span(text, size, bold, font, x0, y0, x1, y1, number, rotated)
+                layout.spans.append(prev)
     return layout
 
 
@@ -85,7 +92,9 @@ def extract(path: Path) -> PdfLayout:
                 pages.append(_page_spans(mu, doc[index], index + 1))
             except Exception as exc:
                 pages.append(PageLayout(index + 1, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}"))
-        warnings = ["PDF structure was damaged and has been repaired; text may be incomplete"] if doc.is_repaired else []
+        warnings = (
+            ["PDF structure was damaged and has been repaired; text may be incomplete"] if doc.is_repaired else []
+        )
         meta = doc.metadata or {}
         return PdfLayout(pages, _outline(doc), meta.get("title") or "", meta.get("author") or "", NAME, warnings)
     finally:

@@ -9,8 +9,12 @@ right edge is an estimate (used only for spacing and line-length heuristics).
 
 from __future__ import annotations
 
+import io
+import logging
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +29,12 @@ _CHAR_WIDTH = 0.5  # average glyph width in em, for the estimated right edge
 
 def _mult(m: list[float], n: list[float]) -> list[float]:
     return [
-        m[0] * n[0] + m[1] * n[2], m[0] * n[1] + m[1] * n[3],
-        m[2] * n[0] + m[3] * n[2], m[2] * n[1] + m[3] * n[3],
-        m[4] * n[0] + m[5] * n[2] + n[4], m[4] * n[1] + m[5] * n[3] + n[5],
+        m[0] * n[0] + m[1] * n[2],
+        m[0] * n[1] + m[1] * n[3],
+        m[2] * n[0] + m[3] * n[2],
+        m[2] * n[1] + m[3] * n[3],
+        m[4] * n[0] + m[5] * n[2] + n[4],
+        m[4] * n[1] + m[5] * n[3] + n[5],
     ]
 
 
@@ -63,9 +70,8 @@ class _FontInfo:
 
 
 def _page_spans(page: Any, number: int, fonts: _FontInfo) -> PageLayout:
-    box = page.cropbox
-    left, top = float(box.left), float(box.top)
-    layout = PageLayout(number=number, width=float(box.width), height=float(box.height))
+    left, top, width, height = _box(page)
+    layout = PageLayout(number=number, width=width, height=height)
 
     def visit(text: str, cm: list[float], tm: list[float], font: Any, font_size: float) -> None:
         if not text or not text.strip(" \n"):
@@ -91,6 +97,17 @@ def _page_spans(page: Any, number: int, fonts: _FontInfo) -> PageLayout:
     return layout
 
 
+def _box(page: Any) -> tuple[float, float, float, float]:
+    """(left, top, width, height) of the visible page; US Letter when the boxes are unreadable."""
+    for name in ("cropbox", "mediabox"):
+        try:
+            box = getattr(page, name)
+            return float(box.left), float(box.top), float(box.width), float(box.height)
+        except Exception:
+            continue
+    return 0.0, 792.0, 612.0, 792.0
+
+
 def _outline(reader: Any) -> list[OutlineItem]:
     items: list[OutlineItem] = []
 
@@ -113,39 +130,85 @@ def _outline(reader: Any) -> list[OutlineItem]:
     return items
 
 
-def _open(path: Path) -> Any:
+_PAGE_OBJ = re.compile(rb"(\d+)\s+0\s+obj\s*<<(?:(?!endobj).){0,400}?/Type\s*/Page(?![s\w])", re.S)
+
+
+def _salvage(data: bytes) -> Any | None:
+    """A truncated file often loses its page tree and trailer (written last): give pypdf a new
+    page tree over the page objects still present. Pages in compressed object streams are lost."""
     from pypdf import PdfReader
 
+    pages = [m.group(1) for m in _PAGE_OBJ.finditer(data)]
+    if not pages:
+        return None
+    kids = b" ".join(p + b" 0 R" for p in pages)
+    tail = (
+        b"\n999998 0 obj\n<< /Type /Pages /Kids [" + kids + b"] /Count " + str(len(pages)).encode() + b" >>\nendobj\n"
+        b"999999 0 obj\n<< /Type /Catalog /Pages 999998 0 R >>\nendobj\n"
+        b"trailer\n<< /Root 999999 0 R /Size 1000000 >>\nstartxref\n0\n%%EOF\n"
+    )
+    try:
+        reader = PdfReader(io.BytesIO(data + tail), strict=False)
+        return reader if len(reader.pages) else None
+    except Exception:
+        return None
+
+
+def _open(path: Path) -> tuple[Any, list[str]]:
+    from pypdf import PdfReader
+
+    warnings: list[str] = []
     try:
         reader = PdfReader(str(path), strict=False)
+        _decrypt(reader, path)
+        len(reader.pages)
+    except LoadError:
+        raise
     except Exception as exc:
-        raise LoadError(str(path), f"damaged or truncated PDF: {exc}") from exc
-    if reader.is_encrypted:
-        try:
-            ok = reader.decrypt("")
-        except Exception as exc:  # e.g. AES without the optional crypto dependency
-            raise LoadError(str(path), f"{ENCRYPTED} (or cannot be decrypted here: {exc})") from exc
-        if not ok:
-            raise LoadError(str(path), ENCRYPTED)
-    return reader
+        reader = _salvage(path.read_bytes())
+        if reader is None:
+            raise LoadError(str(path), f"damaged or truncated PDF: {exc}") from exc
+        warnings.append(f"damaged or truncated PDF ({exc}); pages were recovered by scanning the file")
+    return reader, warnings
+
+
+def _decrypt(reader: Any, path: Path) -> None:
+    if not reader.is_encrypted:
+        return
+    try:
+        ok = reader.decrypt("")
+    except Exception as exc:  # e.g. AES without the optional crypto dependency
+        raise LoadError(str(path), f"{ENCRYPTED} (or cannot be decrypted here: {exc})") from exc
+    if not ok:
+        raise LoadError(str(path), ENCRYPTED)
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """pypdf logs every repaired oddity of a broken file; the loader reports what matters."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def extract(path: Path) -> PdfLayout:
     """Read every page; a page that fails is recorded with its error and skipped later."""
-    reader = _open(path)
-    try:
-        pages = list(reader.pages)
-    except Exception as exc:
-        raise LoadError(str(path), f"damaged or truncated PDF: {exc}") from exc
-    fonts = _FontInfo()
-    layouts = []
-    for number, page in enumerate(pages, start=1):
-        try:
-            layouts.append(_page_spans(page, number, fonts))
-        except Exception as exc:
-            layouts.append(PageLayout(number, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}"))
-    meta = _metadata(reader)
-    return PdfLayout(layouts, _outline(reader), meta.get("title", ""), meta.get("author", ""), NAME)
+    with _quiet():
+        reader, warnings = _open(path)
+        fonts = _FontInfo()
+        layouts = []
+        for number, page in enumerate(reader.pages, start=1):
+            try:
+                layouts.append(_page_spans(page, number, fonts))
+            except Exception as exc:
+                layouts.append(PageLayout(number, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}"))
+        meta = _metadata(reader)
+        outline = _outline(reader)
+    return PdfLayout(layouts, outline, meta.get("title", ""), meta.get("author", ""), NAME, warnings, gap_spaces=False)
 
 
 def _metadata(reader: Any) -> dict[str, str]:

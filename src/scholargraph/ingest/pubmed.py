@@ -8,7 +8,6 @@ reference list into ``Document.references``. External DTDs and entities are neve
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,14 +22,7 @@ from .sections import clean_ws, join_paragraphs, make_section, title_from_text
 
 MEDLINE_ROOTS = {"PubmedArticleSet", "PubmedArticle", "MedlineCitationSet", "MedlineCitation"}
 JATS_ROOTS = {"article", "pmc-articleset", "articles"}
-_PARSER_OPTIONS = {
-    "resolve_entities": False,
-    "no_network": True,
-    "load_dtd": False,
-    "huge_tree": True,
-    "remove_comments": True,
-    "remove_pis": True,
-}
+_PARSER_OPTIONS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True, remove_comments=True)
 # Not part of a paragraph's running text: floats are added as captions, the rest dropped.
 _FLOATS = ("fig", "table-wrap", "supplementary-material", "graphic", "inline-graphic", "media", "fn")
 MAX_SECTION_DEPTH = 12
@@ -38,7 +30,7 @@ _DATE_PREFERENCE = ("epub", "ppub", "pub", "collection", "epub-ppub")
 
 
 # Elements whose text must not run into the next element's ("in vitro" + "SH-SY5Y cells ...").
-_SPACED = {"p", "title", "label", "caption", "list-item", "td", "th", "tr", "surname", "sec", "def", "term", "AbstractText"}
+_SPACED = frozenset("p title label caption list-item td th tr surname sec def term".split())
 
 
 def _text(el: etree._Element | None, strip: tuple[str, ...] = ()) -> str:

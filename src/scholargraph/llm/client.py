@@ -15,7 +15,7 @@ import functools
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
@@ -32,6 +32,7 @@ from .http_errors import (
     RETRYABLE_STATUS,
     RETRYABLE_TRANSPORT,
     AttemptFailed,
+    FeatureRejected,
     backoff_delay,
     is_unreachable,
     rejected_feature,
@@ -41,56 +42,37 @@ from .http_errors import (
     transport_reason,
     unreachable_message,
 )
+from .streaming import OpenStream, StreamProgress, response_events, stream_pieces
 from .wire import (
     Completion,
     MalformedResponse,
     TokenCounter,
     cache_key,
     estimate_tokens,
-    event_delta,
     messages_text,
     parse_completion,
-    reported_usage,
-    sse_events,
 )
 
 T = TypeVar("T")
 _FORMAT_RANK = {"none": 0, "json_object": 1, "json_schema": 2}
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "none"}
-
-
-class _FeatureRejected(Exception):
-    def __init__(self, feature: str):
-        super().__init__(feature)
-        self.feature = feature
+# Connections per httpx pool. httpcore's pool bookkeeping grows quadratically with the number of
+# connections in flight (a 128-connection pool spends seconds per wave of requests), so a large
+# max_concurrency is served by several small pools; each concurrency slot always uses the same one.
+_POOL_SIZE = 16
 
 
 @dataclass
 class _LoopState:
+    """Per event loop: the HTTP pools and the free concurrency slots (slot i uses pool i // _POOL_SIZE)."""
+
     loop: asyncio.AbstractEventLoop
-    http: httpx.AsyncClient
-    slots: asyncio.Semaphore
+    pools: list[httpx.AsyncClient]
+    free_slots: asyncio.Queue[int]
 
-
-@dataclass
-class _OpenStream:
-    stack: contextlib.AsyncExitStack
-    first: dict[str, Any] | None
-    rest: AsyncIterator[dict[str, Any]]
-
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
-        if self.first is not None:
-            yield self.first
-        async for event in self.rest:
-            yield event
-
-
-@dataclass
-class _StreamProgress:
-    opened: bool = False
-    pieces: list[str] = field(default_factory=list)
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    @property
+    def http(self) -> httpx.AsyncClient:
+        return self.pools[0]
 
 
 class LLMClient:
@@ -128,21 +110,27 @@ class LLMClient:
     def _loop_state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
-            self._state = _LoopState(loop, self._new_http(), asyncio.Semaphore(self.settings.max_concurrency))
+            slots = self.settings.max_concurrency
+            pools = [self._new_http(min(_POOL_SIZE, slots)) for _ in range(0, slots, _POOL_SIZE)]
+            free: asyncio.Queue[int] = asyncio.Queue()
+            for index in range(slots):
+                free.put_nowait(index)
+            self._state = _LoopState(loop, pools, free)
         return self._state
 
-    def _new_http(self) -> httpx.AsyncClient:
+    def _new_http(self, slots: int) -> httpx.AsyncClient:
         headers = {"User-Agent": f"scholargraph/{__version__}"}
         if self.settings.api_key is not None and self.settings.api_key.get_secret_value():
             headers["Authorization"] = f"Bearer {self.settings.api_key.get_secret_value()}"
-        size = self.settings.max_concurrency + 4  # headroom so the pool never queues a permitted call
+        size = slots + 2  # headroom (a health check, a closing stream) so a permitted call never queues
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
         return httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.settings.timeout))
 
     async def aclose(self) -> None:
         state, self._state = self._state, None
         if state is not None and not state.loop.is_closed():
-            await state.http.aclose()
+            for pool in state.pools:
+                await pool.aclose()
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -197,14 +185,17 @@ class LLMClient:
             if result.text:
                 yield result.text
             return
-        progress = _StreamProgress()
+        progress = StreamProgress()
         status = "incomplete"
         try:
             opened = await self._with_fallbacks(
                 lambda: self._body(messages, merged, None, "", stream=True), self._open_stream
             )
             progress.opened = True
-            async with opened.stack, contextlib.aclosing(self._stream_pieces(opened, progress)) as pieces:
+            async with (
+                opened.stack,
+                contextlib.aclosing(stream_pieces(opened, progress, self.base_url, self.settings.timeout)) as pieces,
+            ):
                 async for piece in pieces:
                     yield piece
             status = "ok"
@@ -265,7 +256,7 @@ class LLMClient:
             body = build()
             try:
                 return await self._retrying(functools.partial(attempt, body))
-            except _FeatureRejected as rejected:
+            except FeatureRejected as rejected:
                 self._downgrade(rejected.feature, body)
 
     async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
@@ -290,14 +281,17 @@ class LLMClient:
         return LLMError(f"LLM call to {self.base_url} (model '{self.model}') failed after {tries}: {failure.reason}")
 
     @contextlib.asynccontextmanager
-    async def _slot(self) -> AsyncIterator[None]:
-        async with self._loop_state().slots:
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-            try:
-                yield
-            finally:
-                self.in_flight -= 1
+    async def _slot(self) -> AsyncIterator[httpx.AsyncClient]:
+        """Wait for one of the max_concurrency slots; yields the HTTP pool that slot uses."""
+        state = self._loop_state()
+        index = await state.free_slots.get()
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            yield state.pools[index // _POOL_SIZE]
+        finally:
+            self.in_flight -= 1
+            state.free_slots.put_nowait(index)
 
     def _transport_failure(self, exc: httpx.TransportError) -> AttemptFailed | LLMError:
         reason = transport_reason(exc, self.settings.timeout)
@@ -314,14 +308,14 @@ class LLMClient:
             retry_after = retry_after_seconds(response) if status in RETRY_AFTER_STATUS else None
             raise AttemptFailed(f"HTTP {status}: {message}", retry_after=retry_after)
         if (feature := rejected_feature(status, message, body)) is not None:
-            raise _FeatureRejected(feature)
+            raise FeatureRejected(feature)
         error = LLMUnavailableError if status in (401, 403, 404) else LLMError
         raise error(status_error_message(status, message, str(response.request.url), self.model))
 
     async def _post_completion(self, body: dict[str, Any]) -> Completion:
-        async with self._slot():
+        async with self._slot() as http:
             try:
-                response = await self._loop_state().http.post(f"{self.base_url}/chat/completions", json=body)
+                response = await http.post(f"{self.base_url}/chat/completions", json=body)
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc) from exc
         self._check_status(response, body)
@@ -330,21 +324,20 @@ class LLMClient:
         except MalformedResponse as exc:
             raise AttemptFailed(f"malformed response from server: {exc}") from exc
 
-    async def _open_stream(self, body: dict[str, Any]) -> _OpenStream:
+    async def _open_stream(self, body: dict[str, Any]) -> OpenStream:
         """Send a streamed request and read up to its first event; failures so far may be retried."""
         stack = contextlib.AsyncExitStack()
-        await stack.enter_async_context(self._slot())
+        http = await stack.enter_async_context(self._slot())
         try:
-            http = self._loop_state().http
             request = http.build_request("POST", f"{self.base_url}/chat/completions", json=body)
             response = await http.send(request, stream=True)
             stack.push_async_callback(response.aclose)
             if response.status_code >= 300:
                 await response.aread()
                 self._check_status(response, body)
-            events = _response_events(response)
+            events = response_events(response)
             stack.push_async_callback(events.aclose)
-            return _OpenStream(stack, await anext(events, None), events)
+            return OpenStream(stack, await anext(events, None), events)
         except httpx.TransportError as exc:
             await stack.aclose()
             raise self._transport_failure(exc) from exc
@@ -354,20 +347,6 @@ class LLMClient:
         except BaseException:
             await stack.aclose()
             raise
-
-    async def _stream_pieces(self, opened: _OpenStream, progress: _StreamProgress) -> AsyncIterator[str]:
-        try:
-            async for event in opened.events():
-                prompt, completion = reported_usage(event)
-                if prompt is not None:
-                    progress.prompt_tokens, progress.completion_tokens = prompt, completion
-                if piece := event_delta(event):
-                    progress.pieces.append(piece)
-                    yield piece
-        except (httpx.TransportError, MalformedResponse) as exc:
-            reason = transport_reason(exc, self.settings.timeout) if isinstance(exc, httpx.TransportError) else str(exc)
-            received = sum(map(len, progress.pieces))
-            raise LLMError(f"the stream from {self.base_url} broke after {received} characters: {reason}") from exc
 
     # -- results, cache, accounting ------------------------------------------------------
     def _result(
@@ -402,7 +381,7 @@ class LLMClient:
         messages: list[dict],
         purpose: str,
         document_id: str | None,
-        progress: _StreamProgress,
+        progress: StreamProgress,
         status: str,
         started: float,
     ) -> None:
@@ -420,16 +399,3 @@ class LLMClient:
 
     def _log_failure(self, purpose: str, document_id: str | None, started: float) -> None:
         self.ledger.record_failure(purpose, self.model, document_id, time.perf_counter() - started)
-
-
-async def _response_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """Stream events; a server that ignored ``stream: true`` and sent plain JSON yields one event."""
-    if "application/json" in response.headers.get("content-type", ""):
-        completion = parse_completion(await response.aread())
-        usage = None
-        if completion.prompt_tokens is not None:
-            usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
-        yield {"choices": [{"delta": {"content": completion.text}}], "usage": usage}
-        return
-    async for event in sse_events(response.aiter_lines()):
-        yield event

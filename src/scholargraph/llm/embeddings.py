@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 import httpx
@@ -122,7 +123,9 @@ class LocalEmbedder(Embedder):
         return out
 
 
+@lru_cache(maxsize=4)
 def _load_sentence_transformer(model: str):
+    """Loaded once per process and model (read-only after loading)."""
     prepare_offline_runtime()
     try:
         from sentence_transformers import SentenceTransformer

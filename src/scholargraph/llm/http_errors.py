@@ -28,6 +28,14 @@ class AttemptFailed(Exception):
         self.unreachable = unreachable
 
 
+class FeatureRejected(Exception):
+    """The server rejected an optional request feature (see rejected_feature); resend without it."""
+
+    def __init__(self, feature: str):
+        super().__init__(feature)
+        self.feature = feature
+
+
 def server_message(response: httpx.Response, limit: int = 500) -> str:
     """The server's own error text: OpenAI ``{"error": {"message"}}``, FastAPI ``detail``, or the body."""
     text = response.text.strip()

@@ -192,7 +192,8 @@ class GraphTables:
         for i in range(0, len(ids), 500):
             part = list(ids[i : i + 500])
             rows = self.conn.execute(
-                f"SELECT entity_id, name, type, description FROM entity_sources WHERE entity_id IN ({_in(part)}) ORDER BY rowid",
+                f"SELECT entity_id, name, type, description FROM entity_sources WHERE entity_id IN ({_in(part)}) "
+                "ORDER BY document_id, rowid",  # merged values must not depend on arrival order
                 part,
             )
             for r in rows:
@@ -211,7 +212,7 @@ class GraphTables:
             part = list(ids[i : i + 500])
             rows = self.conn.execute(
                 f"""SELECT relation_id, description, keywords, types, strength, confidence FROM relation_sources
-                    WHERE relation_id IN ({_in(part)}) ORDER BY rowid""",
+                    WHERE relation_id IN ({_in(part)}) ORDER BY document_id, rowid""",
                 part,
             )
             for r in rows:
@@ -280,7 +281,8 @@ class GraphTables:
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             rows = self.conn.execute(
-                f"SELECT DISTINCT {column}, chunk_id, document_id FROM {table} WHERE {column} IN ({_in(part)}) ORDER BY rowid",
+                f"SELECT DISTINCT {column}, chunk_id, document_id FROM {table} WHERE {column} IN ({_in(part)}) "
+                "ORDER BY document_id, rowid",
                 part,
             )
             for r in rows:

@@ -79,6 +79,8 @@ class LLMHTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    wbufsize = -1  # buffered: headers and body leave in one segment (flushed per request / per event)
+    disable_nagle_algorithm = True  # no delayed-ACK stalls on keep-alive connections
     server: LLMHTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence per-request logging
@@ -270,6 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%X\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
 
 
 def _route(path: str) -> str:

