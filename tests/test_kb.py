@@ -140,8 +140,9 @@ def test_embedding_model_mismatch_is_a_clear_error(corpus, workdir):
 
 
 def test_reembed_restores_a_working_workspace(corpus, workdir):
-    from scholargraph.reembed import reembed
     import asyncio
+
+    from scholargraph.reembed import reembed
 
     with make_kb(workdir) as kb:
         kb.insert([corpus])

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .models import Answer, Source, usage_to_json
@@ -26,11 +27,11 @@ def print_index_report(report) -> None:
     for note in data["notes"]:
         err.print(f"[yellow]note:[/yellow] {note}")
     for warning in data["warnings"][:20]:
-        err.print(f"[yellow]warning:[/yellow] {warning}")
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     if len(data["warnings"]) > 20:
         err.print(f"[yellow]… {len(data['warnings']) - 20} more warnings (use --json to see all)[/yellow]")
     for failure in data["failed"]:
-        err.print(f"[red]FAILED[/red] {failure.get('path') or failure['id']}: {failure['error']}")
+        err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}")
     usage = data["usage"]
     out.print(
         f"indexed {len(data['processed'])} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
@@ -42,7 +43,7 @@ def print_index_report(report) -> None:
         out.print(f"LLM: {usage['llm_calls']} calls (+{usage['cached_calls']} cached), "
                   f"{usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion tokens")
     if data["stopped"]:
-        err.print(f"[red]stopped:[/red] {data['stopped']}")
+        err.print(f"[red]stopped:[/red] {escape(data['stopped'])}")
 
 
 def print_status(rows: list[dict]) -> None:
@@ -55,8 +56,8 @@ def print_status(rows: list[dict]) -> None:
     colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan"}
     for r in rows:
         detail = r["title"] if r["status"] != "FAILED" else f"{r['title']}: {r['error']}"
-        table.add_row(r["id"], f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r["scope"], r["profile"] or "-",
-                      str(r["chunks"]), detail[:200])
+        table.add_row(escape(r["id"]), f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r["scope"],
+                      r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
     out.print(table)
 
 
@@ -80,12 +81,12 @@ def print_sources(sources: list[Source], cited: list[int] | None = None) -> None
     if shown:
         out.print("\n[bold]References[/bold]")
     for s in shown:
-        out.print(f"  [{s.number}] {format_reference(s)}")
+        out.print(escape(f"  [{s.number}] {format_reference(s)}"))
 
 
 def print_answer(answer: Answer, streamed: bool) -> None:
     if not streamed:
-        out.print(answer.text)
+        out.print(escape(answer.text))
     else:
         out.print()
     print_sources(answer.sources, answer.cited)
@@ -95,11 +96,43 @@ def print_answer(answer: Answer, streamed: bool) -> None:
 
 def print_retrieval(retrieval) -> None:
     for s in retrieval.sources:
-        out.print(f"[bold][{s.number}][/bold] {s.score:.3f}  {format_reference(s)}")
-        out.print("    " + " ".join(s.text.split())[:300])
+        out.print(f"[bold]{escape(f'[{s.number}]')}[/bold] {s.score:.3f}  {escape(format_reference(s))}")
+        out.print(escape("    " + " ".join(s.text.split())[:300]))
 
 
 def retrieval_json(retrieval) -> dict:
     return {"query": retrieval.question, "mode": retrieval.mode, "results": [s.to_json() for s in retrieval.sources],
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
             "notes": retrieval.notes}
+
+
+def print_entities(rows: list[dict]) -> None:
+    if not rows:
+        out.print("no entities match")
+        return
+    table = Table()
+    for col in ("name", "type", "aliases", "degree", "docs", "description"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(escape(r["name"]), escape(r["type"]), escape(", ".join(r["aliases"][:5])), str(r["degree"]),
+                      str(len(r["documents"])), escape(" ".join(r["description"].split())[:160]))
+    out.print(table)
+
+
+def print_parsed(docs: list[dict]) -> None:
+    for d in docs:
+        out.print(f"[bold]{escape(d['title'])}[/bold]  (id {escape(d['id'])})")
+        if d.get("authors"):
+            out.print("authors: " + ", ".join(d["authors"]))
+        meta = {k: d.get(k) for k in ("year", "venue", "doi", "pmid") if d.get(k)}
+        if meta:
+            out.print(" · ".join(f"{k} {v}" for k, v in meta.items()))
+        for s in d["sections"]:
+            pages = f"p. {s['page_start']}–{s['page_end']}" if s.get("page_start") else ""
+            out.print(escape(f"  {'  ' * (s['level'] - 1)}{s['heading'] or '(untitled)'}  [{s['kind']}] {pages} {s['chars']} chars"))
+        if d.get("references"):
+            out.print(f"references: {d['references']}")
+        for w in d.get("warnings", []):
+            err.print(f"[yellow]warning:[/yellow] {w}")
+        for c in d.get("chunks", []):
+            out.print(f"  chunk {c['ordinal']}: {c['tokens']} tokens, {c['section']}, p. {c['page_start']}–{c['page_end']}")

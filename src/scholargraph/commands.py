@@ -25,8 +25,17 @@ def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None
 def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     if not args.paths and not args.only:
         raise ConfigError("give files or directories to index (or --only DOC_ID to re-index stored documents)")
+    options = None
+    if args.manifest:
+        from .ingest.manifest import read_manifest
+        from .ingest.registry import LoadOptions
+
+        settings = load_settings(args.workdir, overrides)
+        options = LoadOptions(include_references=settings.extraction.include_references,
+                              manifest=read_manifest(Path(args.manifest)))
     with _kb(args, overrides) as kb:
-        report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force)
+        report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
+                           options=options)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
 
@@ -122,6 +131,56 @@ def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         for r in results:
             show.out.print(f"deleted {r['deleted']}: {r['chunks']} chunks, {r['entities_removed']} entities and "
                            f"{r['relations_removed']} relations no longer supported by any document")
+    return 0
+
+
+def cmd_entities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    with _kb(args, overrides) as kb:
+        if args.merge:
+            if len(args.merge) < 2:
+                raise ConfigError("--merge needs at least two entities: the one to keep, then the ones to fold into it")
+            result = kb.merge_entities(args.merge[0], *args.merge[1:])
+            show.print_json(result) if args.json else show.out.print(
+                f"merged {len(result['merged'])} entit(ies) into {result['kept']}")
+            return 0
+        if args.split:
+            ids = kb.split_entity(args.split)
+            show.print_json({"entities": ids}) if args.json else show.out.print(f"split into {len(ids)}: {', '.join(ids)}")
+            return 0
+        rows = kb.entities(args.entity_type, args.search, args.limit)
+    if args.json:
+        show.print_json({"entities": rows})
+    else:
+        show.print_entities(rows)
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .ingest.chunking import chunk_document
+    from .ingest.registry import LoadOptions, load_file
+    from .ingest.tokenizer import load_tokenizer
+    from .pipeline import select_scope
+
+    settings = load_settings(args.workdir, overrides)
+    docs = load_file(Path(args.file), LoadOptions(include_references=True))
+    out = []
+    for doc in docs:
+        data = doc.to_dict()
+        for section in data["sections"]:
+            section.pop("page_marks", None)
+            section["chars"] = len(section.pop("text"))
+        if args.chunks:
+            tok = load_tokenizer(settings.chunking.tokenizer)
+            chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
+                                    "tokens" if settings.chunking.strategy == "tokens" else "structure",
+                                    settings.extraction.include_references)
+            data["chunks"] = [c.__dict__ for c in chunks]
+        data["references"] = len(data.get("references", []))
+        out.append(data)
+    if args.json:
+        show.print_json(out[0] if len(out) == 1 else {"documents": out})
+    else:
+        show.print_parsed(out)
     return 0
 
 

@@ -75,7 +75,7 @@ class ChunkingSettings(_Section):
     strategy: Literal["auto", "tokens", "structure"] = "auto"
 
     @model_validator(mode="after")
-    def _overlap_smaller(self) -> "ChunkingSettings":
+    def _overlap_smaller(self) -> ChunkingSettings:
         if self.overlap >= self.size:
             raise ValueError(f"chunking.overlap ({self.overlap}) must be smaller than chunking.size ({self.size})")
         return self

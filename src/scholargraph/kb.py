@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings, load_settings
-from .errors import EmbeddingMismatchError, ScholarGraphError
+from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError
 from .extract.base import Extractor, make_extractor, resolve_profile
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
@@ -134,7 +134,7 @@ class KnowledgeBase:
 
     async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict] = (), scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
-                      options: LoadOptions | None = None) -> IndexReport:
+                      options: LoadOptions | None = None, dry_run: bool = False) -> IndexReport:
         """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata)."""
         started = time.perf_counter()
         extractor = self._extractor(profile)
@@ -142,11 +142,16 @@ class KnowledgeBase:
         if extractor.name == "offline" and (profile or self.settings.extraction.profile) == "auto":
             report.notes.append("no LLM configured: using the offline extraction profile (a draft graph); "
                                 "set llm.base_url and llm.model for the academic profile")
-        if extractor.uses_llm:
+        if extractor.uses_llm and not dry_run:
             await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
         pipeline = self._pipeline(extractor)
-        await self.refresh_graph(pipeline.refresher)  # leftovers of an interrupted run
         opts = options or LoadOptions(include_references=self.settings.extraction.include_references)
+        if dry_run:
+            docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
+            pipeline.estimate(docs + [_text_document(t) for t in texts], scope, report)
+            report.seconds = time.perf_counter() - started
+            return report
+        await self.refresh_graph(pipeline.refresher)  # leftovers of an interrupted run
         docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
         docs += [_text_document(t) for t in texts]
         pipeline.register(docs, scope, report, force=force)
@@ -223,6 +228,39 @@ class KnowledgeBase:
             "embedding_dim": int(self.store.get_meta("embedding_dim") or 0) or None,
             "usage": usage_to_json(usage),
         }
+
+    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict]:
+        return self.store.list_entities(type_, search, limit)
+
+    def _one_entity(self, ref: str) -> str:
+        ids = self.store.find_entity(ref)
+        if not ids:
+            raise NotFoundError(f"no entity named or with id {ref!r} (try `scholargraph entities --search {ref!r}`)")
+        if len(ids) > 1:
+            raise ScholarGraphError(f"{ref!r} names {len(ids)} entities ({', '.join(ids)}); use an id")
+        return ids[0]
+
+    async def amerge_entities(self, keep: str, *others: str) -> dict:
+        from .graph.edit import merge_entities
+
+        keep_id = self._one_entity(keep)
+        other_ids = [self._one_entity(o) for o in others]
+        gone = merge_entities(self.store, keep_id, other_ids)
+        await self.refresh_graph()
+        return {"kept": keep_id, "merged": gone["entity"], "relations_merged": len(gone["relation"])}
+
+    def merge_entities(self, keep: str, *others: str) -> dict:
+        return asyncio.run(self._closing(self.amerge_entities(keep, *others)))
+
+    async def asplit_entity(self, ref: str) -> list[str]:
+        from .graph.edit import split_entity
+
+        ids = split_entity(self.store, self._one_entity(ref))
+        await self.refresh_graph()
+        return ids
+
+    def split_entity(self, ref: str) -> list[str]:
+        return asyncio.run(self._closing(self.asplit_entity(ref)))
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}

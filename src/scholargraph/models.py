@@ -72,7 +72,7 @@ class Document:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Document":
+    def from_dict(cls, data: dict[str, Any]) -> Document:
         data = dict(data)
         data["sections"] = [Section(**s) for s in data.get("sections", [])]
         known = {f for f in cls.__dataclass_fields__}
@@ -144,7 +144,7 @@ class Extraction:
     keywords: list[KeywordRecord] = field(default_factory=list)
     failures: list[ChunkFailure] = field(default_factory=list)
 
-    def extend(self, other: "Extraction") -> None:
+    def extend(self, other: Extraction) -> None:
         self.entities.extend(other.entities)
         self.relations.extend(other.relations)
         self.keywords.extend(other.keywords)
@@ -166,7 +166,7 @@ class Usage:
     completion_tokens: int = 0
     estimated_calls: int = 0
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.calls += other.calls
         self.cached_calls += other.cached_calls
         self.prompt_tokens += other.prompt_tokens

@@ -189,10 +189,7 @@ class Pipeline:
         self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
 
     async def _index_document(self, doc: Document) -> tuple[list[Chunk], Extraction]:
-        cfg = self.settings.chunking
-        strategy = "tokens" if cfg.strategy == "tokens" else "structure"
-        chunks = chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy,
-                                self.settings.extraction.include_references)
+        chunks = self._chunks(doc)
         if not chunks:
             raise ScholarGraphError("no text to index after parsing (empty sections)")
         vectors = await self.embedder.embed([c.text for c in chunks])
@@ -226,6 +223,26 @@ class Pipeline:
                 [(f.chunk_id, doc.id, self.extractor.name, f.reason, f.raw[:20000], time.time()) for f in extraction.failures],
             )
             self.store.set_status(doc.id, DocStatus.PROCESSED)
+
+    def estimate(self, docs: Sequence[Document], scope: str, report: IndexReport) -> None:
+        """Dry run: what indexing ``docs`` would cost, per purpose and per document; nothing is stored."""
+        estimate = getattr(self.extractor, "estimate", None)
+        report.notes.append("dry run: nothing was indexed; token figures are estimates (offline tokenizer)")
+        for doc in docs:
+            existing = self.store.get_document(doc.id)
+            if existing and existing.status == DocStatus.PROCESSED and existing.scope in (scope, Scope.FULL.value):
+                report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
+                continue
+            chunks = self._chunks(select_scope(doc, scope))
+            report.chunks += len(chunks)
+            report.added.append(doc.id)
+            for purpose, usage in (estimate(chunks, self.tokenizer.count) if estimate else {}).items():
+                report.usage.setdefault(purpose, Usage()).add(usage)
+
+    def _chunks(self, doc: Document) -> list[Chunk]:
+        cfg = self.settings.chunking
+        strategy = "tokens" if cfg.strategy == "tokens" else "structure"
+        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references)
 
     # -- delete ---------------------------------------------------------------------------
 

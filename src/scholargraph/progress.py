@@ -56,7 +56,14 @@ class RichProgress:
     def start(self, total: int) -> None:
         if not self.enabled or total == 0:
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("docs"),
                                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,

@@ -8,7 +8,7 @@ import pytest
 
 from scholargraph.errors import LoadError
 from scholargraph.ingest import html
-from scholargraph.ingest.registry import LoadOptions
+from scholargraph.ingest.registry import LoadOptions, load_file
 
 SYLLABUS = """<!DOCTYPE html>
 <html lang="en"><head>
@@ -172,7 +172,7 @@ def test_without_headings_and_title_fallbacks(tmp_path: Path) -> None:
 
 def test_manifest_applies(tmp_path: Path) -> None:
     options = LoadOptions(manifest={"syllabus.html": {"id": "course-501", "year": 2024}})
-    doc = html.load(write(tmp_path, "syllabus.html", SYLLABUS), options)[0]
+    doc = load_file(write(tmp_path, "syllabus.html", SYLLABUS), options)[0]
     assert doc.id == "course-501" and doc.year == 2024
 
 

@@ -1,3 +1,4 @@
+
 """PDF loader end to end: PDFs written here with fpdf2, both backends; plus the shared dev PDFs."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pytest
 from scholargraph.errors import LoadError
 from scholargraph.ingest import pdf, pdf_pymupdf, pdf_pypdf
 from scholargraph.ingest import pdf_layout as L
-from scholargraph.ingest.registry import LoadOptions
+from scholargraph.ingest.registry import LoadOptions, load_file
 
 fpdf = pytest.importorskip("fpdf")
 
@@ -253,7 +254,7 @@ def test_manifest_overrides_metadata(paper: Path) -> None:
             }
         }
     )
-    doc = pdf.load(paper, options)[0]
+    doc = load_file(paper, options)[0]
     assert (doc.id, doc.doi, doc.year, doc.venue, doc.title) == (
         "10.1000/xyz",
         "10.1000/xyz",
@@ -262,7 +263,7 @@ def test_manifest_overrides_metadata(paper: Path) -> None:
         "Given Title",
     )
     assert doc.authors == ["A. One", "B. Two"]
-    doc = pdf.load(paper, LoadOptions(manifest={"paper": {"id": "paper-7"}}))[0]
+    doc = load_file(paper, LoadOptions(manifest={"paper": {"id": "paper-7"}}))[0]
     assert doc.id == "paper-7" and doc.title == TITLE
 
 

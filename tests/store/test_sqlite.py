@@ -5,7 +5,16 @@ import pytest
 
 from scholargraph.errors import WorkspaceError
 from scholargraph.graph.merge import plan_writes
-from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, Extraction, KeywordRecord, RelationRecord, Section
+from scholargraph.models import (
+    Chunk,
+    DocStatus,
+    Document,
+    EntityRecord,
+    Extraction,
+    KeywordRecord,
+    RelationRecord,
+    Section,
+)
 from scholargraph.store.base import CachedResponse, CallRecord
 from scholargraph.store.schema import SCHEMA_VERSION
 from scholargraph.store.sqlite import SQLiteStore

@@ -272,31 +272,9 @@ def load_pdf(path: Path, options: LoadOptions | None = None, backend: str = "aut
         warnings=warnings,
         references=references,
     )
-    given = apply_manifest(doc, path, options)
-    doc.id, doc.content_md5 = doc_id(given, "\n\n".join(s.text for s in indexed if s.text))
+    # a manifest entry (DOI, id, authors, year, venue) is applied by the loader registry
+    doc.id, doc.content_md5 = doc_id(None, "\n\n".join(s.text for s in indexed if s.text))
     return doc
-
-
-def apply_manifest(doc: Document, path: Path, options: LoadOptions) -> str | None:
-    """Manifest fields (doi, authors, year, venue, title, id) override the parsed metadata."""
-    entry = options.manifest.get(path.name) or options.manifest.get(path.stem) or {}
-    if entry.get("title"):
-        doc.title = str(entry["title"]).strip()
-    if entry.get("authors"):
-        authors = entry["authors"]
-        doc.authors = [
-            str(a).strip() for a in (authors.split(";") if isinstance(authors, str) else authors) if str(a).strip()
-        ]
-    if entry.get("year"):
-        try:
-            doc.year = int(str(entry["year"])[:4])
-        except ValueError:
-            doc.warnings.append(f"manifest: year {entry['year']!r} is not a year; ignored")
-    if entry.get("venue"):
-        doc.venue = str(entry["venue"])
-    if entry.get("doi"):
-        doc.doi = str(entry["doi"]).strip()
-    return str(entry["id"]) if entry.get("id") else doc.doi
 
 
 def parse_pdf(path: Path, backend: str = "auto", include_references: bool = True) -> Document:

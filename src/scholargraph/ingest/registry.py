@@ -92,6 +92,10 @@ def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:
         raise LoadError(str(path), "no documents with text found")
     for doc in docs:
         doc.source_path = doc.source_path or str(path)
+    if options.manifest and len(docs) == 1:
+        from .manifest import apply_manifest
+
+        apply_manifest(docs[0], path, options.manifest)
     return docs
 
 

@@ -11,7 +11,7 @@ _ABBREVIATIONS = {
     "e.g", "i.e", "et al", "al", "fig", "figs", "eq", "eqs", "vs", "cf", "etc", "approx", "dr", "mr", "mrs",
     "ms", "prof", "no", "nos", "vol", "pp", "sec", "secs", "tab", "ref", "refs", "resp", "ca", "viz", "st",
     "inc", "ltd", "co", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-    "approx", "max", "min", "avg", "std", "dept", "univ", "ch", "eds", "ed", "suppl",
+    "max", "min", "avg", "std", "dept", "univ", "ch", "eds", "ed", "suppl",
 }
 _LAST_WORD = re.compile(r"([A-Za-z][A-Za-z.]*)\.?$")
 

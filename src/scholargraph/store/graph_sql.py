@@ -308,3 +308,37 @@ class GraphTables:
 
     def entity_type_counts(self) -> Counter:
         return Counter({r[0]: r[1] for r in self.conn.execute("SELECT type, COUNT(*) FROM entities GROUP BY type")})
+
+    def list_entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict]:
+        """Entities with degree and source documents; ``search`` matches names and aliases."""
+        where, params = [], []
+        if type_:
+            where.append("e.type = ? COLLATE NOCASE")
+            params.append(type_)
+        if search:
+            where.append("e.id IN (SELECT entity_id FROM entity_sources WHERE name LIKE ? OR name_key LIKE ?)")
+            params += [f"%{search}%", f"%{search.lower()}%"]
+        sql = (
+            "SELECT e.id, e.name, e.type, e.description, e.aliases, e.weight, "
+            "(SELECT COUNT(*) FROM relations r WHERE r.source_id = e.id OR r.target_id = e.id) AS degree "
+            f"FROM entities e {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY degree DESC, e.name LIMIT ?"
+        )
+        rows = self.conn.execute(sql, [*params, limit]).fetchall()
+        docs: dict[str, list[str]] = {}
+        ids = [r[0] for r in rows]
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            for r in self.conn.execute(
+                f"SELECT DISTINCT entity_id, document_id FROM entity_sources WHERE entity_id IN ({_in(part)})", part):
+                docs.setdefault(r[0], []).append(r[1])
+        return [{"id": r[0], "name": r[1], "type": r[2], "description": r[3], "aliases": json.loads(r[4]),
+                 "weight": r[5], "degree": r[6], "documents": sorted(docs.get(r[0], []))} for r in rows]
+
+    def find_entity(self, ref: str) -> list[str]:
+        """Entity ids for an id, exact name or alias (case-insensitive)."""
+        if self.conn.execute("SELECT 1 FROM entities WHERE id = ?", (ref,)).fetchone():
+            return [ref]
+        rows = self.conn.execute(
+            "SELECT DISTINCT entity_id FROM entity_sources WHERE name = ? COLLATE NOCASE "
+            "UNION SELECT id FROM entities WHERE name = ? COLLATE NOCASE", (ref, ref)).fetchall()
+        return sorted(r[0] for r in rows)

@@ -1,0 +1,89 @@
+"""academic profile (thesis 000 §3.2, §4.3, §5.2.1): one LLM call per chunk returns entities,
+relations and the chunk's content keywords as JSON; optional gleaning rounds ask only for what
+was missed. Unusable output for a chunk is recorded (raw text + reason) and the document goes on;
+a call that fails after its retries fails the document (a rerun retries it, paid calls come from
+the cache); an unreachable server stops the run."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..config import ExtractionSettings
+from ..errors import ModelOutputError
+from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
+from ..prompts import load_prompt
+from .parse import EXTRACTION_SCHEMA, parse_extraction
+
+REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
+
+
+class AcademicExtractor:
+    name = "academic"
+    uses_llm = True
+
+    def __init__(self, llm, settings: ExtractionSettings, entity_types: list[str]):
+        self.llm = llm
+        self.settings = settings
+        self.entity_types = entity_types
+        self.extract_prompt = load_prompt("extract")
+        self.glean_prompt = load_prompt("glean")
+        self._system = self.extract_prompt.system.format(types=", ".join(entity_types))
+
+    def estimate(self, chunks: list[Chunk], count) -> dict[str, Usage]:
+        """Calls and tokens this profile would spend (before spending): prompts are counted exactly
+        with the offline tokenizer; completions are assumed at ~40% of the passage (gleaning ~10%)."""
+        system = count(self._system)
+        extract, glean = Usage(), Usage()
+        for c in chunks:
+            user = count(self.extract_prompt.user.format(header=c.header, text=c.text))
+            extract.add(Usage(1, 0, system + user, min(1500, int(c.tokens * 0.4) + 40), 1))
+            for _ in range(self.settings.gleaning):
+                glean.add(Usage(1, 0, system + user + 80, int(c.tokens * 0.1) + 20, 1))
+        return {"extract": extract, "glean": glean} if self.settings.gleaning else {"extract": extract}
+
+    async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction:
+        results = await asyncio.gather(*(self.extract_chunk(doc.id, c) for c in chunks))
+        out = Extraction()
+        for r in results:
+            out.extend(r)
+        return out
+
+    async def extract_chunk(self, doc_id: str, chunk: Chunk) -> Extraction:
+        user = self.extract_prompt.user.format(header=chunk.header, text=chunk.text)
+        messages = [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
+        try:
+            found = await self._call(messages, doc_id, chunk.id, "extract")
+        except ModelOutputError as exc:
+            return Extraction(failures=[ChunkFailure(chunk.id, exc.reason, exc.raw)])
+        for _ in range(self.settings.gleaning):
+            more = await self._glean(doc_id, chunk, found)
+            if more is None or not (more.entities or more.relations):
+                break
+            found.extend(more)
+        return found
+
+    async def _glean(self, doc_id: str, chunk: Chunk, found: Extraction) -> Extraction | None:
+        names = "; ".join(dict.fromkeys(e.name for e in found.entities)) or "(nothing)"
+        user = self.glean_prompt.user.format(header=chunk.header, text=chunk.text, found=names)
+        messages = [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
+        try:
+            return await self._call(messages, doc_id, chunk.id, "glean", allow_empty=True)
+        except ModelOutputError:
+            return None  # a failed gleaning round loses nothing already found
+
+    async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
+                    allow_empty: bool = False) -> Extraction:
+        result = await self.llm.chat(messages, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
+                                     document_id=doc_id)
+        try:
+            return parse_extraction(result.text, chunk_id, self.entity_types)
+        except ModelOutputError as first:
+            if allow_empty:
+                raise
+            retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
+            again = await self.llm.chat(retry, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
+                                        document_id=doc_id)
+            try:
+                return parse_extraction(again.text, chunk_id, self.entity_types)
+            except ModelOutputError:
+                raise ModelOutputError(first.reason, result.text) from None

@@ -1,0 +1,93 @@
+"""Deterministic canned answers per prompt kind, for the scripted server in tests and benchmarks.
+
+They answer in the format each prompt asks for, derived from the prompt text itself (the
+passage's capitalised terms become entities, consecutive ones are related), so runs are
+reproducible and output sizes scale with the input like a real model's would. This is a test
+double for the protocol, never used by the product.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .llm_server import Reply, Rule
+
+_TERM = re.compile(r"\b(?:[A-Z][a-zA-Z0-9-]+(?:\s+[A-Z][a-zA-Z0-9-]+){0,3}|[A-Z]{2,}[a-z]?s?\d*)\b")
+_STOP = {"The", "This", "These", "In", "We", "Our", "It", "A", "An", "For", "To", "Of", "On", "And", "As", "By", "With",
+         "Paper", "Section", "Passage", "Figure", "Table", "However", "Here", "If", "When", "While", "Already"}
+
+
+def _user_text(request: dict[str, Any]) -> str:
+    msgs = request.get("messages", [])
+    return "\n".join(m.get("content") or "" for m in msgs if m.get("role") == "user")
+
+
+def _passage(text: str) -> str:
+    _, _, after = text.partition("Passage:\n")
+    passage, _, _ = after.partition("\n\nAlready extracted:")
+    return passage or text
+
+
+def terms(text: str, limit: int = 12) -> list[str]:
+    found = []
+    for match in _TERM.finditer(text):
+        term = match.group(0).strip()
+        first = term.split()[0]
+        if first in _STOP or len(term) < 3:
+            continue
+        if term not in found:
+            found.append(term)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def extraction_reply(request: dict[str, Any]) -> str:
+    passage = _passage(_user_text(request))
+    names = terms(passage)
+    entities = [{"name": n, "type": "Concept", "description": f"{n} is discussed in the passage."} for n in names]
+    relations = [
+        {"source": a, "target": b, "keywords": ["related"], "description": f"{a} is related to {b} in the passage.", "strength": 5}
+        for a, b in zip(names, names[1:])
+    ]
+    keywords = [n.lower() for n in names[:5]]
+    return json.dumps({"entities": entities, "relations": relations, "keywords": keywords})
+
+
+def glean_reply(request: dict[str, Any]) -> str:
+    return json.dumps({"entities": [], "relations": [], "keywords": []})
+
+
+def keywords_reply(request: dict[str, Any]) -> str:
+    text = _user_text(request)
+    names = terms(text, 6)
+    return json.dumps({"high_level": [n.lower() for n in names[:3]] or ["research"], "low_level": names[:6] or ["method"]})
+
+
+def answer_reply(request: dict[str, Any]) -> str:
+    text = _user_text(request)
+    numbers = re.findall(r"^\[(\d+)\]", text, flags=re.MULTILINE)[:2] or ["1"]
+    cites = "".join(f"[{n}]" for n in numbers)
+    return f"According to the sources, the answer is supported by the retrieved passages {cites}."
+
+
+def summary_reply(request: dict[str, Any]) -> str:
+    text = _user_text(request)
+    lines = [line[2:] for line in text.splitlines() if line.startswith("- ")]
+    return " ".join(lines[:2])[:400] or "Summary."
+
+
+def default_rules() -> list[Rule]:
+    """Rules matched in order against the whole request text (system + user)."""
+    return [
+        Rule("glean", r"Already extracted:", glean_reply),
+        Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
+        Rule("summarise", r"merge descriptions of one", summary_reply),
+        Rule("keywords", r"high_level", keywords_reply),
+        Rule("answer", r"numbered sources", answer_reply),
+    ]
+
+
+__all__ = ["Reply", "default_rules", "extraction_reply", "terms"]

@@ -1,0 +1,113 @@
+"""The real pipeline against a scripted OpenAI-compatible server on loopback."""
+
+import json
+
+import pytest
+
+from scholargraph import KnowledgeBase
+from scholargraph.cli import main
+from scholargraph.errors import LLMUnavailableError
+from scholargraph.testing.canned import default_rules
+from scholargraph.testing.llm_server import Reply, Rule
+
+TEXT_A = ("Retrieval-Augmented Generation (RAG) grounds Large Language Models in retrieved evidence. "
+          "GraphRAG builds a Knowledge Graph over the corpus. LightRAG retrieves one-hop neighbours.")
+TEXT_B = "BERT encoders embed entity descriptions. SciERC annotates scientific entities and relations."
+
+
+def kb_for(server, workdir, **extra):
+    llm = {"base_url": server.base_url, "model": "scripted-model", "backoff_base": 0.01, "backoff_max": 0.05,
+           "timeout": 5, **extra.pop("llm", {})}
+    return KnowledgeBase(workdir, llm=llm, extraction={"profile": "academic", **extra.pop("extraction", {})}, **extra)
+
+
+def test_academic_indexing_calls_and_cache(llm_server, workdir):
+    server = llm_server(rules=default_rules())
+    with kb_for(server, workdir) as kb:
+        report = kb.insert(texts=[TEXT_A, TEXT_B])
+        assert report.ok and len(report.added) == 2
+        assert report.usage["extract"].calls == 2 and report.usage["glean"].calls == 2
+        stats = kb.stats()
+        assert stats["entities"] >= 5 and stats["relations"] >= 3 and stats["keywords"] >= 3
+        calls = server.stats.calls
+        again = kb.insert(texts=[TEXT_A, TEXT_B], force=True)  # re-extract: every call answered from the cache
+        assert server.stats.calls == calls and again.usage["extract"].cached_calls == 2
+    extract_requests = [r for r in server.stats.requests if "Build a knowledge graph" in json.dumps(r)]
+    assert extract_requests[0]["response_format"]["type"] == "json_schema"
+
+
+def test_malformed_output_is_recorded_and_document_continues(llm_server, workdir):
+    def broken(request):
+        return "Sorry, I cannot produce JSON today."
+
+    rules = [Rule("bad", r"SciERC annotates", broken)] + default_rules()
+    server = llm_server(rules=rules)
+    with kb_for(server, workdir) as kb:
+        report = kb.insert(texts=[TEXT_A, TEXT_B])
+        assert report.ok and len(report.added) == 2 and report.chunk_failures == 1
+        rows = kb.store.conn.execute("SELECT reason, raw FROM extraction_failures").fetchall()
+    assert len(rows) == 1 and "cannot produce JSON" in rows[0][1] and rows[0][0]
+
+
+def test_transient_errors_are_retried(llm_server, workdir):
+    server = llm_server(rules=default_rules())
+    server.fail_next(2, status=500)
+    server.fail_next(1, status=429, retry_after=0.01)
+    with kb_for(server, workdir) as kb:
+        report = kb.insert(texts=[TEXT_A])
+    assert report.ok and server.stats.errors_injected == 3
+
+
+def test_persistent_failure_fails_only_that_document(llm_server, workdir):
+    rules = [Rule("down", r"SciERC annotates", Reply("overloaded", status=500))] + default_rules()
+    server = llm_server(rules=rules)
+    with kb_for(server, workdir, llm={"retries": 1}) as kb:
+        report = kb.insert(texts=[TEXT_A, TEXT_B])
+        statuses = {r["title"][:10]: r for r in kb.status()}
+    assert len(report.added) == 1 and len(report.failed) == 1
+    failed = next(r for r in statuses.values() if r["status"] == "FAILED")
+    assert "500" in failed["error"] or "overloaded" in failed["error"]
+
+
+def test_unknown_model_is_refused_before_any_work(llm_server, workdir):
+    server = llm_server(rules=default_rules(), models=["llama3"])
+    with kb_for(server, workdir) as kb, pytest.raises(LLMUnavailableError, match="available: llama3"):
+        kb.insert(texts=[TEXT_A])
+    assert server.stats.calls == 0
+
+
+def test_server_going_away_leaves_documents_pending(llm_server, workdir):
+    server = llm_server(rules=default_rules())
+    with kb_for(server, workdir, llm={"retries": 0}, max_parallel_documents=1) as kb:
+        kb._llm_checked = True  # pretend the health check passed, then the server disappears
+        server.stop()
+        report = kb.insert(texts=[TEXT_A, TEXT_B])
+        assert report.stopped and "PENDING" in report.stopped
+        assert {r["status"] for r in kb.status()} == {"PENDING"}
+
+
+def test_answer_citations_are_verified(llm_server, workdir):
+    def answer(request):
+        return "RAG grounds models in evidence [1]. It was invented on the moon [99]."
+
+    server = llm_server(rules=[Rule("answer", r"numbered sources", answer)] + default_rules())
+    with kb_for(server, workdir) as kb:
+        kb.insert(texts=[TEXT_A, TEXT_B])
+        result = kb.query("What does RAG do?", mode="naive")
+    assert "[99]" not in result.text and "[1]" in result.text
+    assert result.removed_citations == [99] and result.cited == [1]
+    assert result.usage["answer"].calls == 1 and not result.extractive
+
+
+def test_cli_index_and_ask_with_llm(llm_server, workdir, tmp_path, capsys):
+    server = llm_server(rules=default_rules())
+    paper = tmp_path / "paper.txt"
+    paper.write_text(TEXT_A)
+    args = ["-w", str(workdir), "--llm-url", server.base_url, "--llm-model", "scripted-model"]
+    assert main(["index", str(paper), "--json", "--profile", "academic", *args]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["usage"]["by_purpose"]["extract"]["calls"] == 1
+    code = main(["ask", "What is GraphRAG?", "--mode", "naive", "--json", *args])
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert code == 0 and data["usage"]["by_purpose"]["answer"]["calls"] == 1 and data["sources"]
+    assert data["cited"] and all(s["rank"] in data["cited"] for s in data["sources"])
