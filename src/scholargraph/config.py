@@ -98,6 +98,16 @@ class QuerySettings(_Section):
     clue_threshold: float = Field(0.5, ge=-1, le=1)
     max_context_tokens: int = Field(6000, ge=100)
     answer_language: str | None = None
+    # graph modes (thesis 000 §3.3): clues, node matching, pruning, paths, per-part budgets
+    max_clues: int = Field(20, ge=0, le=200, description="content keywords kept as clues (cosine >= clue_threshold)")
+    node_threshold: float = Field(0.4, ge=-1, le=1, description="min cosine between a low-level keyword and a matched entity")
+    nodes_per_keyword: int = Field(3, ge=1, le=50, description="entities matched per low-level keyword")
+    edge_threshold: float = Field(0.3, ge=-1, le=1,
+                                  description="min cosine between a relation and the question/keywords to keep it")
+    max_path_length: int = Field(4, ge=1, le=8, description="longest shortest path (edges) joining matched entities")
+    entity_tokens: int | None = Field(None, ge=0, description="budget of the Entities part; default 20% of max_context_tokens")
+    relation_tokens: int | None = Field(None, ge=0,
+                                        description="budget of the Relations part; default 25% of max_context_tokens")
 
 
 class Settings(BaseSettings):
@@ -111,7 +121,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
-    max_parallel_documents: int = Field(16, ge=1, le=4096)
+    max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 
     @classmethod

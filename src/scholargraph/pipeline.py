@@ -141,11 +141,18 @@ class Pipeline:
 
     # -- index flow -----------------------------------------------------------------------
 
+    def parallel_documents(self) -> int:
+        """Documents in flight: enough that the LLM limit, not the document loop, bounds throughput."""
+        configured = self.settings.max_parallel_documents
+        if configured:
+            return configured
+        return max(16, 2 * self.settings.llm.max_concurrency) if self.extractor.uses_llm else 16
+
     async def run_pending(self, report: IndexReport, only: set[str] | None = None) -> None:
         report.resumed = self.store.reset_stale_processing()
         pending = [d.id for d in self.store.list_documents(DocStatus.PENDING) if only is None or d.id in only]
         self.progress.start(len(pending))
-        limit = asyncio.Semaphore(self.settings.max_parallel_documents)
+        limit = asyncio.Semaphore(self.parallel_documents())
 
         async def one(doc_id: str) -> None:
             async with limit:
@@ -192,8 +199,9 @@ class Pipeline:
         chunks = self._chunks(doc)
         if not chunks:
             raise ScholarGraphError("no text to index after parsing (empty sections)")
-        vectors = await self.embedder.embed([c.text for c in chunks])
-        extraction = await self.extractor.extract(doc, chunks)
+        # embedding (CPU) and extraction (LLM I/O) of a document overlap
+        vectors, extraction = await asyncio.gather(self.embedder.embed([c.text for c in chunks]),
+                                                   self.extractor.extract(doc, chunks))
         keyword_texts = list(dict.fromkeys(k.text for k in extraction.keywords))
         keyword_vectors = await self.embedder.embed(keyword_texts) if keyword_texts else None
         async with self._commit_lock:

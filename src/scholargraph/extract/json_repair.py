@@ -1,4 +1,4 @@
-"""Lenient JSON reading for the output of (small, local) language models.
+"""Lenient JSON reading and light schema coercion for the output of (small, local) models.
 
 :func:`parse_json` finds the JSON in a model answer and repairs what small models get wrong:
 prose around the JSON, code fences, ``<think>`` blocks, trailing or missing commas, single or
@@ -9,6 +9,9 @@ back as a list.
 
 The repair is a small character-level recursive-descent reader, not a set of regexes, so
 quotes, apostrophes ("Alzheimer's") and brackets inside strings are always respected.
+
+:func:`coerce` checks a parsed value against the small subset of JSON schema the extraction
+schemas use, repairing instead of rejecting wherever the intent is clear.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from typing import Any
 
 from ..errors import ModelOutputError
 
-__all__ = ["JsonResult", "parse_json", "parse_json_result", "strip_reasoning"]
+__all__ = ["Invalid", "JsonResult", "coerce", "coerce_value", "parse_json", "parse_json_result", "strip_reasoning"]
 
 _MAX_DEPTH = 200
+_MAX_RETRIES = 20
 _WS = " \t\r\n\f\v\u00a0\ufeff"
 # Opening quote -> characters that may close it. ASCII quotes close only themselves, so smart
 # quotes inside an ASCII-quoted string stay text; smart opening quotes accept any close.
@@ -108,7 +112,7 @@ class _Reader:
             else:
                 return
 
-    def _closes_here(self, j: int, in_key: bool) -> bool:
+    def _closes_here(self, j: int, closers: str) -> bool:
         """Is a quote at ``j`` the end of the string? Only if what follows is structural."""
         k = j + 1
         s = self.s
@@ -117,14 +121,14 @@ class _Reader:
         if k >= self.n:
             return True
         c = s[k]
-        if c in ",}]" or (c == ":" and (in_key or not self.stack or self.stack[-1] == "{")):
+        if c in ",:}]":
             return True
         if s.startswith("//", k) or s.startswith("/*", k):
             return True
-        # `"a"\n"b"` (missing comma between lines) or a closing fence.
-        return ("\n" in s[j + 1 : k] and c in _QUOTES) or s.startswith("```", k)
+        # `"a" "b"` (a missing comma: space, then the same kind of quote) or a closing fence.
+        return (k > j + 1 and c in closers) or s.startswith("```", k)
 
-    def read_string(self, in_key: bool = False) -> tuple[str, bool]:
+    def read_string(self) -> tuple[str, bool]:
         s = self.s
         closers = _QUOTES[s[self.i]]
         self.i += 1
@@ -154,7 +158,7 @@ class _Reader:
                     out.append("\\" + e)  # invalid escape (\alpha, \s): keep the text
                 self.i += 2
                 continue
-            if c in closers and self._closes_here(self.i, in_key):
+            if c in closers and self._closes_here(self.i, closers):
                 self.i += 1
                 return _fix_surrogates("".join(out)), True
             out.append(c)
@@ -223,8 +227,10 @@ class _Reader:
             if re.fullmatch(r"[-+]?\d+", token):
                 return int(token), complete
             return num, complete
-        if in_object and token:
-            return token, complete  # unquoted string value: {"type": Method}
+        if token and (in_object or len(self.stack) >= 2):
+            # Unquoted string value: {"type": Method}, {"keywords": [NLP, QA]}. Not in a top-level
+            # array, where "[see below]" is more likely prose than JSON.
+            return token, complete
         self.i = start
         raise self.fail(f"unexpected text {token[:20]!r}")
 
@@ -261,7 +267,7 @@ class _Reader:
     def member(self, out: dict[str, Any]) -> bool:
         """One ``key: value`` into ``out``; False when the text ended inside it."""
         if self.s[self.i] in _QUOTES:
-            key, complete = self.read_string(in_key=True)
+            key, complete = self.read_string()
         else:
             key, complete = self.read_bare(":,}]")
             if complete and not key:
@@ -311,6 +317,7 @@ class _Reader:
                 if c == ",":
                     self.i += 1
                     continue
+                item_start = self.i
                 try:
                     item, complete = self.value()
                 except _SyntaxProblem as problem:
@@ -318,6 +325,14 @@ class _Reader:
                     continue
                 if not complete:
                     return out, False  # the partial last item is dropped
+                if isinstance(item, str) and "{" in self.stack[:-1]:
+                    self.skip_ws()
+                    if not self.eof() and self.s[self.i] == ":":
+                        # `{"entities": [...], "relations": [...]}` without the first `]`:
+                        # that "item" is the next key of the enclosing object.
+                        self.i = item_start
+                        self.notes.append(f"closed an array before key {item[:30]!r} at char {item_start}")
+                        return out, True
                 out.append(item)
         finally:
             self.stack.pop()
@@ -353,6 +368,7 @@ def parse_json_result(raw: str) -> JsonResult:
     found: list[Any] = []
     truncated = False
     last_problem: _SyntaxProblem | None = None
+    failures = 0
     pos = 0
     while True:
         starts = [p for p in (text.find("{", pos), text.find("[", pos)) if p >= 0]
@@ -360,10 +376,17 @@ def parse_json_result(raw: str) -> JsonResult:
             break
         start = min(starts)
         reader = _Reader(text, start)
-        value, complete = reader.value()  # containers recover from their own syntax problems
+        try:
+            value, complete = reader.value()  # containers recover from their own syntax problems
+        except _SyntaxProblem as problem:  # pragma: no cover - defensive
+            value, complete = None, True
+            reader.problems.append(problem)
         if reader.problems and not value:
             last_problem = last_problem or reader.problems[0]
-            pos = start + 1
+            failures += 1
+            # Retry from the next bracket (prose "[see below] {...}"), but only a few times
+            # from inside a failed region: that would be quadratic on long garbage.
+            pos = start + 1 if failures <= _MAX_RETRIES else max(start + 1, reader.i)
             continue
         notes.extend(reader.notes)
         found.append(value)
@@ -390,3 +413,159 @@ def parse_json(raw: str) -> Any:
     JSON at all or nothing survives the repair.
     """
     return parse_json_result(raw).value
+
+
+# --------------------------------------------------------------------------------------------
+# Schema coercion (the subset of JSON schema the extraction schemas use)
+# --------------------------------------------------------------------------------------------
+
+
+class Invalid(Exception):
+    """A value that cannot be made to fit its schema (message: why)."""
+
+
+_LEADING_NUMBER_RE = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
+SPLIT_RE = re.compile(r"\s*[,;]\s*")
+_TRUE = {"true", "yes", "y", "1"}
+_FALSE = {"false", "no", "n", "0"}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {dict: "object", list: "array", str: "string"}.get(type(value), type(value).__name__)
+
+
+def _as_type(data: Any, kind: str, schema: dict, path: str, problems: list[str]) -> Any:
+    if kind == "object":
+        if not isinstance(data, dict):
+            raise Invalid
+        props = schema.get("properties", {})
+        missing = [k for k in schema.get("required", []) if data.get(k) is None]
+        if missing:
+            raise Invalid(f"missing required {', '.join(map(repr, missing))}")
+        out = {}
+        for key, value in data.items():
+            if key not in props:
+                if schema.get("additionalProperties", True) is not False:
+                    out[key] = value
+                continue
+            try:
+                out[key] = coerce_value(value, props[key], f"{path}.{key}", problems)
+            except Invalid as err:
+                if key in schema.get("required", []):
+                    raise Invalid(f"required {key!r}: {err}") from None
+                problems.append(f"{path}.{key}: dropped: {err}")
+        return out
+    if kind == "array":
+        items = schema.get("items", {})
+        if isinstance(data, str):
+            text = data.strip()
+            if text[:1] == "[" and text[-1:] == "]":
+                text = text[1:-1]
+            data = [p.strip().strip("\"'") for p in SPLIT_RE.split(text) if p.strip().strip("\"'")]
+        elif not isinstance(data, list):
+            data = [data]  # a single object (or scalar) where a list belongs
+        out_list = []
+        for n, item in enumerate(data):
+            try:
+                out_list.append(coerce_value(item, items, f"{path}[{n}]", problems))
+            except Invalid as err:
+                problems.append(f"{path}[{n}]: dropped: {err}")
+        return out_list
+    if kind == "string":
+        if isinstance(data, str):
+            return data
+        if isinstance(data, bool) or data is None:
+            raise Invalid
+        if isinstance(data, (int, float)):
+            return str(data)
+        if isinstance(data, list) and all(isinstance(x, (str, int, float)) for x in data):
+            return ", ".join(str(x) for x in data)
+        raise Invalid
+    if kind in ("number", "integer"):
+        if isinstance(data, bool):
+            raise Invalid
+        if isinstance(data, str):
+            match = _LEADING_NUMBER_RE.match(data)
+            if not match:
+                raise Invalid
+            data = float(match.group(1))
+        if not isinstance(data, (int, float)) or not math.isfinite(data):
+            raise Invalid
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if kind == "integer" and isinstance(data, int) and (low is None or data >= low) and (
+                high is None or data <= high):
+            return data  # exact, however large
+        num: float = float(data)
+        if low is not None and num < low:
+            problems.append(f"{path}: {num:g} clamped to minimum {low}")
+            num = float(low)
+        if high is not None and num > high:
+            problems.append(f"{path}: {num:g} clamped to maximum {high}")
+            num = float(high)
+        return int(round(num)) if kind == "integer" else num
+    if kind == "boolean":
+        if isinstance(data, bool):
+            return data
+        if isinstance(data, (int, float, str)):
+            text = str(data).strip().lower()
+            if text in _TRUE or text in _FALSE:
+                return text in _TRUE
+        raise Invalid
+    if kind == "null":
+        if data is None:
+            return None
+        raise Invalid
+    return data  # unknown type name: accept
+
+
+def coerce_value(data: Any, schema: dict, path: str, problems: list[str]) -> Any:
+    """:func:`coerce` for one value at ``path``; raises :class:`Invalid` instead of returning."""
+    if "enum" in schema:
+        allowed = schema["enum"]
+        for option in allowed:
+            if data == option or (isinstance(data, str) and isinstance(option, str)
+                                  and data.strip().casefold() == option.casefold()):
+                return option
+        raise Invalid(f"{data!r} is not one of {allowed!r}")
+    types = schema.get("type")
+    if types is None:
+        return data
+    types = [types] if isinstance(types, str) else list(types)
+    if data is None:
+        if "null" in types:
+            return None
+        raise Invalid(f"expected {'/'.join(types)}, got null")
+    errors = []
+    for kind in types:
+        try:
+            return _as_type(data, kind, schema, path, problems)
+        except Invalid as err:
+            if str(err):
+                errors.append(str(err))
+    raise Invalid(errors[0] if errors else f"expected {'/'.join(types)}, got {_kind(data)}")
+
+
+def coerce(data: Any, schema: dict) -> tuple[Any, list[str]]:
+    """``(value, problems)``: ``data`` checked against (the used subset of) JSON schema.
+
+    Supported: ``type`` (object, array, string, number, integer, boolean, null, or a list of
+    them -- ``["string", "null"]`` is nullable), ``properties``, ``required``,
+    ``additionalProperties: false``, ``items``, ``enum`` (case-insensitive for strings),
+    ``minimum``/``maximum`` (clamped). Repairs: numeric strings ("8", "0.9") become numbers, a
+    string where an array belongs is split on commas/semicolons, a single value where an array
+    belongs is wrapped, invalid array items and invalid optional fields are dropped. Each repair
+    that loses or changes data is described in ``problems``. Raises
+    :class:`ModelOutputError` only when the top-level value itself cannot be made to fit.
+    """
+    problems: list[str] = []
+    try:
+        return coerce_value(data, schema, "$", problems), problems
+    except Invalid as err:
+        raw = json.dumps(data, default=str, ensure_ascii=False)[:4000]
+        raise ModelOutputError(f"output does not match the schema: {err}", raw) from None

@@ -28,8 +28,8 @@ Deterministic and pure Python (regexes + small word lists from :mod:`.text_utils
   technical terms and short distances.
 * **Content keywords** -- per chunk, a TF-IDF style keyphrase score over the candidate phrases
   (term frequency in the chunk x inverse chunk frequency in the document x word-frequency support
-  x length/position/technicality boosts); top ``keywords_per_chunk``, sub-phrases of a chosen
-  phrase skipped.
+  x length/position/technicality boosts); top ``keywords_per_chunk`` (fewer for short chunks: one
+  per 12 words, at least two), sub-phrases of a chosen phrase skipped.
 
 Output order never depends on set iteration or hashing: everything is ordered by position in the
 text, then by explicit sort keys.
@@ -63,6 +63,7 @@ MAX_WORDS = 6
 DESCRIPTION_CHARS = 300
 RELATION_DESCRIPTION_CHARS = 600
 PAIR_WINDOW = 15
+WORDS_PER_KEYWORD = 12
 
 # --------------------------------------------------------------------------------------------
 # Word lists
@@ -603,6 +604,9 @@ def _trim(text: str, limit: int) -> str:
     return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "\u2026"
 
 
+SHORT_DOCUMENT_CHARS = 6000
+
+
 class OfflineExtractor:
     """Rule-based entity/relation/keyword extraction (the ``offline`` profile).
 
@@ -620,12 +624,14 @@ class OfflineExtractor:
         max_relations_per_chunk: int = 30,
         keywords_per_chunk: int = 8,
         min_single_word_freq: int = 2,
+        min_phrase_freq: int = 2,
         max_words: int = MAX_WORDS,
     ) -> None:
         self.entity_types = list(entity_types) if entity_types else list(DEFAULT_ENTITY_TYPES)
         self.max_relations_per_chunk = max_relations_per_chunk
         self.keywords_per_chunk = keywords_per_chunk
         self.min_single_word_freq = min_single_word_freq
+        self.min_phrase_freq = min_phrase_freq
         self.max_words = max_words
         self._class_cache: dict[str, tuple[str, str]] = {}
         self._organisms = _resolve_type("organism", self.entity_types) is not None
@@ -708,9 +714,7 @@ class OfflineExtractor:
         analysis = _ChunkAnalysis(chunk_id, text, sentences)
         mid_caps: dict[str, None] = {}
         for s_start, s_end in sentence_spans(text):
-            tokens = [
-                Token(t.text, t.start + s_start, t.end + s_start) for t in tokenize_with_offsets(text[s_start:s_end])
-            ]
+            tokens = tokenize_with_offsets(text, s_start, s_end)
             classes: list[str] = []
             kinds: list[str] = []
             for i, tok in enumerate(tokens):
@@ -1016,6 +1020,8 @@ class OfflineExtractor:
             "technical": technical,
             "types": types,
             "fallback_type": _fallback_type(self.entity_types),
+            # in a short text (an abstract) every phrase counts; in a paper one-off phrases are noise
+            "phrase_freq": 1 if sum(len(a.text) for a in analyses) < SHORT_DOCUMENT_CHARS else self.min_phrase_freq,
         }
 
     def _keep(self, key: str, doc: dict) -> bool:
@@ -1043,7 +1049,10 @@ class OfflineExtractor:
             # Ordinary single words need repeated mentions unless their type is recognised
             # ("accuracy" -> Metric, "classification" -> Task, "glucose" -> Drug/Compound).
             return doc["freq"][key] >= self.min_single_word_freq or doc["types"][key] != doc["fallback_type"]
-        return True
+        # Plain phrases seen once ("time spent", "direct effects") make a graph noisy and slow to
+        # embed; technical, typed or repeated phrases are kept.
+        return (doc["freq"][key] >= doc["phrase_freq"] or doc["technical"].get(key) or key in doc["aliases"]
+                or doc["types"][key] != doc["fallback_type"])
 
     # ---------------------------------------------------------------- records
 
@@ -1166,6 +1175,9 @@ class OfflineExtractor:
     def _keywords(self, a: _ChunkAnalysis, mentions: list[_Mention], doc: dict) -> list[KeywordRecord]:
         if self.keywords_per_chunk <= 0 or not mentions:
             return []
+        # Short chunks get fewer keyphrases: one per WORDS_PER_KEYWORD words, at least two.
+        n_words = sum(1 for s in a.sentences for c in s.classes if c not in (_P, _X))
+        limit = min(self.keywords_per_chunk, max(2, n_words // WORDS_PER_KEYWORD))
         tf: Counter = Counter()
         first: dict[str, int] = {}
         for m in mentions:
@@ -1192,6 +1204,6 @@ class OfflineExtractor:
             if any(words <= c for _k, c in chosen):
                 continue
             chosen.append((key, words))
-            if len(chosen) >= self.keywords_per_chunk:
+            if len(chosen) >= limit:
                 break
         return [KeywordRecord(text=doc["names"][k], chunk_id=a.chunk_id) for k, _w in chosen]

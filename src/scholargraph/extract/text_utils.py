@@ -181,9 +181,10 @@ _TOKEN_RE = re.compile(
 )
 
 
-def tokenize_with_offsets(text: str) -> list[Token]:
-    """Word and punctuation tokens with character offsets: ``Token(text, start, end)``."""
-    return [Token(m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text)]
+def tokenize_with_offsets(text: str, start: int = 0, end: int | None = None) -> list[Token]:
+    """Word and punctuation tokens of ``text[start:end]`` with offsets into ``text``."""
+    matches = _TOKEN_RE.finditer(text, start, len(text) if end is None else end)
+    return [Token(m.group(), m.start(), m.end()) for m in matches]
 
 
 def tokenize(text: str) -> list[str]:

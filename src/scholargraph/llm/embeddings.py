@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Protocol
@@ -44,6 +45,7 @@ class Embedder:
     def __init__(self, cache: EmbeddingCache | None = None):
         self.cache = cache
         self.computed = 0  # texts embedded (not served from cache)
+        self.seconds = 0.0  # wall time spent computing embeddings
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
         raise NotImplementedError
@@ -58,7 +60,9 @@ class Embedder:
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing:
             by_hash = {h: t for h, t in zip(hashes, texts, strict=True)}
+            started = time.perf_counter()
             vectors = normalise(await self._embed_uncached([by_hash[h] for h in missing]))
+            self.seconds += time.perf_counter() - started
             self.computed += len(missing)
             fresh = dict(zip(missing, vectors, strict=True))
             if self.cache:

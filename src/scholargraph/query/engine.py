@@ -6,8 +6,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..config import Settings
 from ..errors import ConfigError
+from ..graph.memory import cached_graph, load_graph
 from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..models import Answer, Source, Usage
@@ -15,9 +18,12 @@ from ..prompts import load_prompt
 from ..store.sqlite import SQLiteStore
 from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
+from .fusion import Budgets, build_sources, fuse
+from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
+from .keywords import Keywords, find_clues, make_keywords
 from .sources import chunk_sources, format_context
 
-MODES = ("naive",)
+MODES = ("naive", "local", "subgraph", "global", "hybrid")
 
 
 @dataclass
@@ -29,6 +35,18 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     usage: dict[str, Usage] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # graph modes: {"high_level", "low_level", "clues", "source"} (None for naive)
+    keywords: dict | None = None
+    # graph modes: matched entities, paths, pruned/expanded relations... (for inspection and tests)
+    details: dict = field(default_factory=dict)
+
+
+def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:
+    out: dict[str, Usage] = {}
+    for part in parts:
+        for purpose, u in part.items():
+            out.setdefault(purpose, Usage()).add(u)
+    return out
 
 
 def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], int]) -> list[Source]:
@@ -50,17 +68,27 @@ class QueryEngine:
         self.tokenizer = tokenizer
         self.llm = llm
 
-    async def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None) -> Retrieval:
+    async def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
+                       clues: bool = True, subgraph: bool = True) -> Retrieval:
+        """Numbered sources and context for ``question``.
+
+        ``clues=False`` skips clue retrieval (thesis ablation "-clues": keywords from the question
+        alone); ``subgraph=False`` replaces the shortest-path subgraph by one-hop neighbours of the
+        matched entities (ablation "-subgraph"). Both only affect the graph modes."""
         mode = mode or self.settings.query.mode
         top_k = top_k or self.settings.query.top_k
         if not question.strip():
             raise ConfigError("the question is empty")
-        t0 = time.perf_counter()
-        if mode != "naive":
+        if mode not in MODES:
             raise ConfigError(f"query mode {mode!r} is not available; available: {', '.join(MODES)}")
-        sources = await self._naive(question, top_k)
-        sources = truncate_sources(sources, self.settings.query.max_context_tokens, self.tokenizer.count)
-        return Retrieval(question, mode, sources, format_context(sources), {"retrieval_s": time.perf_counter() - t0})
+        t0 = time.perf_counter()
+        if mode == "naive":
+            sources = await self._naive(question, top_k)
+            sources = truncate_sources(sources, self.settings.query.max_context_tokens, self.tokenizer.count)
+            return Retrieval(question, mode, sources, format_context(sources), {"retrieval_s": time.perf_counter() - t0})
+        retrieval = await self._graph(question, mode, top_k, clues, subgraph)
+        retrieval.timings["retrieval_s"] = time.perf_counter() - t0
+        return retrieval
 
     async def _naive(self, question: str, top_k: int) -> list[Source]:
         if self.store.count("chunks") == 0:
@@ -71,16 +99,19 @@ class QueryEngine:
         return chunk_sources(self.store, [(chunks[i], s) for i, s in hits if i in chunks])
 
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
-                     history: list[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
-        retrieval = await self.retrieve(question, mode, top_k)
+                     history: list[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
+                     clues: bool = True, subgraph: bool = True) -> Answer:
+        retrieval = await self.retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
         answer = Answer(question, "", retrieval.mode, retrieval.sources, timings=dict(retrieval.timings),
-                        context=retrieval.context, notes=list(retrieval.notes))
+                        context=retrieval.context, notes=list(retrieval.notes), usage=merge_usage(retrieval.usage))
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
             return answer
         t0 = time.perf_counter()
         if self.llm is None:
-            answer.text, answer.cited = extractive_answer(question, retrieval.sources)
+            # chunks carry the passages; entity/relation lines only when no chunk was retrieved
+            passages = [s for s in retrieval.sources if s.kind == "chunk"] or retrieval.sources
+            answer.text, answer.cited = extractive_answer(question, passages)
             answer.extractive = True
             if on_text:
                 on_text(answer.text)
@@ -111,4 +142,86 @@ class QueryEngine:
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
         if check.removed:
             answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(valid)} sources given to the model")
-        answer.usage = self.llm.usage_since(before)
+        answer.usage = merge_usage(answer.usage, self.llm.usage_since(before))
+
+    # -- graph modes ----------------------------------------------------------------------
+
+    def _params(self, top_k: int) -> GraphParams:
+        q = self.settings.query
+        return GraphParams(top_k=top_k, node_threshold=q.node_threshold, nodes_per_keyword=q.nodes_per_keyword,
+                           edge_threshold=q.edge_threshold, max_path_length=q.max_path_length)
+
+    def _budgets(self) -> Budgets:
+        q = self.settings.query
+        total = q.max_context_tokens
+        ent = q.entity_tokens if q.entity_tokens is not None else total // 5
+        rel = q.relation_tokens if q.relation_tokens is not None else total // 4
+        return Budgets(min(ent, total), min(rel, total), total)
+
+    async def keywords(self, question: str, query_vec, clues: bool = True) -> Keywords:
+        """Clue retrieval (eq. 3.2) then dual-level keywords (eq. 3.3; LLM when configured)."""
+        q = self.settings.query
+        found = find_clues(self.store, query_vec, q.clue_threshold, q.max_clues, self.embedder.dim) if clues else []
+        return await make_keywords(question, found, self.llm)
+
+    async def _graph(self, question: str, mode: str, top_k: int, clues: bool, subgraph: bool) -> Retrieval:
+        timings: dict[str, float] = {}
+        retrieval = Retrieval(question, mode, [], "", timings)
+        if self.store.count("chunks") == 0:
+            return retrieval
+        dim = self.embedder.dim
+        t = time.perf_counter()
+        query_vec = await self.embedder.embed_one(question)
+        kw = await self.keywords(question, query_vec, clues)
+        timings["keywords_s"] = time.perf_counter() - t
+        timings["keywords_llm_s"] = kw.llm_seconds
+        retrieval.keywords = kw.to_json()
+        retrieval.usage = merge_usage(kw.usage)
+        retrieval.notes += kw.notes
+        if not clues:
+            retrieval.notes.append("clue retrieval disabled (-clues): keywords come from the question alone")
+
+        t = time.perf_counter()
+        texts = kw.low_level + kw.high_level
+        vecs = await self.embedder.embed(texts) if texts else None
+        n_low = len(kw.low_level)
+        empty = np.zeros((0, dim), dtype=np.float32)
+        qv = QueryVectors(query_vec, kw.low_level, vecs[:n_low] if vecs is not None else empty, kw.high_level,
+                          vecs[n_low:] if vecs is not None else empty)
+        timings["embed_keywords_s"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        before = cached_graph(self.store)
+        graph = load_graph(self.store)
+        timings["graph_s"] = time.perf_counter() - t  # version check, plus the load when the graph changed
+        if graph is not before:
+            retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
+
+        t = time.perf_counter()
+        params = self._params(top_k)
+        local_fn = subgraph_retrieve if subgraph else local_retrieve
+        if mode in ("subgraph", "hybrid") and not subgraph:
+            retrieval.notes.append("subgraph disabled (-subgraph): one-hop neighbours of the matched entities "
+                                   "replace the shortest-path subgraph")
+        if mode == "local":
+            part = local_retrieve(self.store, graph, qv, params, dim)
+        elif mode == "subgraph":
+            part = local_fn(self.store, graph, qv, params, dim)
+        elif mode == "global":
+            part = global_retrieve(self.store, graph, qv, params, dim)
+        else:
+            part = fuse(local_fn(self.store, graph, qv, params, dim), global_retrieve(self.store, graph, qv, params, dim),
+                        params.max_items, top_k)
+        if not part.chunks and not part.entities and not part.relations:
+            retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
+                                   "showing the passages most similar to the question instead")
+            hits = self.store.vector_index("chunk", dim).search(query_vec, top_k)
+            part = Part(mode, chunks=hits, details=part.details)
+        retrieval.notes += part.notes
+        retrieval.details.update(part.details)
+        timings["search_s"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        retrieval.sources, retrieval.context = build_sources(self.store, part, self._budgets(), self.tokenizer.count)
+        timings["context_s"] = time.perf_counter() - t
+        return retrieval

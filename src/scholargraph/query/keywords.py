@@ -49,7 +49,8 @@ _QUESTION_WORDS = frozenset(
     paper papers study studies research researchers article articles author authors literature propose proposed
     according based kind kinds type types way ways example examples effect effects impact impacts lead leads
     include includes including involve involves involved associated association exist exists existing
-    current recent new possible potential important common good better
+    current recent new possible potential important common good better link links linked linking connect
+    connects connected connection connections
     """.split()
 )
 _WORDISH = re.compile(r"\w")
@@ -130,12 +131,16 @@ def query_terms(question: str, max_words: int = 4) -> list[str]:
     if current:
         runs.append(current)
     out: list[str] = []
+    singles: list[str] = []
     for run in runs:
         for i in range(0, len(run), max_words):
             out.append(" ".join(run[i : i + max_words]))
         if len(run) > 1:
             out.extend(w for w in run if is_acronym(w))
-    return _clean(out, MAX_LOW)
+        if len(run) > 2:  # long runs often glue terms with a verb ("aspirin reduce inflammation")
+            singles.extend(w for w in run if len(w) > 3 and not is_acronym(w))
+    singles = sorted(dict.fromkeys(singles), key=lambda w: -len(w))[:4]  # the longest words are the most specific
+    return _clean(out + singles, MAX_LOW)
 
 
 def offline_keywords(question: str, clues: list[Clue]) -> tuple[list[str], list[str]]:

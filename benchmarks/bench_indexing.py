@@ -1,0 +1,120 @@
+"""Indexing throughput: embedding speed, framework overhead and LLM concurrency.
+
+    .venv/bin/python -m benchmarks.bench_indexing [--papers 300] [--limits 8,32,128] [--latency 0.5]
+
+1. Embedding throughput of the default local model on CPU: real 1200-token chunks (ASKG papers)
+   and short entity-like texts, chunks/s and texts/s.
+2. Framework time per paper with a zero-latency scripted LLM (academic profile, gleaning 1),
+   embedding excluded (the scripted server's /embeddings is used, so embedding costs ~0).
+3. LLM concurrency with 500 ms scripted latency and limits 8/32/128 on >= 50 papers: the
+   time-weighted mean number of requests in flight while requests were active, as % of the
+   limit, and calls/s (the pipeline must overlap documents, not only chunks of one document).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import ConcurrencySampler, machine, require_dev, write_result
+from scholargraph import KnowledgeBase
+from scholargraph.config import EmbeddingSettings
+from scholargraph.ingest.chunking import chunk_document
+from scholargraph.ingest.registry import load_file
+from scholargraph.ingest.tokenizer import load_tokenizer
+from scholargraph.llm.embeddings import LocalEmbedder
+from scholargraph.testing.canned import default_rules
+from scholargraph.testing.llm_server import ScriptedLLMServer
+
+
+def corpus(dev: Path, n_abstracts: int) -> list[dict]:
+    """Full papers (ASKG, fastbm CSV rows, JATS) plus PubMedQA abstracts, as insertable texts."""
+    docs = []
+    for path in sorted((dev / "askg" / "papers").glob("*.json")) + sorted((dev / "pdfs" / "jats").glob("*.nxml")) + [
+            dev / "fastbm" / "demo1.csv", dev / "fastbm" / "demo2.csv"]:
+        for d in load_file(path):
+            docs.append({"id": d.id, "title": d.title, "text": d.full_text})
+    items = json.loads((dev / "pubmedqa" / "pqal_dev.json").read_text())
+    for pmid, item in list(items.items())[:n_abstracts]:
+        docs.append({"id": f"pmid:{pmid}", "title": item["QUESTION"], "text": "\n\n".join(item["CONTEXTS"])})
+    return docs
+
+
+def bench_embedding(dev: Path) -> dict:
+    tok = load_tokenizer()
+    chunks = []
+    for path in sorted((dev / "askg" / "papers").glob("*.json")):
+        chunks += [c.text for c in chunk_document(load_file(path)[0], tok, 1200, 100)]
+    embedder = LocalEmbedder(EmbeddingSettings())
+    asyncio.run(embedder._embed_uncached(["warm up"]))
+    t0 = time.perf_counter()
+    asyncio.run(embedder._embed_uncached(chunks))
+    chunk_s = time.perf_counter() - t0
+    short = [f"entity number {i}: a method for graph retrieval of type Method" for i in range(400)]
+    t0 = time.perf_counter()
+    asyncio.run(embedder._embed_uncached(short))
+    short_s = time.perf_counter() - t0
+    mean_tokens = sum(tok.count(c) for c in chunks) / len(chunks)
+    return {"chunks": len(chunks), "mean_chunk_tokens": round(mean_tokens), "chunks_per_s": round(len(chunks) / chunk_s, 2),
+            "short_texts": len(short), "short_texts_per_s": round(len(short) / short_s, 1)}
+
+
+def run_index(docs: list[dict], server: ScriptedLLMServer, limit: int, embed_local: bool) -> dict:
+    workdir = Path(tempfile.mkdtemp(prefix="sg-bench-"))
+    embeddings = {} if embed_local else {"provider": "openai", "base_url": server.base_url, "model": "scripted-embed",
+                                         "dimension": 384, "batch_size": 256}
+    try:
+        kb = KnowledgeBase(workdir, llm={"base_url": server.base_url, "model": "scripted-model", "max_concurrency": limit},
+                           extraction={"profile": "academic"}, embeddings=embeddings, progress=False)
+        server.stats.reset()
+        with ConcurrencySampler(server.stats) as sampler:
+            t0 = time.perf_counter()
+            report = kb.insert(texts=docs)
+            wall = time.perf_counter() - t0
+        calls = server.stats.calls
+        kb.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    assert report.ok, report.failed[:3]
+    return {"papers": len(report.added), "chunks": report.chunks, "llm_calls": calls, "wall_s": round(wall, 2),
+            "papers_per_s": round(len(report.added) / wall, 2),
+            "peak_concurrency": server.stats.peak_concurrency, "mean_concurrency": round(sampler.active_mean(), 1),
+            "llm_active_s": round(sampler.active_seconds(), 2),
+            "calls_per_s": round(calls / max(sampler.active_seconds(), 1e-9), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--papers", type=int, default=300, help="PubMedQA abstracts added to the 28 full papers")
+    parser.add_argument("--limits", default="8,32,128")
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--skip-embedding", action="store_true")
+    parser.add_argument("--json-out")
+    args = parser.parse_args()
+    dev = require_dev()
+    docs = corpus(dev, args.papers)
+    result: dict = {"benchmark": "indexing", "machine": machine(), "papers": len(docs)}
+    if not args.skip_embedding:
+        result["embedding"] = bench_embedding(dev)
+    with ScriptedLLMServer(rules=default_rules()) as server:
+        zero = run_index(docs, server, 64, embed_local=False)
+        # embeddings come from the scripted server (deterministic, ~free): what remains is the framework
+        zero["framework_ms_per_paper"] = round(1000 * zero["wall_s"] / zero["papers"], 2)
+        result["zero_latency"] = zero
+    result["concurrency"] = {}
+    for limit in (int(x) for x in args.limits.split(",")):
+        with ScriptedLLMServer(rules=default_rules(), latency=args.latency) as server:
+            row = run_index(docs, server, limit, embed_local=False)
+        row["mean_concurrency_pct_of_limit"] = round(100 * row["mean_concurrency"] / limit, 1)
+        row["ideal_calls_per_s"] = round(limit / args.latency, 1)
+        result["concurrency"][str(limit)] = row
+    write_result("indexing", result, args.json_out)
+
+
+if __name__ == "__main__":
+    main()

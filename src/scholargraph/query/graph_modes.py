@@ -1,0 +1,291 @@
+"""Graph retrieval modes over the stored knowledge graph (thesis 000 §3.3.2–3.4).
+
+* ``local``    — entities matched by low-level keywords plus their whole one-hop neighbourhood
+                 (LightRAG-style; kept for comparison, and used for the ``-subgraph`` ablation).
+* ``subgraph`` — §3.3.2: node matching, union of shortest paths between matched nodes, pruning of
+                 edges irrelevant to the query, text units ranked by frequency in the subgraph,
+                 one-hop expansion with relevant edges (truncation happens in :mod:`.fusion`).
+* ``global``   — §3.3.3: relations matched by high-level keywords, their nodes by degree, edges
+                 ranked by relevance x weight (and degree), text units ranked by edge relevance.
+* ``hybrid``   — §3.4: subgraph (or local) + global, fused by :func:`.fusion.fuse`.
+
+The functions here only rank ids (entities, relations, chunks) with scores; :mod:`.fusion`
+turns them into numbered sources within token budgets. Every vector search goes through the
+store's :class:`ExactVectorIndex` (batched with ``search_many``) and graph traversal is bounded
+(path length, pairs, visited nodes, neighbours per node), so a query costs a few matrix products
+and a few small SQL lookups whatever the size of the workspace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..extract.text_utils import normalise_name
+from ..graph.memory import MemoryGraph
+
+# Bounds that keep one query cheap on a large graph.
+MAX_MATCHED = 12  # matched nodes that enter path finding (66 pairs)
+MAX_NEIGHBOURS = 400  # incident edges considered per node (heaviest first)
+EXPANSION_PER_NODE = 5  # relevant edges added per matched node in step 5
+MAX_VISITS = 20000  # nodes one bidirectional BFS may visit
+
+
+@dataclass
+class GraphParams:
+    top_k: int = 10  # text units; entities and relations get 2 x top_k
+    node_threshold: float = 0.4
+    nodes_per_keyword: int = 3
+    edge_threshold: float = 0.3
+    max_path_length: int = 4
+
+    @property
+    def max_items(self) -> int:
+        return 2 * self.top_k
+
+
+@dataclass
+class QueryVectors:
+    """The question and its keywords, embedded (rows L2-normalised)."""
+
+    query: np.ndarray
+    low: list[str]
+    low_vecs: np.ndarray
+    high: list[str]
+    high_vecs: np.ndarray
+
+    def local_probe(self) -> np.ndarray:
+        """Vectors an edge is compared with for relevance in local retrieval: question + low-level keywords."""
+        return np.vstack([self.query[None, :], self.low_vecs]) if len(self.low) else self.query[None, :]
+
+
+@dataclass
+class Part:
+    """Ranked ids (best first) with scores, from one mode or a fusion of modes."""
+
+    mode: str
+    entities: list[tuple[str, float]] = field(default_factory=list)
+    relations: list[tuple[str, float]] = field(default_factory=list)
+    chunks: list[tuple[str, float]] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+# -- shared steps -------------------------------------------------------------------------
+
+
+def match_nodes(store, vecs: QueryVectors, params: GraphParams, dim: int) -> dict[str, float]:
+    """Step 1 (node matching): for each low-level keyword, the entities whose vectors are most
+    similar (top ``nodes_per_keyword`` with cosine >= ``node_threshold``); an entity whose name or
+    alias equals the keyword (normalised) always matches, with score 1. Best first."""
+    scores: dict[str, float] = {}
+    if not vecs.low:
+        return scores
+    keys = {normalise_name(k): k for k in vecs.low}
+    keys.pop("", None)
+    if keys:
+        for _key, eid in store.entities_by_keys(list(keys)).items():
+            scores[eid] = 1.0
+    index = store.vector_index("entity", dim)
+    if len(index):
+        for hits in index.search_many(vecs.low_vecs, params.nodes_per_keyword):
+            for eid, score in hits:
+                if score >= params.node_threshold and score > scores.get(eid, -2.0):
+                    scores[eid] = float(score)
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    return dict(ranked)
+
+
+def relevance(store, ids, probes: np.ndarray, dim: int) -> dict[str, float]:
+    """Max cosine between each relation's vector and any probe vector (relations without a vector: 0)."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    index = store.vector_index("relation", dim)
+    found = [(i, v) for i in ids if (v := index.get(i)) is not None]
+    out = {i: 0.0 for i in ids}
+    if found:
+        mat = np.stack([v for _, v in found])
+        sims = (mat @ probes.T).max(axis=1)
+        out.update({i: float(s) for (i, _), s in zip(found, sims.tolist(), strict=True)})
+    return out
+
+
+def incident_rids(graph: MemoryGraph, node: str, limit: int = MAX_NEIGHBOURS) -> list[tuple[str, str]]:
+    """(relation id, neighbour) at ``node``, heaviest edges first, at most ``limit`` edges."""
+    adj = graph.graph.adj.get(node)
+    if not adj:
+        return []
+    items = adj.items()
+    if len(adj) > limit:
+        items = sorted(items, key=lambda kv: -kv[1]["weight"])[:limit]
+    return [(rid, nb) for nb, data in items for rid in data["rids"]]
+
+
+def rank_chunks(store, counts: Counter, query: np.ndarray, dim: int, limit: int) -> list[tuple[str, float]]:
+    """Chunks by frequency (count), ties broken by similarity to the question; score = count + sim/10."""
+    if not counts:
+        return []
+    index = store.vector_index("chunk", dim)
+    sims = dict(index.search(query, len(counts), allowed=set(counts))) if len(index) else {}
+    ranked = sorted(counts, key=lambda c: (-counts[c], -sims.get(c, -1.0), c))[:limit]
+    return [(c, counts[c] + sims.get(c, 0.0) / 10) for c in ranked]
+
+
+def _chunks_of(items) -> dict[str, list[str]]:
+    return {i: list(x.chunk_ids) for i, x in items.items()}
+
+
+# -- local (LightRAG-style one-hop) ---------------------------------------------------------
+
+
+def local_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+    """Matched entities and their one-hop neighbourhood, without relevance pruning. Relations are
+    ranked by the degree of their ends, then weight; text units by frequency."""
+    part = Part("local")
+    matched = match_nodes(store, vecs, params, dim)
+    top = list(matched)[: max(params.max_items // 2, 1)]
+    part.details["matched"] = top
+    rels: dict[str, tuple[float, int]] = {}
+    neighbours: dict[str, int] = {}
+    for node in top:
+        for rid, nb in incident_rids(graph, node):
+            data = graph.graph.adj[node][nb]
+            degree = graph.degree(node) + graph.degree(nb)
+            rels.setdefault(rid, (degree, data["weight"]))
+            if nb not in matched:
+                neighbours[nb] = graph.degree(nb)
+    ranked_rels = sorted(rels, key=lambda r: (-rels[r][0], -rels[r][1], r))[: params.max_items]
+    part.relations = [(r, float(rels[r][0])) for r in ranked_rels]
+    part.entities = [(e, matched[e]) for e in top]
+    part.entities += [(e, 0.0) for e in sorted(neighbours, key=lambda n: (-neighbours[n], n))]
+    part.entities = part.entities[: params.max_items]
+    counts: Counter = Counter()
+    for chunk_ids in _chunks_of(store.get_entities(top)).values():
+        counts.update(set(chunk_ids))
+    for chunk_ids in _chunks_of(store.get_relations(ranked_rels)).values():
+        counts.update(set(chunk_ids))
+    part.chunks = rank_chunks(store, counts, vecs.query, dim, params.top_k)
+    part.details["neighbours"] = list(neighbours)
+    return part
+
+
+# -- subgraph (§3.3.2) ----------------------------------------------------------------------
+
+
+def subgraph_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+    part = Part("subgraph")
+    probes = vecs.local_probe()
+    # 1. node matching
+    matched = match_nodes(store, vecs, params, dim)
+    seeds = list(matched)[:MAX_MATCHED]
+    part.details["matched"] = seeds
+    # 2. union of shortest paths between every pair of matched nodes
+    path_nodes, path_pairs, paths = graph.union_of_shortest_paths(
+        seeds, params.max_path_length, max_pairs=MAX_MATCHED * (MAX_MATCHED - 1) // 2, max_visits=MAX_VISITS)
+    part.details["paths"] = paths
+    path_rids = {rid: pair for pair in path_pairs for rid in graph.edge_rids(*pair)}
+    # 3. pruning: keep edges relevant to the question/keywords, drop nodes left isolated
+    rel = relevance(store, path_rids, probes, dim)
+    kept = {rid: s for rid, s in rel.items() if s >= params.edge_threshold}
+    kept_pairs = {path_rids[r] for r in kept}
+    alive = {n for pair in kept_pairs for n in pair}
+    nodes = [n for n in seeds] + sorted((path_nodes & alive) - set(seeds))
+    part.details["pruned"] = sorted(set(path_rids) - set(kept))
+    part.details["subgraph_nodes"] = list(nodes)
+    part.details["subgraph_relations"] = sorted(kept)
+    # 5. expansion: one-hop neighbours of matched nodes through relevant edges
+    candidates: dict[str, tuple[str, str]] = {}
+    for node in seeds:
+        for rid, nb in incident_rids(graph, node):
+            if rid not in kept and rid not in candidates:
+                candidates[rid] = (node, nb)
+    crel = relevance(store, candidates, probes, dim)
+    expansion: list[tuple[str, float]] = []
+    per_node: Counter = Counter()
+    for rid in sorted(crel, key=lambda r: (-crel[r], r)):
+        if crel[rid] < params.edge_threshold:
+            break
+        node, nb = candidates[rid]
+        if per_node[node] >= EXPANSION_PER_NODE:
+            continue
+        per_node[node] += 1
+        expansion.append((rid, crel[rid]))
+    expanded_nodes = []
+    for rid, _ in expansion:
+        nb = candidates[rid][1]
+        if nb not in nodes and nb not in expanded_nodes:
+            expanded_nodes.append(nb)
+    part.details["expansion"] = [r for r, _ in expansion]
+    # ranking: subgraph edges by relevance, then expansion edges
+    ranked_core = sorted(kept.items(), key=lambda kv: (-kv[1], kv[0]))
+    part.relations = (ranked_core + expansion)[: params.max_items]
+    node_score: dict[str, float] = {}
+    for rid, s in kept.items():
+        for n in path_rids[rid]:
+            node_score[n] = max(node_score.get(n, 0.0), s)
+    for rid, s in expansion:
+        nb = candidates[rid][1]
+        node_score[nb] = max(node_score.get(nb, 0.0), s)
+    entities = [(n, matched[n]) for n in seeds]
+    entities += sorted(((n, node_score.get(n, 0.0)) for n in nodes if n not in matched), key=lambda kv: (-kv[1], kv[0]))
+    entities += sorted(((n, node_score.get(n, 0.0)) for n in expanded_nodes), key=lambda kv: (-kv[1], kv[0]))
+    part.entities = entities[: params.max_items]
+    # 4. text units of the subgraph's nodes and edges, by frequency (expansion edges count half)
+    counts: Counter = Counter()
+    core_rels = store.get_relations([r for r, _ in ranked_core] + [r for r, _ in expansion])
+    for rid, r in core_rels.items():
+        w = 1.0 if rid in kept else 0.5
+        for c in set(r.chunk_ids):
+            counts[c] += w
+    for e in store.get_entities(nodes).values():
+        for c in set(e.chunk_ids):
+            counts[c] += 1.0
+    part.chunks = rank_chunks(store, counts, vecs.query, dim, params.top_k)
+    return part
+
+
+# -- global (§3.3.3) ------------------------------------------------------------------------
+
+
+def global_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+    part = Part("global")
+    index = store.vector_index("relation", dim)
+    if not vecs.high or not len(index):
+        return part
+    # 1. edges whose vectors are close to the high-level keywords
+    per_keyword = max(params.max_items, 20)
+    rel: dict[str, float] = {}
+    for hits in index.search_many(vecs.high_vecs, per_keyword):
+        for rid, score in hits:
+            if score >= params.edge_threshold and score > rel.get(rid, -2.0):
+                rel[rid] = float(score)
+    if not rel:
+        return part
+    rels = store.get_relations(rel)
+    # 2.-4. nodes by degree; edges ranked by relevance x weight, with the ends' degree
+    composite: dict[str, float] = {}
+    for rid, r in rels.items():
+        degree = graph.degree(r.source_id) + graph.degree(r.target_id)
+        composite[rid] = rel[rid] * (1.0 + 0.05 * math.log1p(max(r.weight, 0.0)) + 0.03 * math.log1p(degree))
+    ranked = sorted(composite, key=lambda r: (-composite[r], r))[: params.max_items]
+    part.relations = [(r, composite[r]) for r in ranked]
+    ends: dict[str, int] = {}
+    for rid in ranked:
+        for n in (rels[rid].source_id, rels[rid].target_id):
+            ends[n] = graph.degree(n)
+    part.entities = [(n, float(d)) for n, d in sorted(ends.items(), key=lambda kv: (-kv[1], kv[0]))][: params.max_items]
+    # 5. text units of those edges, by the edges' relevance to the high-level keywords
+    chunk_score: dict[str, float] = {}
+    chunk_count: Counter = Counter()
+    for rid in ranked:
+        for c in set(rels[rid].chunk_ids):
+            chunk_count[c] += 1
+            chunk_score[c] = max(chunk_score.get(c, -2.0), rel[rid])
+    order = sorted(chunk_score, key=lambda c: (-chunk_score[c], -chunk_count[c], c))[: params.top_k]
+    part.chunks = [(c, chunk_score[c]) for c in order]
+    part.details["matched_relations"] = ranked
+    return part

@@ -1,0 +1,92 @@
+"""The in-memory graph: bounded shortest paths, and the cache keyed by the graph version."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import networkx as nx
+import pytest
+
+from scholargraph.graph.memory import MemoryGraph, cached_graph, graph_version, load_graph
+from scholargraph.store.graph_sql import EntityWrite, RelationWrite
+
+
+def chain(*nodes: str) -> list[tuple[str, str, str, float]]:
+    return [(f"r{a}{b}", a, b, 1.0) for a, b in zip(nodes, nodes[1:], strict=False)]
+
+
+def test_shortest_path_and_bounds():
+    g = MemoryGraph(chain("A", "B", "C", "D", "E", "F") + [("rAX", "A", "X", 1.0), ("rXC", "X", "C", 1.0)])
+    path = g.shortest_path("A", "C")
+    assert path in (["A", "B", "C"], ["A", "X", "C"])
+    assert len(g.shortest_path("A", "F", max_length=5)) == 6
+    assert g.shortest_path("A", "F", max_length=4) is None  # 5 edges away
+    assert g.shortest_path("A", "nowhere") is None
+    assert g.shortest_path("A", "A") == ["A"]
+    nodes, edges, paths = g.union_of_shortest_paths(["A", "C", "E"], max_length=4)
+    assert {"A", "C", "E", "D"} <= nodes and ("C", "D") in edges and len(paths) == 3
+
+
+def test_shortest_paths_match_networkx_on_random_graphs():
+    rng = random.Random(7)
+    for _ in range(20):
+        n = rng.randrange(5, 60)
+        edges = [(f"r{i}", f"n{rng.randrange(n)}", f"n{rng.randrange(n)}", 1.0) for i in range(rng.randrange(n, 3 * n))]
+        g = MemoryGraph(edges)
+        ref = nx.Graph((s, t) for _, s, t, _ in edges)
+        for _ in range(20):
+            a, b = f"n{rng.randrange(n)}", f"n{rng.randrange(n)}"
+            got = g.shortest_path(a, b, max_length=10)
+            try:
+                want = nx.shortest_path_length(ref, a, b)
+            except (nx.NetworkXNoPath, nx.NodeNotFound):
+                want = None
+            if want is None:
+                assert got is None
+            else:
+                assert got is not None and len(got) - 1 == want and got[0] == a and got[-1] == b
+                assert all(ref.has_edge(u, v) for u, v in zip(got, got[1:], strict=False))
+
+
+def test_visit_budget_gives_up_on_huge_neighbourhoods():
+    hub = [(f"r{i}", "H", f"leaf{i}", 1.0) for i in range(5000)]
+    g = MemoryGraph(hub + chain("A", "H") + chain("B", "leaf4999"))
+    assert g.shortest_path("A", "B", max_length=4) == ["A", "H", "leaf4999", "B"]
+    assert g.shortest_path("A", "B", max_length=4, max_visits=100) is None
+
+
+def test_parallel_relations_share_one_edge():
+    g = MemoryGraph([("r1", "A", "B", 1.0), ("r2", "B", "A", 3.0), ("r3", "A", "C", 1.0)])
+    assert sorted(g.edge_rids("A", "B")) == ["r1", "r2"]
+    data = g.graph.adj["A"]["B"]
+    assert data["rid"] == "r2" and data["weight"] == 4.0
+    assert g.degree("A") == 2 and g.edge_count == 3
+    assert sorted(n for n, _ in g.incident("A")) == ["B", "C"]
+
+
+def test_graph_is_cached_until_relations_change(store):
+    first = load_graph(store)
+    assert load_graph(store) is first and cached_graph(store) is first
+    assert first.graph.number_of_edges() == 8
+    with store.transaction():
+        store.write_entities([EntityWrite("Z", "zinc", "zinc", "Element", "zinc", "c1", "doc1")])
+        store.write_relations([RelationWrite("r_az", "A", "Z", "aspirin zinc", "c1", "doc1")])
+    second = load_graph(store)
+    assert second is not first and second.shortest_path("Z", "C") == ["Z", "A", "B", "C"]
+    with store.transaction():
+        store.delete_graph_of("doc2")
+    third = load_graph(store)
+    assert third is not second and "G" not in third and third.version == graph_version(store)
+
+
+@pytest.mark.slow
+def test_loads_a_240k_edge_graph_in_a_few_seconds():
+    rng = random.Random(0)
+    n = 80_000
+    edges = [(f"r{j}", f"e{int(n * rng.random() ** 2)}", f"e{rng.randrange(n)}", 1.0) for j in range(240_000)]
+    started = time.perf_counter()
+    g = MemoryGraph(edges)
+    elapsed = time.perf_counter() - started
+    assert g.edge_count == 240_000
+    assert elapsed < 15, elapsed  # ~1 s on an idle core; generous for shared CI machines
