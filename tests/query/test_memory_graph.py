@@ -78,6 +78,13 @@ def test_graph_is_cached_until_relations_change(store):
         store.delete_graph_of("doc2")
     third = load_graph(store)
     assert third is not second and "G" not in third and third.version == graph_version(store)
+    # the last relation deleted and another inserted: SQLite reuses the rowid, the id differs
+    last = store.conn.execute("SELECT id, source_id, target_id FROM relations ORDER BY rowid DESC LIMIT 1").fetchone()
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM relations WHERE id = ?", (last[0],))
+        conn.execute("INSERT INTO relations(id, source_id, target_id, updated_at) VALUES ('r_new', 'E', 'P', 0)")
+    fourth = load_graph(store)
+    assert fourth is not third and fourth.edge_rids("E", "P") == ["r_new"]
 
 
 @pytest.mark.slow

@@ -2,11 +2,12 @@
 
 An undirected :class:`networkx.Graph` over entity ids; each edge carries ``rid`` (the relation
 id; when several relations join the same pair, the heaviest), ``rids`` (all of them),
-``weight`` (their summed weight) and ``max_weight``. Direction is kept in the store; paths ignore it (thesis 000
-§3.3.2 builds subgraphs from shortest paths between matched nodes, whatever their direction).
+``weight`` (their summed weight) and ``max_weight``. Direction is kept in the store; paths
+ignore it (thesis 000 §3.3.2 builds subgraphs from shortest paths between matched nodes,
+whatever their direction).
 
 Loading reads ``store.all_edges()`` once and is cached on the store object under a cheap
-"graph version" — ``(relation count, max relation rowid)`` from SQLite — so repeated queries
+"graph version" (:func:`graph_version`, two indexed SQLite lookups) so repeated queries
 reuse the same graph and a new or deleted relation triggers a reload. Weights in memory are a
 snapshot: rankings that need current weights read them from the store.
 """
@@ -190,11 +191,15 @@ def _join(meet: str, pred: dict, succ: dict) -> list[str]:
 
 
 def graph_version(store) -> tuple:
-    """Cheap fingerprint of the relations table: changes whenever a relation is added or removed."""
-    with store._lock:  # two statements: each is answered from an index or the b-tree end, one together is a scan
+    """Cheap fingerprint of the relations table: (count, last rowid, id of the last row).
+
+    Adding a relation raises the last rowid, deleting one lowers the count, re-keying one (entity
+    merge/split) inserts a new row; the last row's id tells apart a deleted-then-reused rowid.
+    Each statement is answered from an index or the end of the b-tree (no table scan)."""
+    with store._lock:
         count = store.conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0]
-        last = store.conn.execute("SELECT MAX(rowid) FROM relations").fetchone()[0]
-    return (int(count), int(last or 0))
+        last = store.conn.execute("SELECT rowid, id FROM relations ORDER BY rowid DESC LIMIT 1").fetchone()
+    return (int(count), int(last[0]), str(last[1])) if last else (int(count), 0, "")
 
 
 def load_graph(store, force: bool = False) -> MemoryGraph:
