@@ -136,3 +136,13 @@ def print_parsed(docs: list[dict]) -> None:
             err.print(f"[yellow]warning:[/yellow] {w}")
         for c in d.get("chunks", []):
             out.print(f"  chunk {c['ordinal']}: {c['tokens']} tokens, {c['section']}, p. {c['page_start']}–{c['page_end']}")
+
+
+def print_winrate(result: dict) -> None:
+    a, b = result["a"], result["b"]
+    out.print(f"{a} vs {b}: {result['questions']} questions, {result['judgements']} judgements "
+              f"(each pair judged in both orders; {result['unusable_judgements']} unusable)")
+    for criterion, r in result["criteria"].items():
+        rate = r[f"{a}_win_rate"]
+        shown = f"{100 * rate:.1f}%" if rate is not None else "n/a"
+        out.print(f"  {criterion:<18} {a} wins {shown}  ({r[f'{a}_wins']} vs {r[f'{b}_wins']})")

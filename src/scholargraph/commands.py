@@ -236,3 +236,41 @@ def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
                        "at a local model, e.g. Ollama:\n  ollama serve & ollama pull qwen2.5:7b\n"
                        f"  scholargraph ask \"...\" --workdir {workdir} --llm-url http://localhost:11434/v1 --llm-model qwen2.5:7b")
     return 0 if report.ok else 1
+
+
+def parse_configuration(spec: str) -> tuple[str, dict]:
+    """'hybrid:no-clues,no-subgraph' -> ('hybrid', {'clues': False, 'subgraph': False})."""
+    mode, _, flags = spec.partition(":")
+    options = {}
+    for flag in filter(None, (f.strip() for f in flags.split(","))):
+        if flag not in {"no-clues", "no-subgraph"}:
+            raise ConfigError(f"unknown configuration flag {flag!r} in {spec!r} (use no-clues, no-subgraph)")
+        options[flag[3:]] = False
+    return mode, options
+
+
+def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    import json
+
+    from .evaluation.questions import generate_questions
+    from .evaluation.winrate import winrate
+
+    with _kb(args, overrides) as kb:
+        if kb.llm is None:
+            raise ConfigError("evaluation needs an LLM: set llm.base_url and llm.model")
+        if args.task == "questions":
+            rows = run(kb._closing(generate_questions(kb, args.users, args.tasks, args.per_task)))
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
+            return 0
+        if not args.questions:
+            raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
+        mode_a, opt_a = parse_configuration(args.a)
+        mode_b, opt_b = parse_configuration(args.b)
+        verdicts = run(kb._closing(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b)))
+    result = verdicts.to_json(args.a, args.b)
+    if args.json:
+        show.print_json(result)
+    else:
+        show.print_winrate(result)
+    return 0

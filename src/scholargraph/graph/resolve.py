@@ -147,7 +147,7 @@ class ResolutionSettings:
     alias_threshold: float = 0.3  # cosine for acronyms, code/proper-name prefixes, typos, same-key acronyms
     max_group: int = 50  # largest group returned; a bigger clique is cut
     k: int = 10  # vector neighbours per candidate
-    exact_limit: int = 30000  # above this many vectors, neighbours come from an inverted-file index
+    exact_limit: int = 10000  # above this many vectors, neighbours come from an inverted-file index
     nprobe: int = 2  # cells each vector is filed under (inverted-file index)
     block_limit: int = 64  # name blocks larger than this are only paired through their short names
 
@@ -729,9 +729,9 @@ def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -
                 for y in range(x + 1, len(members)):
                     add(members[x], members[y])
             continue
-        # Big block: only the names that are just this word (a code or proper name) pair with all.
+        # Big block: only a code or proper name that is just this word pairs with all (rule e).
         short = [i for i in members if any(len(s.word_keys) <= 1 and s.tokens[:1] == (token,)
-                                          for s in surfaces[i])]
+                                          and (s.code or s.proper) for s in surfaces[i])]
         for i in short[: settings.block_limit]:
             for j in members[:20000]:
                 add(i, j)
@@ -828,34 +828,49 @@ def _ivf_cells(vectors: np.ndarray, settings: ResolutionSettings) -> list[np.nda
 
 
 def link_pairs(cands: Sequence[Candidate], settings: ResolutionSettings | None = None) -> list[tuple[str, str]]:
-    """Linked id pairs ``(a, b)`` with ``a < b`` in input order, sorted (see the module rules)."""
-    settings = settings or ResolutionSettings()
-    surfaces = [_surfaces(c) for c in cands]
-    pairs = _name_blocks(surfaces, settings)
+    """Linked id pairs ``(a, b)``, ``a`` before ``b`` in input order, sorted by that order.
 
-    have = [i for i, c in enumerate(cands) if c.vector is not None]
-    cosines: dict[tuple[int, int], float] = {}
-    if len(have) >= 2:
-        mat = np.stack([np.asarray(cands[i].vector, dtype=np.float32).reshape(-1) for i in have])
+    Candidate pairs come from name blocks and vector neighbours (see the module docstring);
+    each is then checked against the rules.
+    """
+    settings = settings or ResolutionSettings()
+    n = len(cands)
+    if n < 2:
+        return []
+    surfaces = [_surfaces(c) for c in cands]
+    name_pairs = _name_blocks(surfaces, settings)
+
+    has_vec = np.array([c.vector is not None for c in cands], dtype=bool)
+    mat: np.ndarray | None = None
+    codes = [np.fromiter((i * n + j for i, j in name_pairs), dtype=np.int64, count=len(name_pairs))]
+    if has_vec.sum() >= 2:
+        idx = np.flatnonzero(has_vec)
+        dim = int(np.asarray(cands[idx[0]].vector).size)
+        mat = np.zeros((n, dim), dtype=np.float32)
+        for i in idx.tolist():
+            mat[i] = np.asarray(cands[i].vector, dtype=np.float32).reshape(-1)
         floor = min(settings.threshold, settings.alias_threshold)
-        lo, hi, vals = _vector_neighbours(mat, settings.k, floor, settings)
-        have_arr = np.asarray(have)
-        lo, hi = have_arr[lo], have_arr[hi]
-        # Below `threshold` the name blocks already hold every pair rules c and e can link; what
-        # is left is rule d: an acronym-like word on one side, the same first letter on both.
-        acr = np.array([any(s.has_acronym for s in ss) for ss in surfaces], dtype=bool)
-        first = np.array([ord(ss[0].compact[0]) if ss and ss[0].compact else 0 for ss in surfaces])
+        lo, hi, vals = _vector_neighbours(mat[idx], settings.k, floor, settings)
+        lo, hi = idx[lo], idx[hi]
+        # Below `threshold` the name blocks already hold every pair that rules c, e and f's typo
+        # test can link; what is left is rule d: an acronym-like word on a side, same first letter.
+        acr = np.array([any(x.has_acronym for x in ss) for ss in surfaces], dtype=bool)
+        first = np.array([ord(ss[0].compact[0]) if ss and ss[0].compact else -1 for ss in surfaces])
         keep = (vals >= settings.threshold) | ((acr[lo] | acr[hi]) & (first[lo] == first[hi]))
-        for i, j, v in zip(lo[keep].tolist(), hi[keep].tolist(), vals[keep].tolist(), strict=True):
-            pairs.add((i, j))
-            cosines[(i, j)] = v
+        codes.append(lo[keep].astype(np.int64) * n + hi[keep])
+    all_codes = np.unique(np.concatenate(codes))
+    rows, cols = all_codes // n, all_codes % n
+    cos = np.full(len(all_codes), np.nan, dtype=np.float32)
+    if mat is not None:
+        both = has_vec[rows] & has_vec[cols]
+        sel = np.flatnonzero(both)
+        for start in range(0, len(sel), 65536):
+            part = sel[start : start + 65536]
+            cos[part] = np.einsum("ij,ij->i", mat[rows[part]], mat[cols[part]])
 
     links = []
-    for i, j in sorted(pairs):
-        cos = cosines.get((i, j))
-        if cos is None:
-            cos = _cosine(cands[i], cands[j])
-        if _linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, cos):
+    for i, j, c in zip(rows.tolist(), cols.tolist(), cos.tolist(), strict=True):
+        if _linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, None if c != c else c):
             links.append((cands[i].id, cands[j].id))
     return links
 
@@ -875,43 +890,78 @@ def clique_partition(nodes: Sequence[str], links: Iterable[tuple[str, str]], max
     :func:`networkx.find_cliques`; ties -> the clique whose members come first in ``nodes``),
     cut it to ``max_group`` members, remove it, repeat on what is left. Members keep the order of
     ``nodes``; groups are ordered by their first member. Very dense components scan at most
-    20,000 maximal cliques per step (the best found is taken).
+    20,000 maximal cliques per step (the best found is taken). Links naming unknown nodes are
+    ignored.
     """
     order = {node: i for i, node in enumerate(nodes)}
-    graph = nx.Graph()
-    graph.add_nodes_from(sorted(order, key=order.__getitem__))
-    edges = sorted({(min(a, b, key=order.__getitem__), max(a, b, key=order.__getitem__))
-                    for a, b in links if a != b and a in order and b in order},
-                   key=lambda e: (order[e[0]], order[e[1]]))
-    graph.add_edges_from(edges)
-    max_group = max(2, max_group)
-    groups: list[list[str]] = []
-    components = sorted((sorted(c, key=order.__getitem__) for c in nx.connected_components(graph) if len(c) > 1),
-                        key=lambda c: order[c[0]])
-    stack = [graph.subgraph(c).copy() for c in components]
-    while stack:
-        sub = stack.pop(0)
-        if sub.number_of_edges() == 0:
+    adj: dict[int, set[int]] = defaultdict(set)
+    for a, b in links:
+        ia, ib = order.get(a), order.get(b)
+        if ia is None or ib is None or ia == ib:
             continue
-        best: list[str] | None = None
-        best_key: tuple | None = None
-        for scanned, clique in enumerate(nx.find_cliques(sub)):
-            members = sorted(clique, key=order.__getitem__)
-            key = (-len(members), [order[m] for m in members])
-            if best_key is None or key < best_key:
-                best, best_key = members, key
-            if scanned >= _MAX_CLIQUES_SCANNED:
-                break
-        assert best is not None
+        adj[ia].add(ib)
+        adj[ib].add(ia)
+    max_group = max(2, max_group)
+    groups: list[list[int]] = []
+    for comp in _components(sorted(adj), adj):
+        groups += _partition_component(comp, adj, max_group)
+    groups.sort(key=lambda g: g[0])
+    return [[nodes[i] for i in g] for g in groups]
+
+
+def _components(members: list[int], adj: dict[int, set[int]]) -> list[list[int]]:
+    """Connected components (sorted lists, ordered by first member) of the graph on ``members``."""
+    allowed = set(members)
+    seen: set[int] = set()
+    out = []
+    for start in members:
+        if start in seen:
+            continue
+        seen.add(start)
+        comp, frontier = [start], [start]
+        while frontier:
+            v = frontier.pop()
+            for u in adj[v]:
+                if u in allowed and u not in seen:
+                    seen.add(u)
+                    comp.append(u)
+                    frontier.append(u)
+        out.append(sorted(comp))
+    return out
+
+
+def _partition_component(comp: list[int], adj: dict[int, set[int]], max_group: int) -> list[list[int]]:
+    groups: list[list[int]] = []
+    work = [comp]
+    while work:
+        c = work.pop(0)
+        if len(c) < 2:
+            continue
+        cset = set(c)
+        sub = {v: adj[v] & cset for v in c}
+        n_edges = sum(len(x) for x in sub.values()) // 2
+        if n_edges == 0:
+            continue
+        if n_edges == len(c) * (len(c) - 1) // 2:
+            best = c
+        else:
+            graph = nx.Graph()
+            graph.add_nodes_from(c)
+            graph.add_edges_from((v, u) for v in c for u in sorted(sub[v]) if u > v)
+            best_key: tuple | None = None
+            for scanned, clique in enumerate(nx.find_cliques(graph)):
+                key = (-len(clique), sorted(clique))
+                if best_key is None or key < best_key:
+                    best_key = key
+                if scanned >= _MAX_CLIQUES_SCANNED:
+                    break
+            assert best_key is not None
+            best = best_key[1]
         best = best[:max_group]
-        if len(best) >= 2:
-            groups.append(best)
-        rest = sub.copy()
-        rest.remove_nodes_from(best)
-        for comp in sorted((sorted(c, key=order.__getitem__) for c in nx.connected_components(rest) if len(c) > 1),
-                           key=lambda c: order[c[0]]):
-            stack.append(rest.subgraph(comp).copy())
-    groups.sort(key=lambda g: order[g[0]])
+        groups.append(best)
+        taken = set(best)
+        rest = [v for v in c if v not in taken]
+        work = _components(rest, sub) + work
     return groups
 
 

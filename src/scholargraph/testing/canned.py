@@ -79,6 +79,24 @@ def summary_reply(request: dict[str, Any]) -> str:
     return " ".join(lines[:2])[:400] or "Summary."
 
 
+def judge_reply(request: dict[str, Any]) -> str:
+    """Prefers the longer answer (a deterministic stand-in for a judge)."""
+    text = _user_text(request)
+    first = text.partition("Answer 1:\n")[2].partition("\n\nAnswer 2:")[0]
+    second = text.partition("Answer 2:\n")[2]
+    winner = "1" if len(first) >= len(second) else "2"
+    return json.dumps({c: {"winner": winner, "reason": "more detail"} for c in
+                       ("comprehensiveness", "diversity", "empowerment", "overall")})
+
+
+def questions_reply(request: dict[str, Any]) -> str:
+    names = terms(_user_text(request), 8) or ["the collection"]
+    users = [{"user": f"researcher {u}", "tasks": [
+        {"task": f"task {t}", "questions": [f"How does {names[(u + t + q) % len(names)]} relate to the other topics?"
+                                           for q in range(2)]} for t in range(2)]} for u in range(2)]
+    return json.dumps({"users": users})
+
+
 def default_rules() -> list[Rule]:
     """Rules matched in order against the whole request text (system + user)."""
     return [
@@ -86,6 +104,8 @@ def default_rules() -> list[Rule]:
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
         Rule("summarise", r"merge descriptions of one", summary_reply),
         Rule("keywords", r"high_level", keywords_reply),
+        Rule("judge", r"You compare two answers", judge_reply),
+        Rule("questions", r"You design evaluation questions", questions_reply),
         Rule("answer", r"numbered sources", answer_reply),
     ]
 

@@ -1,0 +1,150 @@
+"""Index text files with LightRAG through an OpenAI-compatible server. Runs INSIDE the LightRAG venv.
+
+    benchmarks/.lightrag-venv/bin/python benchmarks/lightrag_runner.py \\
+        --base-url http://127.0.0.1:PORT/v1 --workdir /tmp/lr --chunk-size 1200 --chunk-overlap 100 \\
+        paper1.txt paper2.txt ...
+
+It imports ``lightrag`` (never ``scholargraph``). The LLM is LightRAG's own OpenAI binding
+(``lightrag.llm.openai.openai_complete_if_cache``) pointed at ``--base-url`` with model
+``scripted-model``; embeddings are requested from ``--base-url``/embeddings (the scripted server
+answers deterministic unit vectors, dimension ``--embedding-dim``). Everything else is LightRAG's
+default (fixed-token chunking with tiktoken's gpt-4o-mini encoding, gleaning 1, JSON-free
+delimiter extraction, summaries on merge). The working dir is wiped first, so LightRAG's LLM
+cache starts empty and hides no calls. Run it with ``TIKTOKEN_CACHE_DIR`` pointing at the cache
+that ``benchmarks/lightrag_env.py`` prepared (tiktoken cannot download here).
+
+Prints one JSON object on stdout's last line: elapsed seconds, documents (processed/failed),
+chunks, LLM calls and embedding calls seen by the client, graph size, and LightRAG's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+MODEL = "scripted-model"
+API_KEY = "scripted-key"  # the scripted server accepts any key; the OpenAI client insists on one
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description="Index text files with LightRAG via a scripted server")
+    ap.add_argument("--base-url", required=True)
+    ap.add_argument("--workdir", required=True, type=Path)
+    ap.add_argument("--chunk-size", type=int, default=1200)
+    ap.add_argument("--chunk-overlap", type=int, default=100)
+    ap.add_argument("--embedding-dim", type=int, default=384)
+    ap.add_argument("--max-async", type=int, default=None, help="LLM concurrency (default: LightRAG's)")
+    ap.add_argument("--log-level", default="WARNING")
+    ap.add_argument("files", nargs="+", type=Path)
+    return ap.parse_args(argv)
+
+
+async def run(args: argparse.Namespace) -> dict:
+    # Imported here so --help works anywhere; this script needs the LightRAG venv.
+    import numpy as np
+    from lightrag import LightRAG
+    from lightrag.base import DocStatus
+    from lightrag.llm.openai import openai_complete_if_cache
+    from lightrag.utils import EmbeddingFunc, logger as lr_logger
+    from openai import AsyncOpenAI
+
+    lr_logger.setLevel(getattr(logging, args.log_level.upper(), logging.WARNING))
+
+    counters = {"llm_calls": 0, "embedding_calls": 0, "embedding_inputs": 0}
+
+    async def llm_model_func(prompt, system_prompt=None, history_messages=None, **kwargs):
+        counters["llm_calls"] += 1
+        return await openai_complete_if_cache(
+            MODEL,
+            prompt,
+            system_prompt=system_prompt,
+            history_messages=history_messages or [],
+            base_url=args.base_url,
+            api_key=API_KEY,
+            **kwargs,
+        )
+
+    client = AsyncOpenAI(base_url=args.base_url, api_key=API_KEY, max_retries=0, timeout=120)
+
+    async def embed(texts: list[str], **_: object) -> np.ndarray:
+        counters["embedding_calls"] += 1
+        counters["embedding_inputs"] += len(texts)
+        resp = await client.embeddings.create(model="scripted-embedding", input=list(texts), encoding_format="float")
+        return np.array([d.embedding for d in resp.data], dtype=np.float32)
+
+    if args.workdir.exists():
+        shutil.rmtree(args.workdir)  # fresh storages: an empty LLM cache, nothing already indexed
+    args.workdir.mkdir(parents=True)
+
+    texts = [p.read_text(encoding="utf-8") for p in args.files]
+    extra = {"llm_model_max_async": args.max_async} if args.max_async else {}
+    rag = LightRAG(
+        working_dir=str(args.workdir),
+        llm_model_func=llm_model_func,
+        llm_model_name=MODEL,
+        embedding_func=EmbeddingFunc(embedding_dim=args.embedding_dim, max_token_size=8192, func=embed),
+        chunk_token_size=args.chunk_size,
+        chunk_overlap_token_size=args.chunk_overlap,
+        **extra,
+    )
+    started = time.perf_counter()
+    await rag.initialize_storages()
+    try:
+        await rag.ainsert(texts, file_paths=[p.name for p in args.files])
+        elapsed = time.perf_counter() - started
+        counts = await rag.doc_status.get_status_counts()
+        failed = await rag.doc_status.get_docs_by_statuses([DocStatus.FAILED]) if counts.get("failed") else {}
+        chunk_total = 0
+        processed = await rag.doc_status.get_docs_by_statuses([DocStatus.PROCESSED])
+        for doc in processed.values():
+            chunk_total += int(getattr(doc, "chunks_count", 0) or 0)
+        graph = rag.chunk_entity_relation_graph
+        nodes = len(await graph.get_all_nodes()) if hasattr(graph, "get_all_nodes") else None
+        edges = len(await graph.get_all_edges()) if hasattr(graph, "get_all_edges") else None
+    finally:
+        await rag.finalize_storages()
+        await client.close()
+
+    import importlib.metadata as md
+
+    return {
+        "system": "lightrag",
+        "lightrag_version": md.version("lightrag-hku"),
+        "elapsed_s": round(elapsed, 2),
+        "documents": {"inserted": len(texts), "status_counts": counts,
+                      "failed": {k: str(getattr(v, "error_msg", ""))[:300] for k, v in failed.items()}},
+        "chunks": chunk_total,
+        "graph": {"nodes": nodes, "edges": edges},
+        "client": counters,
+        "settings": {
+            "chunk_token_size": rag.chunk_token_size,
+            "chunk_overlap_token_size": rag.chunk_overlap_token_size,
+            "tiktoken_model_name": rag.tiktoken_model_name,
+            "entity_extract_max_gleaning": rag.entity_extract_max_gleaning,
+            "entity_extraction_use_json": rag.entity_extraction_use_json,
+            "force_llm_summary_on_merge": rag.force_llm_summary_on_merge,
+            "llm_model_max_async": rag.llm_model_max_async,
+            "enable_llm_cache": rag.enable_llm_cache,
+        },
+        "tiktoken_cache_dir": os.environ.get("TIKTOKEN_CACHE_DIR"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if "scholargraph" in sys.modules:  # pragma: no cover - guard against running in the wrong venv
+        raise SystemExit("run this in the LightRAG venv, not scholargraph's")
+    result = asyncio.run(run(args))
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

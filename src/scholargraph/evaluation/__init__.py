@@ -1,0 +1,1 @@
+"""Evaluation: synthetic question generation and pairwise LLM-judge win rates (thesis 000 §3.5)."""
