@@ -123,43 +123,54 @@ def source_kind(source: str) -> str:
 def synthetic_candidates(n: int, seed: int = 0) -> list[Candidate]:
     """``n`` synthetic candidates shaped like a big graph's entities.
 
-    Names of 1-4 words drawn Zipf-like from 5,000 pseudo-words (so first-word blocks are skewed
-    as in real data), some with a version number; about a third are variants of an earlier
-    candidate (its acronym, a case/hyphen/plural change, a typo, or a version bump) whose vector
-    is the original's plus noise; the rest get a random unit vector near one of n/50 topic
-    centres (so neighbourhoods are dense, as in one field's papers).
+    As in a real graph, every name has its own normalised key (commit-time merging has already
+    joined equal keys). Names have 1-4 words drawn Zipf-like from 5,000 pseudo-words (so
+    first-word blocks are skewed as in real data), a few with a version number; about a third
+    are variants of an earlier candidate (its acronym, a typo, a version bump, a generic head
+    noun added, "Y of X" for "X Y") whose vector is the original's plus noise; the others get a
+    unit vector near one of n/50 topic centres (dense neighbourhoods, as in one field's papers).
     """
     rng = np.random.default_rng(seed)
     r = random.Random(seed)
-    syll = ["ka", "lo", "mi", "ne", "ru", "ta", "vi", "so", "de", "gra", "pha", "tor", "lin", "mer", "sen", "tic"]
+    syll = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["tion", "ing", "ter", "al", "ic"]
     vocab = sorted({"".join(r.choice(syll) for _ in range(r.randint(2, 4))) for _ in range(6000)})[:5000]
+    r.shuffle(vocab)
     weights = [1.0 / (rank + 1) for rank in range(len(vocab))]
     types = ["Method", "Task", "Dataset", "Metric", "Concept", "Gene/Protein", "Disease"]
     centres = rng.standard_normal((max(1, n // 50), 384)).astype(np.float32)
     names: list[str] = []
+    keys: set[str] = set()
     vecs = np.zeros((n, 384), dtype=np.float32)
     cands = []
-    for i in range(n):
+    while len(cands) < n:
+        i = len(cands)
         if i > 10 and r.random() < 0.33:
             j = r.randrange(i)
             base = names[j]
             kind = r.random()
             if kind < 0.3 and " " in base:
                 name = "".join(w[0] for w in base.split()).upper() + ("s" if r.random() < 0.3 else "")
-            elif kind < 0.6:
-                name = base.title() if r.random() < 0.5 else base.replace(" ", "-")
-            elif kind < 0.8:
+            elif kind < 0.5:
                 word = max(base.split(), key=len)
                 pos = r.randrange(1, max(2, len(word) - 2))
                 name = base.replace(word, word[:pos] + r.choice("aeiou") + word[pos + 1 :], 1)
-            else:
+            elif kind < 0.7:
                 name = f"{base} {r.randint(1, 9)}"
-            vec = vecs[j] + 0.35 * rng.standard_normal(384).astype(np.float32) / np.sqrt(384) * 10
+            elif kind < 0.85:
+                name = f"{base} {r.choice(['model', 'method', 'system', 'dataset'])}"
+            else:
+                words = base.split()
+                name = f"{words[-1]} of {' '.join(words[:-1])}" if len(words) > 1 else base.title()
+            vec = vecs[j] + 0.35 * rng.standard_normal(384).astype(np.float32) / np.sqrt(384)
         else:
             name = " ".join(r.choices(vocab, weights=weights, k=r.randint(1, 4)))
             if r.random() < 0.05:
                 name += f"-{r.randint(1, 99)}"
             vec = centres[r.randrange(len(centres))] + 0.8 * rng.standard_normal(384).astype(np.float32)
+        key = normalise_name(name)
+        if not key or key in keys:
+            continue
+        keys.add(key)
         vec = vec / np.linalg.norm(vec)
         vecs[i] = vec
         names.append(name)

@@ -52,7 +52,8 @@ async def run(args: argparse.Namespace) -> dict:
     from lightrag import LightRAG
     from lightrag.base import DocStatus
     from lightrag.llm.openai import openai_complete_if_cache
-    from lightrag.utils import EmbeddingFunc, logger as lr_logger
+    from lightrag.utils import EmbeddingFunc
+    from lightrag.utils import logger as lr_logger
     from openai import AsyncOpenAI
 
     lr_logger.setLevel(getattr(logging, args.log_level.upper(), logging.WARNING))

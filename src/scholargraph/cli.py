@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--mode", "-m", help="naive | local | subgraph | global | hybrid | bio")
         p.add_argument("--top-k", "-k", type=int)
         p.add_argument("--queries", help="file with one question per line, or JSONL with a 'question' field")
+        p.add_argument("--no-clues", action="store_true", help="ablation: keywords without corpus clues")
+        p.add_argument("--no-subgraph", action="store_true", help="ablation: one-hop neighbours instead of the subgraph")
         if name == "ask":
             p.add_argument("--session", help="conversation name: follow-up questions see earlier turns")
             p.add_argument("--no-stream", action="store_true", help="print the answer when complete")

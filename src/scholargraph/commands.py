@@ -61,7 +61,8 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
         stream = not (args.json or args.no_stream or batch)
         on_text = (lambda piece: (sys.stdout.write(piece), sys.stdout.flush())) if stream else None
         try:
-            answer = await kb.aquery(question, args.mode, args.top_k, session=args.session, on_text=on_text)
+            answer = await kb.aquery(question, args.mode, args.top_k, session=args.session, on_text=on_text,
+                                     clues=not args.no_clues, subgraph=not args.no_subgraph)
         except ScholarGraphError as exc:
             if not batch:
                 raise
@@ -85,7 +86,8 @@ async def _retrieve_all(kb: KnowledgeBase, args: argparse.Namespace, questions: 
     failures = 0
     for question in questions:
         try:
-            retrieval = await kb.aretrieve(question, args.mode, args.top_k)
+            retrieval = await kb.aretrieve(question, args.mode, args.top_k, clues=not args.no_clues,
+                                           subgraph=not args.no_subgraph)
         except ScholarGraphError as exc:
             if not args.queries:
                 raise

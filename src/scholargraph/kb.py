@@ -191,17 +191,23 @@ class KnowledgeBase:
     def engine(self) -> QueryEngine:
         return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm)
 
-    async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None) -> Retrieval:
-        return await self.engine().retrieve(question, mode, top_k)
+    async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
+                        clues: bool = True, subgraph: bool = True) -> Retrieval:
+        """Ranked, numbered evidence for a question; ``clues``/``subgraph`` = False reproduce the
+        thesis ablations (keywords without corpus clues; one-hop neighbours instead of the subgraph)."""
+        await self._ensure_llm_ready()
+        return await self.engine().retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
 
-    def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None) -> Retrieval:
-        return asyncio.run(self._closing(self.aretrieve(question, mode, top_k)))
+    def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None, **kwargs: Any) -> Retrieval:
+        return asyncio.run(self._closing(self.aretrieve(question, mode, top_k, **kwargs)))
 
     async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
-                     session: str | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
+                     session: str | None = None, on_text: Callable[[str], None] | None = None,
+                     clues: bool = True, subgraph: bool = True) -> Answer:
         await self._ensure_llm_ready()
         history = self.store.session_history(session) if session else []
-        answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text)
+        answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text, clues=clues,
+                                            subgraph=subgraph)
         if session:
             self.store.add_session_turn(session, question, answer.text)
         return answer

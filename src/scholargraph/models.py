@@ -11,14 +11,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-class DocStatus(str, enum.Enum):
+class DocStatus(enum.StrEnum):
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
     PROCESSED = "PROCESSED"
     FAILED = "FAILED"
 
 
-class Scope(str, enum.Enum):
+class Scope(enum.StrEnum):
     """How much of a paper is indexed (two-phase literature review, thesis 000 §5.3.1)."""
 
     INTRO = "intro"  # title + abstract + introduction
@@ -230,6 +230,7 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
     context: str = ""
     notes: list[str] = field(default_factory=list)
+    keywords: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         cited = set(self.cited)
@@ -243,6 +244,7 @@ class Answer:
             "cited": self.cited,
             "removed_citations": self.removed_citations,
             "notes": self.notes,
+            "keywords": self.keywords,
             "usage": usage_to_json(self.usage),
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
         }

@@ -4,8 +4,8 @@ import pytest
 
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main
-from scholargraph.evaluation.winrate import parse_verdict
 from scholargraph.errors import ModelOutputError
+from scholargraph.evaluation.winrate import parse_verdict
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import Rule
 

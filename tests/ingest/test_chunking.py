@@ -78,7 +78,7 @@ def test_page_spans_follow_page_marks(tok):
 def test_overlap_repeats_whole_sentences(tok):
     chunks = [c for c in chunk_document(paper(), tok, size=100, overlap=30) if c.section == "2 Method"]
     assert len(chunks) > 2
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         assert b.char_start < a.char_end  # overlapping
         assert a.text.endswith(".") and b.text[0].isupper()
 

@@ -403,7 +403,7 @@ class _Surface:
     acronym: bool  # acronym-like (<= 3 words, each acronym-like)
     has_acronym: bool  # some word is acronym-like ("SMV thrombosis")
     letters: tuple[str, ...]  # acronym letters (when acronym-like)
-    code: bool  # letters and digits, <= 2 words: "SF1625", "p38", "IL-6"
+    code: bool  # one word of letters and digits: "SF1625", "p38", "IL-6", "COVID-19"
     proper: bool  # acronym-like or capitalised single word
     signature: tuple[tuple[str, str], ...]
     numbers: tuple[int, ...]
@@ -425,7 +425,7 @@ def _surface(text: str) -> _Surface:
     letters = _acronym_letters(" ".join(words)) if acronym else ()
     has_digit = any(c.isdigit() for c in compact)
     has_alpha = any(c.isalpha() for c in compact)
-    code = 0 < len(words) <= 2 and has_digit and has_alpha and len(compact) <= 14
+    code = len(words) == 1 and has_digit and has_alpha and len(compact) <= 14
     proper = acronym or (len(words) == 1 and words[0][:1].isupper())
     has_acronym = any(_is_acronym_word(w) for w in words)
     return _Surface(text, tuple(words), word_keys, tokens, compact, acronym, has_acronym, letters, code, proper,
@@ -514,14 +514,27 @@ def acronym_matches(short: str, long: str) -> bool:
 def _acronym_pair(a: _Surface, b: _Surface) -> bool:
     if a.numbers != b.numbers or b.acronym:
         return False
-    wa, wb = list(a.words), list(b.words)
-    ka, kb = list(a.word_keys), list(b.word_keys)
+    wa, wb = a.words, b.words
+    ka, kb = a.word_keys, b.word_keys
     # Set aside the words both share at the start and at the end.
-    while wa and wb and ka[0] == kb[0]:
-        wa, wb, ka, kb = wa[1:], wb[1:], ka[1:], kb[1:]
-    while wa and wb and ka[-1] == kb[-1]:
-        wa, wb, ka, kb = wa[:-1], wb[:-1], ka[:-1], kb[:-1]
-    if len(wa) == 0 or len(wb) == 0 or len(wa) > 2:
+    lead = 0
+    while lead < min(len(wa), len(wb)) and ka[lead] == kb[lead]:
+        lead += 1
+    trail = 0
+    while trail < min(len(wa), len(wb)) - lead and ka[-1 - trail] == kb[-1 - trail]:
+        trail += 1
+    wa, wb = wa[lead : len(wa) - trail], wb[lead : len(wb) - trail]
+    if not wa or not wb or len(wa) > 2:
+        return False
+    return _acronym_words(wa, wb)
+
+
+@functools.lru_cache(maxsize=262144)
+def _acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
+    """Do the acronym-like words ``wa`` abbreviate the words ``wb`` (rule d's spelling test)?"""
+    # Cheap rejections first: the acronym's first letter starts one of the first long words.
+    first = next((c.lower() for c in wa[0] if c.isalpha()), "")
+    if not first or not any(w[:1].lower() == first for w in wb[:2]):
         return False
     if not all(_is_acronym_word(w) for w in wa):
         return False
@@ -534,7 +547,7 @@ def _acronym_pair(a: _Surface, b: _Surface) -> bool:
     n_content = sum(1 for _w, opt in long_words if not opt)
     total = sum(len(w) for w, _opt in long_words)
     for acr in letters:
-        if len(acr) < 2 or total <= len(acr):
+        if len(acr) < 2 or total <= len(acr) or n_content > len(acr):
             continue
         if n_content == 1 and len(long_words) == 1 and len(acr) > 4:
             continue
@@ -658,14 +671,41 @@ def explain(a: Candidate, b: Candidate, settings: ResolutionSettings | None = No
 # --------------------------------------------------------------------------------------------
 
 
-def _initials(words: Sequence[str]) -> set[str]:
-    """Acronym keys of a long form: initials with and without the function words."""
-    parts = _long_form_words(words) or []
-    if len(parts) < 2:
-        return set()
-    full = "".join(w[0] for w, _o in parts)
-    content = "".join(w[0] for w, o in parts if not o)
-    return {k for k in (full, content) if len(k) >= 2}
+_MAX_SPAN_WORDS = 8
+
+
+def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
+    """Block keys for rule d: (keys as an abbreviation, keys as a long form).
+
+    Both have the form "words before|letters|words after": "SMV thrombosis" gives "|smv|thrombosis"
+    and "superior mesenteric vein thrombosis" gives the same for the span of its first three
+    words (initials with and without function words). Letters inside words ("HDAC" = "histone
+    deacetylase") have no key: such pairs come from the vector neighbours.
+    """
+    words, keys = s.words, s.word_keys
+    short: list[str] = []
+    long: list[str] = []
+    if not words or len(words) > _MAX_SPAN_WORDS:
+        return short, long
+    is_acr = [_is_acronym_word(w) for w in words]
+    for i in range(len(words)):
+        for j in range(i + 1, min(len(words), i + 2) + 1):
+            if all(is_acr[i:j]):
+                for letters in _acronym_letters(" ".join(words[i:j])):
+                    short.append(f"{'|'.join(keys[:i])}#{letters}#{'|'.join(keys[j:])}")
+    if s.acronym:
+        return short, long
+    for i in range(len(words)):
+        for j in range(i + 1, len(words) + 1):
+            parts = _long_form_words(words[i:j]) or []
+            if len(parts) < 2:
+                continue
+            full = "".join(w[0] for w, _o in parts)
+            content = "".join(w[0] for w, o in parts if not o)
+            for letters in {full, content}:
+                if len(letters) >= 2:
+                    long.append(f"{'|'.join(keys[:i])}#{letters}#{'|'.join(keys[j:])}")
+    return short, long
 
 
 def _typo_keys(tokens: Sequence[str]) -> list[str]:
@@ -698,12 +738,11 @@ def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -
                 by_bag[key].append(i)
             if s.tokens and len(s.tokens[0]) >= 2 and s.tokens[0] not in STOPWORDS:
                 by_first[s.tokens[0]].append(i)
-            if s.acronym:
-                for letters in s.letters:
-                    acr_short[letters].append(i)
-            else:
-                for key in _initials(s.words):
-                    acr_long[key].append(i)
+            short_keys, long_keys = _acronym_keys(s)
+            for key in short_keys:
+                acr_short[key].append(i)
+            for key in long_keys:
+                acr_long[key].append(i)
     pairs: set[tuple[int, int]] = set()
 
     def add(i: int, j: int) -> None:
@@ -721,16 +760,11 @@ def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -
                 for y in range(x + 1, len(part)):
                     add(part[x], part[y])
     for token, members in by_first.items():
+        # Rule e: a code or proper name of one or two words against every name starting with it.
         members = sorted(set(members))
         if len(members) < 2:
             continue
-        if len(members) <= settings.block_limit:
-            for x in range(len(members)):
-                for y in range(x + 1, len(members)):
-                    add(members[x], members[y])
-            continue
-        # Big block: only a code or proper name that is just this word pairs with all (rule e).
-        short = [i for i in members if any(len(s.word_keys) <= 1 and s.tokens[:1] == (token,)
+        short = [i for i in members if any(len(s.word_keys) <= 2 and s.tokens[:1] == (token,)
                                           and (s.code or s.proper) for s in surfaces[i])]
         for i in short[: settings.block_limit]:
             for j in members[:20000]:
@@ -750,20 +784,32 @@ def _vector_neighbours(vectors: np.ndarray, k: int, floor: float, settings: Reso
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i, j, cosine) with i < j: j among i's top-k neighbours (or i among j's), cosine >= floor."""
     n = len(vectors)
+    empty = np.zeros(0, dtype=np.int64)
     if n < 2 or k <= 0:
-        empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros(0, dtype=np.float32)
-    rows_all, cols_all, vals_all = [], [], []
+    rows_all: list[np.ndarray] = []
+    cols_all: list[np.ndarray] = []
+    vals_all: list[np.ndarray] = []
+
+    def top_k(block: np.ndarray, row_ids: np.ndarray, col_ids: np.ndarray) -> None:
+        kk = min(k, block.shape[1] - 1)
+        if kk <= 0:
+            return
+        idx = np.argpartition(-block, kk - 1, axis=1)[:, :kk]
+        vals = np.take_along_axis(block, idx, axis=1)
+        r, c = np.nonzero(vals >= floor)
+        rows_all.append(row_ids[r])
+        cols_all.append(col_ids[idx[r, c]])
+        vals_all.append(vals[r, c])
+
     if n <= settings.exact_limit:
-        step = max(1, min(1024, 2**24 // max(n, 1)))
+        step = max(1, min(1024, 2**24 // n))
+        all_ids = np.arange(n)
         for start in range(0, n, step):
             block = vectors[start : start + step] @ vectors.T
-            idx = np.arange(block.shape[0])
-            block[idx, start + idx] = -np.inf
-            r, c = np.nonzero(block >= floor)
-            rows_all.append(r + start)
-            cols_all.append(c)
-            vals_all.append(block[r, c])
+            local = np.arange(block.shape[0])
+            block[local, start + local] = -np.inf
+            top_k(block, all_ids[start : start + step], all_ids)
     else:
         for members in _ivf_cells(vectors, settings):
             if len(members) < 2:
@@ -771,25 +817,18 @@ def _vector_neighbours(vectors: np.ndarray, k: int, floor: float, settings: Reso
             sub = vectors[members]
             for start in range(0, len(members), 2048):
                 block = sub[start : start + 2048] @ sub.T
-                idx = np.arange(block.shape[0])
-                block[idx, start + idx] = -np.inf
-                r, c = np.nonzero(block >= floor)
-                rows_all.append(members[r + start])
-                cols_all.append(members[c])
-                vals_all.append(block[r, c])
-    rows = np.concatenate(rows_all) if rows_all else np.zeros(0, dtype=np.int64)
-    cols = np.concatenate(cols_all) if cols_all else np.zeros(0, dtype=np.int64)
-    vals = np.concatenate(vals_all) if vals_all else np.zeros(0, dtype=np.float32)
-    if len(rows) == 0:
-        return rows, cols, vals
-    # Deduplicate (a pair may share several cells), then top-k per row.
-    code = rows.astype(np.int64) * n + cols.astype(np.int64)
-    code, first = np.unique(code, return_index=True)
+                local = np.arange(block.shape[0])
+                block[local, start + local] = -np.inf
+                top_k(block, members[start : start + 2048], members)
+    if not rows_all:
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    rows, cols, vals = np.concatenate(rows_all), np.concatenate(cols_all), np.concatenate(vals_all)
+    # A row may have neighbours from several cells: deduplicate, keep its k best overall.
+    code, first = np.unique(rows.astype(np.int64) * n + cols, return_index=True)
     rows, cols, vals = rows[first], cols[first], vals[first]
     order = np.lexsort((cols, -vals, rows))
     rows, cols, vals = rows[order], cols[order], vals[order]
-    starts = np.searchsorted(rows, rows, side="left")
-    rank = np.arange(len(rows)) - starts
+    rank = np.arange(len(rows)) - np.searchsorted(rows, rows, side="left")
     keep = rank < k
     rows, cols, vals = rows[keep], cols[keep], vals[keep]
     lo, hi = np.minimum(rows, cols), np.maximum(rows, cols)
@@ -800,11 +839,12 @@ def _vector_neighbours(vectors: np.ndarray, k: int, floor: float, settings: Reso
 def _ivf_cells(vectors: np.ndarray, settings: ResolutionSettings) -> list[np.ndarray]:
     """Inverted-file cells: k-means (seeded, deterministic) on a sample, each vector in nprobe cells."""
     n = len(vectors)
-    n_cells = max(2, int(np.sqrt(n)))
+    # 2*sqrt(n) cells balance filing (n x cells) against searching (cells x cell_size^2).
+    n_cells = max(2, int(2 * np.sqrt(n)))
     rng = np.random.default_rng(0)
-    sample = vectors[rng.choice(n, size=min(n, 20 * n_cells), replace=False)]
+    sample = vectors[rng.choice(n, size=min(n, 10 * n_cells), replace=False)]
     centroids = sample[rng.choice(len(sample), size=n_cells, replace=False)].copy()
-    for _ in range(8):
+    for _ in range(6):
         assign = np.argmax(sample @ centroids.T, axis=1)
         for c in range(n_cells):
             pts = sample[assign == c]

@@ -1,4 +1,15 @@
-"""Query engine: mode -> numbered sources -> answer (LLM with verified citations, or extractive)."""
+"""Query engine: mode -> numbered sources -> answer (LLM with verified citations, or extractive).
+
+Modes: ``naive`` (chunk vectors only), ``local`` (matched entities + one-hop neighbourhood),
+``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3) and ``hybrid`` (§3.4: subgraph + global,
+the default). Graph modes first retrieve clues and dual-level keywords (§3.3.1, one LLM call
+when an LLM is configured, offline keywords otherwise), then rank entities, relations and text
+units (:mod:`.graph_modes`) and number them as sources within per-part budgets (:mod:`.fusion`).
+
+Costs: ``Retrieval.usage`` holds the keyword call, ``Answer.usage`` the keyword and answer
+calls; ``timings`` has ``retrieval_s`` (all of retrieval), ``keywords_llm_s`` (the keyword
+call inside it), ``retrieval_excl_llm_s`` and, for answers, ``generation_s``.
+"""
 
 from __future__ import annotations
 
@@ -20,10 +31,11 @@ from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
 from .fusion import Budgets, build_sources, fuse
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
-from .keywords import Keywords, find_clues, make_keywords
+from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
 from .sources import chunk_sources, format_context
 
 MODES = ("naive", "local", "subgraph", "global", "hybrid")
+BIO_MODE = "bio"  # query/bio.py (its own retrieval and answer); dispatched here, imported lazily
 
 
 @dataclass
@@ -79,15 +91,21 @@ class QueryEngine:
         top_k = top_k or self.settings.query.top_k
         if not question.strip():
             raise ConfigError("the question is empty")
+        if mode == BIO_MODE:
+            from .bio import bio_retrieve
+
+            return await bio_retrieve(self.store, self.settings, self.embedder, self.llm, question)
         if mode not in MODES:
-            raise ConfigError(f"query mode {mode!r} is not available; available: {', '.join(MODES)}")
+            raise ConfigError(f"query mode {mode!r} is not available; available: {', '.join(MODES + (BIO_MODE,))}")
         t0 = time.perf_counter()
         if mode == "naive":
             sources = await self._naive(question, top_k)
             sources = truncate_sources(sources, self.settings.query.max_context_tokens, self.tokenizer.count)
             return Retrieval(question, mode, sources, format_context(sources), {"retrieval_s": time.perf_counter() - t0})
         retrieval = await self._graph(question, mode, top_k, clues, subgraph)
-        retrieval.timings["retrieval_s"] = time.perf_counter() - t0
+        elapsed = time.perf_counter() - t0
+        retrieval.timings["retrieval_s"] = elapsed
+        retrieval.timings["retrieval_excl_llm_s"] = elapsed - retrieval.timings.get("keywords_llm_s", 0.0)
         return retrieval
 
     async def _naive(self, question: str, top_k: int) -> list[Source]:
@@ -101,9 +119,14 @@ class QueryEngine:
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
                      history: list[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
                      clues: bool = True, subgraph: bool = True) -> Answer:
+        if (mode or self.settings.query.mode) == BIO_MODE:
+            from .bio import bio_answer
+
+            return await bio_answer(self.store, self.settings, self.embedder, self.llm, question, on_text=on_text)
         retrieval = await self.retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
         answer = Answer(question, "", retrieval.mode, retrieval.sources, timings=dict(retrieval.timings),
-                        context=retrieval.context, notes=list(retrieval.notes), usage=merge_usage(retrieval.usage))
+                        context=retrieval.context, notes=list(retrieval.notes), usage=merge_usage(retrieval.usage),
+                        keywords=retrieval.keywords)
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
             return answer
@@ -171,7 +194,11 @@ class QueryEngine:
             return retrieval
         dim = self.embedder.dim
         t = time.perf_counter()
-        query_vec = await self.embedder.embed_one(question)
+        # one embedding call for the question and its own terms (the offline low-level keywords)
+        terms = query_terms(question)
+        first = await self.embedder.embed([question, *terms])
+        query_vec = first[0]
+        known = {question_keyword(question): query_vec, **dict(zip(terms, first[1:], strict=True))}
         kw = await self.keywords(question, query_vec, clues)
         timings["keywords_s"] = time.perf_counter() - t
         timings["keywords_llm_s"] = kw.llm_seconds
@@ -182,12 +209,19 @@ class QueryEngine:
             retrieval.notes.append("clue retrieval disabled (-clues): keywords come from the question alone")
 
         t = time.perf_counter()
-        texts = kw.low_level + kw.high_level
-        vecs = await self.embedder.embed(texts) if texts else None
-        n_low = len(kw.low_level)
-        empty = np.zeros((0, dim), dtype=np.float32)
-        qv = QueryVectors(query_vec, kw.low_level, vecs[:n_low] if vecs is not None else empty, kw.high_level,
-                          vecs[n_low:] if vecs is not None else empty)
+        if kw.clues:  # clue vectors are already in the keyword index
+            index = self.store.vector_index("keyword", dim)
+            for c in kw.clues:
+                if c.text not in known and (v := index.get(c.id)) is not None:
+                    known[c.text] = v
+        missing = [x for x in dict.fromkeys(kw.low_level + kw.high_level) if x not in known]
+        if missing:
+            known.update(zip(missing, await self.embedder.embed(missing), strict=True))
+
+        def stack(texts: list[str]) -> np.ndarray:
+            return np.stack([known[x] for x in texts]).astype(np.float32) if texts else np.zeros((0, dim), np.float32)
+
+        qv = QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level))
         timings["embed_keywords_s"] = time.perf_counter() - t
 
         t = time.perf_counter()

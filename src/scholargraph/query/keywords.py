@@ -143,12 +143,18 @@ def query_terms(question: str, max_words: int = 4) -> list[str]:
     return _clean(out + singles, MAX_LOW)
 
 
+def question_keyword(question: str) -> str:
+    """The question as a high-level keyword (offline keywords use it as the broadest theme)."""
+    cleaned = _clean([" ".join(question.split())], 1, max_chars=400)
+    return cleaned[0] if cleaned else ""
+
+
 def offline_keywords(question: str, clues: list[Clue]) -> tuple[list[str], list[str]]:
     """(high_level, low_level) without an LLM: themes are the best clues plus the question itself;
     specific terms are the question's phrases plus the three best clues."""
     terms = query_terms(question)
     clue_texts = [c.text for c in clues]
-    high = _clean(clue_texts[:MAX_HIGH - 1] + [" ".join(question.split())], MAX_HIGH, max_chars=400)
+    high = _clean(clue_texts[:MAX_HIGH - 1] + [question_keyword(question)], MAX_HIGH, max_chars=400)
     low = _clean(terms + clue_texts[:3], MAX_LOW)
     return high, low
 

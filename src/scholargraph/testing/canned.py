@@ -50,7 +50,7 @@ def extraction_reply(request: dict[str, Any]) -> str:
     entities = [{"name": n, "type": "Concept", "description": f"{n} is discussed in the passage."} for n in names]
     relations = [
         {"source": a, "target": b, "keywords": ["related"], "description": f"{a} is related to {b} in the passage.", "strength": 5}
-        for a, b in zip(names, names[1:])
+        for a, b in zip(names, names[1:], strict=False)
     ]
     keywords = [n.lower() for n in names[:5]]
     return json.dumps({"entities": entities, "relations": relations, "keywords": keywords})

@@ -1,0 +1,240 @@
+"""Type guessing of the offline extractor: an entity name -> one of the configured types.
+
+A documented heuristic (heads, suffixes, word lists, symbol shapes), not a classifier; see
+:func:`guess_type`. Type names are matched through aliases, so "GeneOrGeneProduct" or
+"OtherScientificTerm" work as well as "Gene/Protein" or "Concept".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .offline_words import _HAS_DIGIT_RE, _MIXED_RE, _words
+from .text_utils import fold_plural, is_acronym
+
+DEFAULT_ENTITY_TYPES: tuple[str, ...] = ("Task", "Method", "Model", "Dataset", "Metric", "Concept")
+
+_GENE_RE = re.compile(r"(?:[A-Z][A-Za-z]{0,5}|[a-z]{1,2})-?\d{1,4}[A-Za-z]{0,2}")
+_VARIANT_RE = re.compile(
+    r"(?:[cgpmnr]\.[A-Za-z0-9_>*+\-]+|rs\d{3,}|[ACDEFGHIKLMNPQRSTVWY]\d{2,5}[ACDEFGHIKLMNPQRSTVWY*]"
+    r"|-?\d+[A-Za-z]*>[A-Za-z]+|[A-Z][a-z]{2}\d+(?:[A-Z][a-z]{2}|X|\*|fs\w*|del|dup))"
+)
+
+_TYPE_ALIASES: dict[str, tuple[str, ...]] = {
+    "model": ("model", "method", "technique", "algorithm", "tool", "software", "system"),
+    "method": ("method", "technique", "algorithm", "approach", "model"),
+    "dataset": ("dataset", "data", "resource", "material", "corpus"),
+    "metric": ("metric", "evaluationmetric", "measure"),
+    "task": ("task", "problem"),
+    "gene": ("gene/protein", "gene", "protein", "geneorgeneproduct", "geneorprotein"),
+    "disease": ("disease", "diseaseorphenotypicfeature", "condition", "disorder", "phenotype"),
+    "drug": ("drug/compound", "drug", "chemical", "compound", "chemicalentity"),
+    "organism": ("organism", "species", "organismtaxon", "taxon"),
+    "variant": ("variant", "sequencevariant", "geneticvariation", "geneticvariant", "mutation"),
+    "cellline": ("cellline", "celltype", "cell"),
+    "pathway": ("pathway", "biologicalprocess"),
+    "anatomy": ("anatomy", "tissue", "organ", "anatomicalstructure"),
+    "organization": ("organization", "organisation", "institution", "affiliation"),
+    "concept": ("concept", "knowledgeconcept", "otherscientificterm", "term", "topic", "other", "entity"),
+}
+
+_DATASET_HEADS = _words("dataset corpus treebank benchmark database databank")
+_METRIC_HEADS = _words(
+    "accuracy precision recall f1 f-score f-measure f1-score bleu rouge meteor cider perplexity auc auroc "
+    "mrr ndcg wer cer metric map@k"
+)
+_TASK_HEADS = _words(
+    """
+    task classification recognition translation parsing extraction detection generation segmentation
+    summarization summarisation answering tagging labeling labelling retrieval prediction identification
+    resolution disambiguation understanding categorization categorisation linking captioning completion
+    forecasting localization localisation tracking recommendation
+    """
+)
+_METHOD_HEADS = _words(
+    """
+    model network algorithm method approach technique framework architecture classifier encoder decoder
+    transformer parser tagger learning optimization optimisation regularization regularisation embedding
+    attention mechanism procedure strategy heuristic kernel regression machine tree forest perceptron
+    autoencoder lstm cnn rnn gan modeling modelling
+    """
+)
+_MODEL_HEADS = _words("model network transformer encoder decoder classifier autoencoder perceptron machine")
+_DISEASE_WORDS = _words(
+    """
+    cancer disease syndrome disorder deficiency infection tumor tumour carcinoma diabetes hypertension obesity
+    dementia epilepsy asthma autism schizophrenia depression injury failure defect dysfunction toxicity pain
+    fever inflammation lesion stroke seizure seizures anemia anaemia leukemia leukaemia lymphoma melanoma
+    sarcoma glioma fibrosis sclerosis cirrhosis hepatitis arthritis neuropathy cardiomyopathy atrophy dystrophy
+    malformation deafness blindness retardation hypoplasia dysplasia hyperplasia insufficiency
+    """
+)
+_DISEASE_SUFFIXES = tuple(
+    """
+    itis oma omas osis emia aemia pathy algia plasia plegia trophy esia esias uria oxia penia tonia phobia
+    toxicity kinesia kinesias cardia ataxia epsy
+    """.split()
+)
+_DISEASE_NOT = _words(
+    "diploma stroma aroma genoma chroma coma soma hypothesis analysis basis diagnosis prognosis emphasis apoptosis "
+    "mitosis meiosis osmosis symbiosis hypnosis synthesis biosynthesis homeostasis anastomosis"
+)
+_DRUG_SUFFIXES = tuple(
+    """
+    mab nib vir cillin mycin azole pril sartan olol statin prazole parin dipine caine amine oxacin cycline afil
+    tidine profen olone asone azepam barbital dopa azine ine ide ol ate one acid
+    """.split()
+)
+_DRUG_WORDS = _words(
+    "drug compound inhibitor agonist antagonist antibiotic chemotherapy steroid hormone toxin acid "
+    "ethanol alcohol glucose iodide nicotine caffeine cocaine oxygen iron calcium sodium potassium zinc "
+    "copper lipid cholesterol placebo"
+)
+_DRUG_NOT = _words(
+    """
+    machine baseline pipeline online offline routine guideline engine line fine medicine discipline magazine
+    vaccine doctrine decline outline deadline headline timeline spline cosine sine define combine determine
+    examine imagine marine feline canine bovine equine porcine murine intestine uterine alkaline masculine
+    feminine genuine mine nine shine spine pine vine cuisine quarantine turbine side wide guide provide decide
+    divide slide ride hide tide bride pride stride override worldwide nationwide coincide reside subside
+    control protocol symbol pool tool school patrol wool stool spool idol carol cool capitol vol state rate
+    estimate update template candidateate date gate late plate validate aggregate separate accurate
+    adequate appropriate approximate intermediate immediate moderate ultimate private climate create
+    generate indicate demonstrate investigate evaluate activate regulate mediate modulate substrate
+    one none done bone tone zone phone stone alone someone everyone anyone clone drone ozone milestone
+    cornerstone backbone hormone genome-wide medium premium stadium podium consortium criterium equilibrium
+    millennium tedium opium delirium symposium gymnasium auditorium moratorium genome-scale nucleotide peptide polypeptide oligonucleotide
+    whole alcohol cholesterol nucleotides peptides acid amine
+    """
+) - _words("alcohol cholesterol acid amine")
+_ORGANISM_WORDS = _words(
+    """
+    human mouse mice rat yeast zebrafish drosophila bacteria bacterium virus patient woman women man men
+    murine rodent primate monkey macaque dog cat pig cattle chicken arabidopsis fly worm
+    """
+)
+_PATHWAY_HEADS = _words("pathway cascade")
+_ANATOMY_WORDS = _words(
+    """
+    liver kidney brain heart lung muscle blood serum plasma tissue cortex hippocampus thyroid gland mucosa bone
+    skin retina artery vein intestine colon stomach pancreas spleen cerebellum striatum myocardium aorta
+    breast prostate ovary testis uterus placenta cornea lens cochlea spinal cord tendon cartilage
+    """
+)
+_CELL_WORDS = _words(
+    """
+    macrophage neuron fibroblast hepatocyte lymphocyte monocyte keratinocyte astrocyte microglia cardiomyocyte
+    adipocyte erythrocyte platelet neutrophil oocyte podocyte osteoblast osteoclast myoblast
+    """
+)
+_ORG_WORDS = _words(
+    """
+    university institute laboratory laboratories corporation inc ltd company consortium foundation ministry
+    agency google microsoft openai facebook ibm amazon nvidia deepmind
+    """
+)
+_GENE_HEADS = _words(
+    "gene protein receptor kinase enzyme transporter symporter channel antibody ligand mrna isoform subunit "
+    "phosphatase polymerase synthase oxidase reductase ligase protease transferase peptidase lipase"
+)
+_GENE_CUES = _words("gene genes protein proteins expression mutation mutations receptor mrna promoter allele alleles")
+
+
+def _norm_type(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.casefold())
+
+
+def _resolve_type(category: str, entity_types: Sequence[str]) -> str | None:
+    table = {_norm_type(t): t for t in entity_types}
+    for alias in _TYPE_ALIASES.get(category, ()):
+        if alias in table:
+            return table[alias]
+    return None
+
+
+def _fallback_type(entity_types: Sequence[str]) -> str:
+    return _resolve_type("concept", entity_types) or (entity_types[-1] if entity_types else "Concept")
+
+
+def _ends_with_any(word: str, suffixes: tuple[str, ...], min_len: int = 5) -> bool:
+    return len(word) >= min_len and word.endswith(suffixes)
+
+
+def _categories(name: str, gene_cue: bool) -> list[str]:
+    """Heuristic categories for ``name``, most specific first (see :func:`guess_type`)."""
+    tokens = name.split()
+    words = [t.lower() for t in tokens]
+    head = fold_plural(words[-1]).lower() if words else ""
+    out: list[str] = []
+    if any(_VARIANT_RE.fullmatch(t) for t in tokens):
+        out.append("variant")
+    if head in _DATASET_HEADS or (len(words) >= 2 and words[-2:] == ["data", "set"]):
+        out.append("dataset")
+    if head in _METRIC_HEADS or head == "score" or name.lower().endswith("error rate"):
+        out.append("metric")
+    if head in _TASK_HEADS:
+        out.append("task")
+    if head in ("cell", "line") and len(tokens) >= 2 and (_GENE_RE.fullmatch(tokens[0]) or is_acronym(tokens[0])):
+        out.append("cellline")
+    if head in _CELL_WORDS or head.endswith("cyte") or (head == "cell" and len(tokens) >= 2):
+        out.append("cellline")
+    if head in _PATHWAY_HEADS:
+        out.append("pathway")
+    if any(w in _ORG_WORDS for w in words) and len(tokens) >= 2:
+        out.append("organization")
+    if (
+        any(w in _DISEASE_WORDS for w in words)
+        or (head not in _DISEASE_NOT and _ends_with_any(head, _DISEASE_SUFFIXES))
+        or re.fullmatch(r"hyp(?:o|er)\w+ism", head)
+    ):
+        out.append("disease")
+    if head in _ORGANISM_WORDS or head.endswith("virus") or name.lower() in ("e. coli", "escherichia coli"):
+        out.append("organism")
+    if (
+        head in _GENE_HEADS
+        or gene_cue
+        or (len(tokens) == 1 and _GENE_RE.fullmatch(tokens[0]) and _HAS_DIGIT_RE.search(tokens[0]))
+    ):
+        out.append("gene")
+    if head in _ANATOMY_WORDS:
+        out.append("anatomy")
+    if (head in _DRUG_WORDS or (head not in _DRUG_NOT and _ends_with_any(head, _DRUG_SUFFIXES, 6))) and not (
+        len(tokens) == 1 and (is_acronym(tokens[0]) or _HAS_DIGIT_RE.search(tokens[0]))
+    ):
+        out.append("drug")
+    # Symbolic names (acronyms, CamelCase, letters+digits) -- not merely capitalised words.
+    symbolic = any(is_acronym(t) or _MIXED_RE.search(t) or (_HAS_DIGIT_RE.search(t) and len(t) > 1) for t in tokens)
+    if symbolic and (len(tokens) == 1 or head in _METHOD_HEADS):
+        out.append("model")
+    if head in _MODEL_HEADS:
+        out.append("model")
+    if head in _METHOD_HEADS:
+        out.append("method")
+    return out
+
+
+def guess_type(name: str, entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES, *, gene_cue: bool = False) -> str:
+    """Draft type of an entity ``name`` within ``entity_types`` (a heuristic, not a classifier).
+
+    Categories are tried in this order and the first one the type list has wins: sequence
+    variants ("p.R123H", "rs123", "643C>T") -> Variant; heads dataset/corpus/treebank/benchmark
+    -> Dataset; accuracy/F1/BLEU/precision/recall/score/metric -> Metric; task-like heads
+    (classification, recognition, translation, parsing, extraction, detection, generation...) ->
+    Task; "COS-7 cells", "-cyte", "... cells" -> Cell line/type; pathway -> Pathway; university/
+    institute/company names -> Organization; disease words and suffixes (-itis, -oma, -osis, -emia,
+    cancer, syndrome, disorder) -> Disease; organisms (mice, rats, human) -> Organism; gene-like
+    symbols ("TP53", "IL1B"), gene/protein heads (receptor, kinase...) or ``gene_cue`` (the name is
+    followed by "gene"/"expression"/"mutation" in the text) -> Gene/Protein; organs and tissues ->
+    Anatomy; drug suffixes (-mab, -nib, -vir, -ine, -ol...) -> Drug/Compound; acronyms, CamelCase
+    and letters+digits ("BERT", "RoBERTa", "GPT-4", "BERT model") -> Model (or Method);
+    model/network heads -> Model; method-like heads (algorithm, framework, learning...) -> Method;
+    otherwise "Concept" -- or, when the list has no concept-like type, its last type. Type names
+    match case-, space- and underscore-insensitively through aliases ("GeneOrGeneProduct",
+    "Genetic Variation", "OtherScientificTerm"...).
+    """
+    for category in _categories(name, gene_cue):
+        resolved = _resolve_type(category, entity_types)
+        if resolved:
+            return resolved
+    return _fallback_type(entity_types)

@@ -1,0 +1,226 @@
+"""`scholargraph fastbm`: a drop-in for fastbmRAG's ``main.py`` (seed 003 §2.7).
+
+    scholargraph fastbm --job update --document input.csv --collection_name NAME --working_dir DIR
+    scholargraph fastbm --job query --collection_name NAME --working_dir DIR --question "..."
+
+The collection is the workspace ``DIR/NAME``, indexed with the fastbio profile (abstract draft +
+main-text refinement) and queried in bio mode. fastbmRAG's other options are accepted:
+
+* ``--llm_update_model_name`` / ``--llm_query_model_name``: ``llm.model`` for that job (when no
+  model is configured otherwise; fastbmRAG's defaults phi4:latest / gemma3:27b-it-qat otherwise);
+* ``--backend ollama|vllm``: ``llm.base_url`` http://localhost:11434/v1 or http://localhost:8000/v1
+  (when no URL is configured otherwise; ``--llm_url`` sets any OpenAI-compatible server);
+* ``--embed_model_name``: the embedding model served by the backend (``embeddings.provider =
+  openai``; its dimension from ``--embedding_dim`` or a table of common Ollama models). Without
+  it, scholargraph's local embedding model is used (no server needed);
+* ``--embedding_similarity``: the paragraph-selection cutoff of the refinement stage
+  (``extraction.refine_threshold``), as in fastbmRAG;
+* ``--top_match``: how many relations the query falls back to when none reaches the similarity
+  threshold (``query.top_k``); above the threshold there is no cap.
+
+Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_threshold``,
+``--json``...) is scholargraph's. Both ``--working_dir`` and ``--working-dir`` spellings work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from .config import ExtractionSettings, QuerySettings, load_settings
+from .errors import ConfigError
+
+BACKEND_URLS = {"ollama": "http://localhost:11434/v1", "vllm": "http://localhost:8000/v1"}
+FASTBM_DEFAULT_MODELS = {"update": "phi4:latest", "query": "gemma3:27b-it-qat"}
+# output dimension of embedding models commonly served by Ollama (for --embed_model_name)
+EMBEDDING_DIMS = {"mxbai-embed-large": 1024, "nomic-embed-text": 768, "all-minilm": 384, "bge-m3": 1024,
+                  "bge-large": 1024, "snowflake-arctic-embed": 1024, "snowflake-arctic-embed2": 1024,
+                  "granite-embedding": 384, "paraphrase-multilingual": 768}
+# settings fields these options set, when this version of Settings has them
+REFINE_FIELD = "refine_threshold"
+DICTIONARY_FIELD = "bio_dictionary"
+BIO_THRESHOLD_FIELD = "bio_threshold"
+
+
+def _opt(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
+    """``--name_with_underscores`` plus its ``--hyphen-spelling``."""
+    flags = [f"--{name}"]
+    if "_" in name:
+        flags.append(f"--{name.replace('_', '-')}")
+    p.add_argument(*flags, dest=name, **kwargs)
+
+
+def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "fastbm", help="fastbmRAG-compatible command line: --job update | query",
+        description="Drop-in for fastbmRAG's main.py: the collection is the workspace WORKING_DIR/COLLECTION_NAME, "
+                    "indexed with the fastbio profile and queried in bio mode.")
+    _opt(p, "job", required=True, choices=["update", "query"], help="'update' adds papers; 'query' answers --question")
+    _opt(p, "document", nargs="+", help="CSV with abstract, main_text, paper_id (+ title, journal, year, weight...)"
+                                        "; PMC XML / MEDLINE files and directories also work")
+    _opt(p, "question", help="the question (job query)")
+    _opt(p, "working_dir", default="./test", help="directory holding collections (default ./test, as fastbmRAG)")
+    _opt(p, "collection_name", default="paper", help="collection = workspace WORKING_DIR/COLLECTION_NAME (default paper)")
+    _opt(p, "llm_update_model_name", help="LLM for update (default: configured llm.model, else phi4:latest)")
+    _opt(p, "llm_query_model_name", help="LLM for query (default: configured llm.model, else gemma3:27b-it-qat)")
+    _opt(p, "embed_model_name", help="embedding model served by the backend (default: scholargraph's local model)")
+    _opt(p, "embedding_dim", type=int, help="its vector size, for models not in the built-in table")
+    _opt(p, "embedding_similarity", type=float,
+         help="cosine cutoff for the main-text paragraphs a relation is refined from (extraction.refine_threshold)")
+    _opt(p, "top_match", type=int, help="relations shown when none reaches the similarity threshold (query.top_k)")
+    _opt(p, "backend", choices=sorted(BACKEND_URLS), default=None,
+         help="ollama (default) or vllm: the default server URL when --llm_url is not given")
+    _opt(p, "llm_url", help="any OpenAI-compatible base URL (overrides --backend)")
+    _opt(p, "llm_concurrency", type=int, help="max concurrent LLM requests")
+    _opt(p, "dictionary", help="CSV/TSV of HGNC symbols / MeSH headings and aliases (| or ; separated)")
+    _opt(p, "similarity", type=float, help="query: min cosine between question and relation (query.bio_threshold)")
+    _opt(p, "weight_threshold", type=float, help="query: leave out relations whose edge weight is below this")
+    _opt(p, "dry_run", action="store_true", help="update: estimate LLM calls and tokens; index nothing")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    # what cli._overrides reads for every command
+    p.set_defaults(workdir=None, llm_model=None, embedding_model=None, chunk_size=None, chunk_overlap=None,
+                   profile=None, mode=None)
+    return p
+
+
+def workspace_of(args: argparse.Namespace) -> Path:
+    return Path(args.working_dir).expanduser() / args.collection_name
+
+
+def _has(model: type, field: str) -> bool:
+    return field in model.model_fields
+
+
+def fastbm_overrides(args: argparse.Namespace, notes: list[str]) -> dict[str, Any]:
+    """Settings overrides for the fastbmRAG options (see the module doc)."""
+    workdir = workspace_of(args)
+    base = load_settings(workdir)
+    llm: dict[str, Any] = {"max_concurrency": args.llm_concurrency}
+    if args.llm_url:
+        llm["base_url"] = args.llm_url
+    elif args.backend or not base.llm.base_url:
+        llm["base_url"] = BACKEND_URLS[args.backend or "ollama"]
+    model = args.llm_update_model_name if args.job == "update" else args.llm_query_model_name
+    if model:
+        llm["model"] = model
+    elif not base.llm.model:
+        llm["model"] = FASTBM_DEFAULT_MODELS[args.job]
+        notes.append(f"no LLM model configured: using fastbmRAG's default {llm['model']!r}")
+    other = args.llm_query_model_name if args.job == "update" else args.llm_update_model_name
+    if other:
+        notes.append(f"--llm_{'query' if args.job == 'update' else 'update'}_model_name is not used by --job {args.job}")
+
+    embeddings: dict[str, Any] = {}
+    if args.embed_model_name:
+        name = args.embed_model_name
+        dim = args.embedding_dim or EMBEDDING_DIMS.get(name.split(":")[0])
+        if not dim:
+            raise ConfigError(f"--embed_model_name {name}: give its vector size with --embedding_dim "
+                              f"(known: {', '.join(sorted(EMBEDDING_DIMS))})")
+        embeddings = {"provider": "openai", "model": name, "dimension": dim,
+                      "base_url": llm.get("base_url") or base.llm.base_url}
+
+    extraction: dict[str, Any] = {"profile": "fastbio"}
+    if base.extraction.entity_types == "paper":
+        extraction["entity_types"] = "biomedical"
+    _maybe(extraction, ExtractionSettings, REFINE_FIELD, args.embedding_similarity, "--embedding_similarity", notes)
+    if args.dictionary and args.job == "update":
+        _maybe(extraction, ExtractionSettings, DICTIONARY_FIELD, str(Path(args.dictionary).expanduser()), "--dictionary",
+               notes)
+    query: dict[str, Any] = {"mode": "bio", "top_k": args.top_match}
+    if _has(QuerySettings, BIO_THRESHOLD_FIELD) and args.similarity is not None:
+        query[BIO_THRESHOLD_FIELD] = args.similarity
+    return {"llm": llm, "embeddings": embeddings, "extraction": extraction, "query": query,
+            "progress": False if args.quiet or args.json else None}
+
+
+def _maybe(section: dict, model: type, field: str, value: Any, flag: str, notes: list[str]) -> None:
+    if value is None:
+        return
+    if _has(model, field):
+        section[field] = value
+    else:
+        notes.append(f"{flag} is not supported by this version's settings ({field}); ignored")
+
+
+def _merge(base: dict, top: dict) -> dict:
+    out = dict(base)
+    for k, v in top.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        elif v is not None:
+            out[k] = v
+    return out
+
+
+def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> int:
+    """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli._overrides)."""
+    from . import cli_output as show
+    from .kb import KnowledgeBase
+
+    notes: list[str] = []
+    mine = fastbm_overrides(args, notes)
+    settings = load_settings(workspace_of(args), _merge(overrides or {}, mine))
+    if args.job == "update":
+        if not args.document:
+            raise ConfigError("--job update needs --document FILE.csv (columns abstract, main_text, paper_id)")
+        with KnowledgeBase(settings=settings) as kb:
+            if settings.progress:
+                from .progress import RichProgress
+
+                kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=True)
+            report = kb.insert(args.document, dry_run=args.dry_run)
+            per_paper = {d: u for d, u in kb.cost_by_document().items() if d in set(report.added)}
+        report.notes[:0] = notes
+        if args.json:
+            show.print_json({**report.to_json(), "workspace": str(settings.workdir), "per_paper": per_paper})
+        else:
+            show.print_index_report(report)
+            _print_per_paper(show, report, per_paper)
+        return 0 if report.ok else 1
+
+    if not args.question:
+        raise ConfigError("--job query needs --question 'your question'")
+    with KnowledgeBase(settings=settings) as kb:
+        answer = asyncio.run(kb._closing(_query(kb, args)))
+    answer.notes[:0] = notes
+    from .query.bio import format_references
+
+    references = format_references(answer.sources, answer.cited or None)
+    if args.json:
+        show.print_json({**answer.to_json(), "references": references.splitlines()})
+    else:
+        show.out.print(answer.text, markup=False, highlight=False)
+        if references:
+            show.out.print("\nReferences:", markup=False, highlight=False)
+            show.out.print(references, markup=False, highlight=False)
+        for note in answer.notes:
+            show.out.print(f"note: {note}", markup=False, highlight=False)
+    return 0
+
+
+async def _query(kb, args: argparse.Namespace):
+    from .extract.bio_normalise import load_dictionary
+    from .query.bio import bio_answer
+
+    if kb.llm is not None and kb.settings.llm.health_check:
+        await kb.llm.health_check()
+    dictionary = load_dictionary(args.dictionary) if args.dictionary else None
+    return await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
+                            weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+
+
+def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:
+    if not per_paper:
+        return
+    calls = sum(u["llm_calls"] for u in per_paper.values())
+    tokens = sum(u["total_tokens"] for u in per_paper.values())
+    n = len(per_paper)
+    show.out.print(f"per paper: {calls / n:.1f} LLM calls, {tokens / n:,.0f} tokens on average over {n} paper(s)",
+                   markup=False, highlight=False)
+
+
+__all__ = ["add_fastbm_parser", "cmd_fastbm", "fastbm_overrides", "workspace_of"]

@@ -1,0 +1,75 @@
+"""Title detection of the PDF layout analysis (thesis 000 §5.2.2): the largest horizontal font
+on the first pages, bold preferred, consecutive lines in the same style joined."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .pdf_text import _close, collapse_letter_spacing, join_lines
+
+if TYPE_CHECKING:
+    from .pdf_layout import Line
+
+_NOT_TITLE = re.compile(
+    r"^(?:arxiv:|preprint\b|under review|proceedings of|published as|accepted (?:at|to|for)|doi:|https?://|www\.|©"
+    r"|copyright|vol\.|volume \d|(?:research |original |review )?article$|letter$|review$|open access$)",
+    re.I,
+)
+_BAD_META = re.compile(
+    r"^(?:microsoft \w+ - |untitled|title$|document\d*$|slide \d)|\.(?:docx?|pdf|tex|dvi|rtf|ps)$", re.I
+)
+
+
+def looks_like_title(text: str, min_words: int = 3) -> bool:
+    """A plausible paper title: not a file name, not "Microsoft Word - x.doc", enough words."""
+    text = (text or "").strip()
+    if not text or _BAD_META.search(text) or "/" in text.replace(" / ", "") or "\\" in text:
+        return False
+    letters = sum(c.isalpha() for c in text)
+    return len(text.split()) >= min_words and letters >= 0.5 * len(text)
+
+
+def _title_candidate(line: Line) -> bool:
+    letters = sum(c.isalpha() for c in line.text)
+    return not line.rotated and letters >= 2 and not _NOT_TITLE.match(line.text)
+
+
+def _title_group(lines: list[Line], start: int) -> list[Line]:
+    first = lines[start]
+    group = [first]
+    for line in lines[start + 1 :]:
+        prev = group[-1]
+        gap = line.y0 - prev.y1
+        if (
+            not _close(line.size, first.size)
+            or line.bold != first.bold
+            or gap > 1.5 * first.size
+            or gap < -0.5 * first.size
+        ):
+            break
+        group.append(line)
+    return group
+
+
+def title_text(lines: list[Line]) -> str:
+    return collapse_letter_spacing(join_lines([ln.text for ln in lines], keep_hyphen=True)).strip(" .")
+
+
+def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 0.0) -> tuple[str, list[Line]]:
+    """Largest horizontal font on the first page (then the second), bold preferred; multi-line joined.
+
+    ``min_size``: a title is printed larger than the body text; smaller candidates are ignored.
+    """
+    for lines in pages[:max_pages]:
+        cands = [ln for ln in lines if _title_candidate(ln) and ln.size >= min_size]
+        ids = {id(ln) for ln in cands}
+        for size in sorted({ln.size for ln in cands}, reverse=True)[:3]:
+            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and _close(ln.size, size)]
+            bold = [i for i in at_size if lines[i].bold]
+            group = _title_group(lines, (bold or at_size)[0])
+            text = title_text(group)
+            words = len(text.split())
+            if 2 <= words <= 40 or (words == 1 and len(text) >= 4 and size == max(ln.size for ln in cands)):
+                return text, group
+    return "", []
