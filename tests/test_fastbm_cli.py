@@ -11,6 +11,7 @@ import pytest
 
 from scholargraph.errors import ConfigError
 from scholargraph.fastbm_cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
+from scholargraph.testing import canned_bio
 from scholargraph.testing.llm_server import Rule
 
 HERE = Path(__file__).parent
@@ -23,8 +24,8 @@ def _load(name: str, relative: str):
     return module
 
 
-canned_extract = _load("_fastbio_canned", "extract/test_fastbio.py")
-canned_query = _load("_bio_canned", "query/test_bio.py")
+canned_extract = _load("_fastbio_canned", "extract/test_fastbio.py")  # PAPERS and _write_csv fixtures
+canned_query = canned_bio
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -64,7 +65,7 @@ def test_fastbmrag_command_lines_parse_and_map_to_settings(tmp_path, monkeypatch
 def test_update_then_query_through_the_scripted_server(llm_server, tmp_path, capsys):
     parse_reply = json.dumps({"genes": ["BETAPROTEIN"], "diseases": ["Endometriosis"], "other": [],
                               "entity_types": [], "relation_types": []})
-    rules = canned_extract.fastbio_rules() + [
+    rules = canned_bio.fastbio_rules() + [
         Rule("parse", canned_query.PARSE_MARK, parse_reply),
         Rule("answer", canned_query.ANSWER_MARK, canned_query.batch_answer),
         Rule("merge", canned_query.MERGE_MARK, canned_query.merge_answer)]

@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", type=int, default=5)
     p.add_argument("--per-task", type=int, default=5)
     _settings_flags(p)
+    from .fastbm_cli import add_fastbm_parser
+
+    add_fastbm_parser(sub)
     p = sub.add_parser("demo", help="index a bundled real corpus and answer a few questions")
     p.add_argument("--corpus", help="directory of papers to use instead of the default demo corpus")
     _settings_flags(p)

@@ -90,6 +90,10 @@ class ExtractionSettings(_Section):
     include_references: bool = False
     resolution_threshold: float = Field(0.9, ge=0, le=1)
     max_chunk_concurrency: int = Field(0, ge=0, description="0 = bounded only by llm.max_concurrency")
+    # fastbio profile (seed 003 §2.4, §3.1)
+    bio_dictionary: str | None = Field(None, description="CSV/TSV of HGNC symbols / MeSH headings with aliases")
+    refine_threshold: float = Field(0.6, ge=-1, le=1, description="paragraph similarity for stage-2 refinement")
+    refine_paragraphs: int = Field(3, ge=1, le=20)
 
 
 class QuerySettings(_Section):
@@ -98,6 +102,9 @@ class QuerySettings(_Section):
     clue_threshold: float = Field(0.5, ge=-1, le=1)
     max_context_tokens: int = Field(6000, ge=100)
     answer_language: str | None = None
+    bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
+    bio_min_edge_weight: float | None = Field(None, ge=0)
+    bio_edge_weight: Literal["min", "mean", "max"] = "min"
     # graph modes (thesis 000 §3.3): clues, node matching, pruning, paths, per-part budgets
     max_clues: int = Field(20, ge=0, le=200, description="content keywords kept as clues (cosine >= clue_threshold)")
     node_threshold: float = Field(0.4, ge=-1, le=1, description="min cosine between a low-level keyword and a matched entity")

@@ -128,7 +128,8 @@ class KnowledgeBase:
             settings = settings.model_copy(deep=True)
             settings.extraction.profile = profile
         name = resolve_profile(settings)
-        return make_extractor(name, settings, self.llm if name in {"academic", "fastbio"} else None)
+        embed = self.embedder.embed if name == "fastbio" else None
+        return make_extractor(name, settings, self.llm if name in {"academic", "fastbio"} else None, embed)
 
     # -- indexing -------------------------------------------------------------------------
 
@@ -139,6 +140,7 @@ class KnowledgeBase:
         started = time.perf_counter()
         extractor = self._extractor(profile)
         report = IndexReport(profile=extractor.name)
+        report.notes += getattr(extractor, "notes", [])
         if extractor.name == "offline" and (profile or self.settings.extraction.profile) == "auto":
             report.notes.append("no LLM configured: using the offline extraction profile (a draft graph); "
                                 "set llm.base_url and llm.model for the academic profile")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -23,47 +22,9 @@ from scholargraph.extract.fastbio import (
     map_relation_type,
 )
 from scholargraph.models import Chunk, Document, EntityRecord, Extraction, RelationRecord, Section
-from scholargraph.testing.canned import terms
+from scholargraph.testing.canned_bio import DRAFT_MARK, REFINE_MARK, draft_reply, fastbio_rules, refine_reply  # noqa: E402,F401
+from scholargraph.testing.canned_bio import _user  # noqa: E402
 from scholargraph.testing.llm_server import Reply, Rule
-
-# ---------------------------------------------------------------------------------------------
-# canned responders for the fastbio prompts (also used by tests/test_fastbm_cli.py)
-# ---------------------------------------------------------------------------------------------
-
-DRAFT_MARK = r"Extract the findings of a biomedical abstract"
-REFINE_MARK = r"state what the text reports about how the source relates"
-_TYPES = ["Gene/Protein", "Disease", "Drug/Compound", "Pathway"]
-_RTYPES = ["Biomarker", "Regulation", "Causal", "Risk Factor"]
-
-
-def _user(request: dict) -> str:
-    return "\n".join(m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user")
-
-
-def draft_reply(request: dict) -> str:
-    """Entities = the abstract's capitalised terms; relations chain them; descriptions name the title."""
-    text = _user(request)
-    title = re.search(r"^Title: (.*)$", text, re.M).group(1)
-    abstract = text.split("Abstract: ", 1)[1]
-    names = [t for t in terms(abstract, 8) if len(t) > 2]
-    entities = [{"name": n, "type": _TYPES[i % 4], "alias": n.lower() if i % 2 else ""} for i, n in enumerate(names)]
-    relations = [{"source": a, "target": b, "type": _RTYPES[i % 4], "confidence": 0.8,
-                  "description": f"{a} is linked to {b} in '{title[:40]}'."}
-                 for i, (a, b) in enumerate(zip(names, names[1:], strict=False))][:6]
-    return json.dumps({"entities": entities, "relations": relations})
-
-
-def refine_reply(request: dict) -> str:
-    """Quotes the start of the first paragraph it was given, so provenance can be checked."""
-    text = _user(request)
-    source = re.search(r"^Source: (.*)$", text, re.M).group(1)
-    target = re.search(r"^Target: (.*)$", text, re.M).group(1)
-    passage = text.split("Text:\n", 1)[1].split("\n\n")[0]
-    return f"In the main text, {source} acts on {target}: {passage[:90]}"
-
-
-def fastbio_rules() -> list[Rule]:
-    return [Rule("extract", DRAFT_MARK, draft_reply), Rule("refine", REFINE_MARK, refine_reply)]
 
 
 def fastbio_kb(server, workdir, embed: str = "server", **extra) -> KnowledgeBase:

@@ -248,21 +248,7 @@ def test_batches_fit_the_budget(bio_kb):
 # with the scripted LLM
 # ---------------------------------------------------------------------------------------------
 
-PARSE_MARK = r"Parse a biomedical question for a knowledge-graph search"
-ANSWER_MARK = r"Answer the question using only the numbered papers"
-MERGE_MARK = r"Merge partial answers to one question"
-
-
-def batch_answer(request):
-    text = "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
-    numbers = re.findall(r"^\[(\d+)\]", text, re.M)
-    return " ".join(f"Finding from paper [{n}]." for n in numbers) + " Also an invented one [42]."
-
-
-def merge_answer(request):
-    text = "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
-    cites = re.findall(r"\[\d+\]", text)
-    return "Merged: " + " ".join(dict.fromkeys(cites)) + " and [77]."
+from scholargraph.testing.canned_bio import ANSWER_MARK, MERGE_MARK, PARSE_MARK, batch_answer, merge_answer  # noqa: E402
 
 
 def llm_for(server):

@@ -57,7 +57,8 @@ def resolve_profile(settings: Settings) -> str:
     return profile
 
 
-def make_extractor(profile: str, settings: Settings, llm: LLMClient | None) -> Extractor:
+def make_extractor(profile: str, settings: Settings, llm: LLMClient | None, embed=None) -> Extractor:
+    """``embed`` (async texts -> vectors) is used by profiles that retrieve inside a paper (fastbio)."""
     from .types import entity_types
 
     types = entity_types(settings.extraction.entity_types)
@@ -74,5 +75,10 @@ def make_extractor(profile: str, settings: Settings, llm: LLMClient | None) -> E
         from .fastbio import FastBioExtractor
 
         assert llm is not None
-        return FastBioExtractor(llm, settings)
+        dictionary = None
+        if settings.extraction.bio_dictionary:
+            from .bio_normalise import load_dictionary
+
+            dictionary = load_dictionary(settings.extraction.bio_dictionary)
+        return FastBioExtractor(llm, settings, embed=embed, dictionary=dictionary)
     raise ConfigError(f"extraction.profile: unknown profile {profile!r}")

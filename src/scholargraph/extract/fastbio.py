@@ -358,8 +358,8 @@ class FastBioExtractor:
 
     def estimate(self, chunks: list[Chunk], count) -> dict[str, Usage]:
         """Rough cost of one paper: the draft prompt is counted exactly; relations are assumed at one
-        per ~40 abstract tokens (2-12), each ~60 output tokens; each refine call at the prompt plus
-        up to ``refine_paragraphs`` paragraphs (~250 tokens each) and ~70 output tokens."""
+        per ~50 abstract tokens (2-10), each ~60 output tokens; each refine call at the prompt plus
+        two paragraphs (~200 tokens each; at most ``refine_paragraphs``) and ~70 output tokens."""
         if not chunks:
             return {}
         abstract = [c for c in chunks if c.section and "abstract" in c.section.casefold()] or chunks[:1]
@@ -367,11 +367,11 @@ class FastBioExtractor:
         abstract_text = " ".join(c.text for c in abstract)
         user = count(self.draft_prompt.user.format(title=chunks[0].header.removeprefix("Paper: ").split("\n")[0],
                                                    abstract=abstract_text))
-        n_rel = max(2, min(12, count(abstract_text) // 40))
+        n_rel = max(2, min(10, count(abstract_text) // 50))
         out = {"extract": Usage(1, 0, count(self._draft_system) + user, 40 + 60 * n_rel, 1)}
         if body:
             body_tokens = sum(c.tokens for c in body)
-            passage = min(body_tokens, 250 * self.max_paragraphs)
+            passage = min(body_tokens, 200 * min(2, self.max_paragraphs))
             prompt = count(self._refine_system) + 60 + passage
             out["refine"] = Usage(n_rel, 0, n_rel * prompt, n_rel * 70, n_rel)
         return out

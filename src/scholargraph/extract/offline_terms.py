@@ -206,6 +206,7 @@ class TermFinder:
         return cls, kind
 
     def analyse(self, chunk_id: str, text: str) -> _ChunkAnalysis:
+        """Sentences, token classes, candidate mentions and acronym definitions of one chunk."""
         ignore = _ignored_mask(text)
         sentences: list[_Sentence] = []
         analysis = _ChunkAnalysis(chunk_id, text, sentences)

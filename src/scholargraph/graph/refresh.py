@@ -25,7 +25,7 @@ BATCH = 256
 # What is embedded for search: name, type and the start of the description. Embedding cost grows
 # with length and graphs have many more relations than chunks, so these stay short.
 ENTITY_TEXT_CHARS = 200
-RELATION_TEXT_CHARS = 160
+RELATION_TEXT_CHARS = 320
 
 
 @dataclass

@@ -724,7 +724,8 @@ def _typo_keys(tokens: Sequence[str]) -> list[str]:
 
 def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -> set[tuple[int, int]]:
     by_key: dict[str, list[int]] = defaultdict(list)
-    by_first: dict[str, list[int]] = defaultdict(list)
+    by_prefix: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    shorts: list[tuple[int, tuple[str, ...]]] = []
     acr_short: dict[str, list[int]] = defaultdict(list)
     acr_long: dict[str, list[int]] = defaultdict(list)
     by_bag: dict[str, list[int]] = defaultdict(list)
@@ -736,8 +737,10 @@ def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -
                 by_bag[" ".join(content)].append(i)
             for key in _typo_keys(s.tokens):
                 by_bag[key].append(i)
-            if s.tokens and len(s.tokens[0]) >= 2 and s.tokens[0] not in STOPWORDS:
-                by_first[s.tokens[0]].append(i)
+            for m in range(1, min(3, len(s.tokens)) + 1):
+                by_prefix[s.tokens[:m]].append(i)
+            if 0 < len(s.tokens) <= 3 and len(s.word_keys) <= 2 and (s.code or s.proper):
+                shorts.append((i, s.tokens))
             short_keys, long_keys = _acronym_keys(s)
             for key in short_keys:
                 acr_short[key].append(i)
@@ -759,22 +762,15 @@ def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -
             for x in range(len(part)):
                 for y in range(x + 1, len(part)):
                     add(part[x], part[y])
-    for token, members in by_first.items():
-        # Rule e: a code or proper name of one or two words against every name starting with it.
-        members = sorted(set(members))
-        if len(members) < 2:
-            continue
-        short = [i for i in members if any(len(s.word_keys) <= 2 and s.tokens[:1] == (token,)
-                                          and (s.code or s.proper) for s in surfaces[i])]
-        for i in short[: settings.block_limit]:
-            for j in members[:20000]:
-                add(i, j)
-    for letters, shorts in acr_short.items():
+    # Rule e: a code or proper name of one or two words against every name that starts with it.
+    for i, prefix in shorts:
+        for j in by_prefix.get(prefix, [])[:20000]:
+            add(i, j)
+    for letters, abbreviations in acr_short.items():
         longs = sorted(set(acr_long.get(letters, ())))
         if not longs:
             continue
-        shorts = sorted(set(shorts))
-        for i in shorts[: settings.block_limit * 4]:
+        for i in sorted(set(abbreviations))[: settings.block_limit * 4]:
             for j in longs[: settings.block_limit * 16]:
                 add(i, j)
     return pairs

@@ -103,7 +103,7 @@ class Evidence:
 
     def line(self) -> str:
         kind = f" ({', '.join(self.types)})" if self.types else ""
-        return f"- {self.source} -> {self.target}{kind}: {self.description}"
+        return f"{self.source} -> {self.target}{kind}: {self.description}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -99,7 +99,9 @@ def questions_reply(request: dict[str, Any]) -> str:
 
 def default_rules() -> list[Rule]:
     """Rules matched in order against the whole request text (system + user)."""
-    return [
+    from .canned_bio import bio_query_rules, fastbio_rules
+
+    return [*fastbio_rules(), *bio_query_rules(),
         Rule("glean", r"Already extracted:", glean_reply),
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
         Rule("summarise", r"merge descriptions of one", summary_reply),
