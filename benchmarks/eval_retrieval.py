@@ -31,6 +31,7 @@ from pathlib import Path
 from benchmarks.bm25 import BM25
 from benchmarks.common import machine, require_dev, write_result
 from scholargraph import KnowledgeBase
+from scholargraph.ingest.identity import paper_id
 
 
 def _norm(text: str) -> str:
@@ -89,8 +90,8 @@ DATASETS = {"hotpotqa": hotpotqa, "2wiki": twowiki, "qasper": qasper, "pubmedqa"
 
 
 def found_docs(gold: list[str], doc_ids: list[str]) -> float:
-    got = set(doc_ids)
-    return sum(1 for g in gold if g in got) / len(gold)
+    got = set(doc_ids)  # document ids are normalised titles/PMIDs (ingest.identity.paper_id)
+    return sum(1 for g in gold if paper_id(g) in got) / len(gold)
 
 
 def found_paragraphs(gold: list[str], texts: list[str]) -> float:

@@ -88,7 +88,8 @@ class ExtractionSettings(_Section):
     relation_types: list[str] | None = None
     description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")
     include_references: bool = False
-    resolution_threshold: float = Field(0.9, ge=0, le=1)
+    resolve: bool = Field(True, description="merge entities that name the same thing (graph.resolve)")
+    resolution_threshold: float = Field(0.9, ge=0, le=1, description="cosine of name+description vectors")
     max_chunk_concurrency: int = Field(0, ge=0, description="0 = bounded only by llm.max_concurrency")
     # fastbio profile (seed 003 §2.4, §3.1)
     bio_dictionary: str | None = Field(None, description="CSV/TSV of HGNC symbols / MeSH headings with aliases")

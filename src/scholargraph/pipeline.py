@@ -87,6 +87,7 @@ class Pipeline:
         self.progress = progress or NullProgress()
         self._commit_lock = asyncio.Lock()
         self._stop: str | None = None
+        self.touched_entities: set[str] = set()
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -164,7 +165,24 @@ class Pipeline:
         report.stopped = self._stop
         self.progress.log("rebuilding merged entities and relations…")
         await self.refresher.refresh()
+        await self._resolve(report)
         self.progress.finish()
+
+    async def _resolve(self, report: IndexReport) -> None:
+        """Entity resolution over what this run added (graph.resolution_pass); then rebuild."""
+        cfg = self.settings.extraction
+        touched = {e for e in self.touched_entities if e}
+        if not cfg.resolve or not touched:
+            return
+        from .graph.resolution_pass import resolve_touched
+        from .graph.resolve import ResolutionSettings
+
+        groups = await asyncio.to_thread(resolve_touched, self.store, touched,
+                                         ResolutionSettings(threshold=cfg.resolution_threshold))
+        if groups:
+            report.notes.append(f"entity resolution merged {sum(len(g) - 1 for g in groups)} entities into "
+                                f"{len(groups)} (see `scholargraph entities`; undo with `entities --split`)")
+            await self.refresher.refresh()
 
     async def _process(self, doc_id: str, report: IndexReport) -> None:
         doc = self.store.load_document(doc_id)
@@ -216,6 +234,7 @@ class Pipeline:
             self.store.insert_chunks(chunks, row.scope if row else "full")
             self.store.put_vectors("chunk", [c.id for c in chunks], vectors)
             self.store.write_entities(writes.entities)
+            self.touched_entities.update(e.id for e in writes.entities)
             self.store.write_relations(writes.relations)
             new_keywords = set(self.store.write_keywords(writes.keywords))
             if keyword_vectors is not None and new_keywords:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import ScholarGraphError
+from ..extract.acronyms import is_acronym
 from ..llm.embeddings import Embedder
 from ..store.graph_sql import SourceDescriptions
 from ..store.sqlite import SQLiteStore
@@ -25,7 +26,7 @@ BATCH = 256
 # What is embedded for search: name, type and the start of the description. Embedding cost grows
 # with length and graphs have many more relations than chunks, so these stay short.
 ENTITY_TEXT_CHARS = 200
-RELATION_TEXT_CHARS = 320
+RELATION_TEXT_CHARS = 240
 
 
 @dataclass
@@ -61,9 +62,19 @@ def fit_budget(descriptions: list[str], budget: int, count: TokenCounter) -> str
     return "\n".join(kept)
 
 
+def canonical_name(names: list[str]) -> str:
+    """The full form over an acronym ("Retrieval-Augmented Generation" over "RAG"), then the most
+    frequent spelling, then the first seen (sources come ordered by document)."""
+    counts = Counter(" ".join(n.split()).casefold() for n in names)
+    order = {n: i for i, n in reversed(list(enumerate(names)))}
+    return min(dedupe(names), key=lambda n: (is_acronym(n.strip()), -counts[" ".join(n.split()).casefold()],
+                                             order.get(n, 0)))
+
+
 def merge_entity(src: SourceDescriptions) -> MergedEntity:
     names = dedupe(src.names)
-    name = names[0] if names else src.id
+    name = canonical_name(src.names) if names else src.id
+    names = [name] + [n for n in names if n != name]
     types = Counter(t for t in src.types if t)
     type_ = types.most_common(1)[0][0] if types else ""
     return MergedEntity(src.id, name, type_, "\n".join(dedupe(src.descriptions)), names[1:], max(1.0, src.weight))

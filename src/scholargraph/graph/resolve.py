@@ -6,17 +6,25 @@ merge, the id to keep first.
 
 Pipeline
 ========
-1. :func:`link_pairs` finds *candidate pairs* without comparing everything with everything:
+1. :func:`link_pairs` finds *candidate pairs* without comparing everything with everything.
+   Name blocks, over every surface of a candidate (its name, each alias, and the outside and
+   inside of a parenthesis in the name: "Retrieval-Augmented Generation (RAG)"):
 
-   * blocks on the compact name key (every surface: the name, each alias and a parenthesised
-     part of the name such as "(RAG)"), on the first token (a code or proper name that is the
-     whole of one name and the first token of another: "SF1625" / "SF1625 Calculus in One
-     Variable"), and on acronym letters (the letters of "LLMs" and the initials of "large
-     language models" both give ``llm``);
-   * plus the top-``k`` vector neighbours of every candidate (cosine ≥ the lower of the two
-     thresholds): exact block-wise matrix products up to ``exact_limit`` candidates, an
-     inverted-file index (k-means cells, each vector filed under its ``nprobe`` nearest cells,
-     all pairs inside a cell) above that, so ~100k candidates take seconds, not hours.
+   * the same compact key (rule c), the same set of content words (word order, rule e), a
+     shared symmetric-delete key of a long word (one typo apart, rule f);
+   * a code or proper name of one or two words against every name that starts with it
+     ("SF1625" / "SF1625 Calculus in One Variable", rule e);
+   * acronym keys "words before#letters#words after": "LLMs" and "large language models" both
+     give ``#llm#``, "SMV thrombosis" and "superior mesenteric vein thrombosis" both give
+     ``#smv#thrombosis`` (rule d);
+
+   plus the top-``k`` vector neighbours of every candidate (cosine ≥ the lower of the two
+   thresholds; below ``threshold`` only pairs with an acronym-like word and the same first
+   letter are kept, as every other low-cosine rule is covered by a name block): exact
+   block-wise matrix products up to ``exact_limit`` vectors, above that an inverted-file index
+   (2·√n k-means cells, each vector filed under its ``nprobe`` nearest cells, top-k inside each
+   cell). 100k candidates take about 20 s on two busy cores
+   (``python -m benchmarks.eval_resolution --scale 100000``).
 
    Each pair is then *linked* when the rules below say so.
 
@@ -50,8 +58,10 @@ b. **Variants never merge.** Each surface has a *variant signature*: its numbers
    (the letters of an acronym are spelt out by its long form).
 c. **Same key.** The same compact key — every word plural-folded
    (:func:`~scholargraph.extract.text_utils.fold_plural`), case-folded, leading article,
-   hyphens, spaces and punctuation dropped: "LLM" = "LLMs", "ADAM-10" = "ADAM10",
-   "Parkinson's disease" = "Parkinson disease". Linked at any cosine, except that two
+   possessive "'s", hyphens, spaces and punctuation dropped, Greek letter names and roman
+   numerals of two or more letters written as a letter/number: "LLM" = "LLMs", "ADAM-10" =
+   "ADAM10", "Parkinson's disease" = "Parkinson disease", "beta-catenin" = "b-catenin",
+   "type II diabetes" = "type 2 diabetes". Linked at any cosine, except that two
    acronym-like surfaces ("PD", "PD") also need cosine ≥ ``alias_threshold``: a short acronym is
    often two different things ("Parkinson's disease" / "panic disorder").
 d. **Acronyms.** One surface is acronym-like ("RAG", "LLMs", "IoT", "nDCG", "apoE", "Dll4", "MDR
@@ -89,7 +99,11 @@ f. **Similar names, similar meaning.** Neither surface's words contain the other
    Jaccard 0.2.
 
 A missing vector (``None``) counts as agreement for the ``alias_threshold`` rules and as
-disagreement for the ``threshold`` ones (f's trigram test and spread-out containment).
+disagreement for the ``threshold`` ones (f's trigram test and spread-out containment). So does
+a pair of candidates with the same description text (two names from one sentence, as the
+offline extractor writes them): their vectors differ only by the names, so they are no
+evidence either way — without this, "tetrahydrocortisol" and "tetrahydrocortisone" from one
+sentence score 0.996 and merge by rule f.
 
 Thresholds
 ==========
@@ -98,9 +112,10 @@ must only not say "unrelated". With the local MiniLM model over "name: <sentence
 from unrelated passages score 0.08 ± 0.12 (95th percentile 0.30) on the dev pairs of
 ``benchmarks/data/alias_pairs.jsonl``, so 0.3 rejects ~95% of unrelated contexts — "PD"
 (Parkinson's disease) vs "PD" (panic disorder) scores 0.26. ``threshold`` (0.9) guards the
-weak name evidence of rule f's trigram test; descriptions that are the same sentence score
-~0.99 whatever the names, so it cannot tell "tetrahydrocortisol" from "tetrahydrocortisone" in
-one sentence (see ``benchmarks/eval_resolution.py``).
+weak name evidence of rule f's trigram test and of spread-out containment; with sentence
+descriptions it rarely passes for true aliases (dev pairs: mean cosine 0.60 for aliases, 0.63
+for near-misses), so those rules mostly matter with LLM-written entity descriptions (see
+``benchmarks/eval_resolution.py``).
 """
 
 from __future__ import annotations
@@ -122,6 +137,7 @@ __all__ = [
     "ResolutionSettings",
     "acronym_matches",
     "clique_partition",
+    "explain",
     "link_pairs",
     "name_similarity",
     "resolve",
@@ -132,6 +148,9 @@ __all__ = [
 
 @dataclass
 class Candidate:
+    """One entity (or mention) to resolve. ``vector``: the caller's embedding of
+    "name: description" (normalised here); ``None`` = no vector evidence."""
+
     id: str
     name: str
     type: str = ""
@@ -142,6 +161,8 @@ class Candidate:
 
 @dataclass
 class ResolutionSettings:
+    """Tunable thresholds (see "Thresholds" in the module docstring) and search sizes."""
+
     threshold: float = 0.9  # cosine for rule f (similar names) and spread-out containment
     name_threshold: float = 0.5  # character-trigram Jaccard of compact names for rule f
     alias_threshold: float = 0.3  # cosine for acronyms, code/proper-name prefixes, typos, same-key acronyms
@@ -211,7 +232,7 @@ def types_compatible(a: str, b: str) -> bool:
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "`": "'", "\u00b4": "'", "\u201c": '"', "\u201d": '"'})
 _SPLIT_PARTS = re.compile(r"[-\u2010\u2011\u2012\u2013\u2014\u2212_/]+")
 _EDGE = " \t.,;:!?'\"()[]{}<>*#|\\"
-_PAREN = re.compile(r"\s*[(\[]([^()\[\]]{1,80})[)\]]")
+_PAREN = re.compile(r"\s+[(\[]([^()\[\]]{1,80})[)\]]")  # " (RAG)"; "alpha(1)" is not split
 _RUNS = re.compile(r"\d+|[^\W\d_]+")
 _ROMAN = re.compile(r"^(?:x{0,3})(?:ix|iv|v?i{1,3}|v)$|^x{1,3}$")
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10}
@@ -247,10 +268,26 @@ def _surface_text(text: str) -> str:
 
 
 def _split_parenthetical(name: str) -> tuple[str, list[str]]:
-    """"Retrieval-Augmented Generation (RAG)" -> ("Retrieval-Augmented Generation", ["RAG"])."""
-    inner = [m.group(1).strip() for m in _PAREN.finditer(name)]
+    """Outer text and alias of a name with a parenthesis after a space.
+
+    "Retrieval-Augmented Generation (RAG)" -> ("Retrieval-Augmented Generation", ["RAG"]): a
+    trailing parenthesis is an alias when it or the outer text is an acronym ("TNNT (The NLP-NER
+    Toolkit)"), not in "SF1625 (5 credits)". One in the middle only drops out of the outer
+    text ("N-methyl-D-aspartate (NMDA) receptor" -> "N-methyl-D-aspartate receptor", no alias):
+    in "uroplakin (UP) III" the "UP" abbreviates a part, not the whole.
+    """
+    matches = list(_PAREN.finditer(name))
+    if not matches:
+        return name, []
     outer = _PAREN.sub(" ", name).strip()
-    return (outer or name), [s for s in inner if s]
+    last = matches[-1]
+    inner = last.group(1).strip()
+    alias: list[str] = []
+    if not name[last.end():].strip() and outer:
+        inner_acr = 0 < len(inner.split()) <= 3 and all(_is_acronym_word(w) for w in inner.split())
+        if inner_acr or _acronym_words(tuple(outer.split()), tuple(_raw_words(inner))):
+            alias = [inner]  # "Long Form (LF)" or "LF (Long Form)"; not "SF1625 (5 credits)"
+    return (outer or name), alias
 
 
 def _raw_words(text: str) -> list[str]:
@@ -278,6 +315,7 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=262144)
 def _is_acronym_word(word: str) -> bool:
     """"RAG", "LLMs", "IoT", "nDCG", "apoE", "Dll4", "TF-IDF", "5-FU", "SF1625" (not "Transformer")."""
     if not 2 <= len(word) <= 12 or not any(c.isalpha() for c in word):
@@ -455,19 +493,25 @@ def _surfaces(c: Candidate) -> list[_Surface]:
 # --------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=262144)
+def _word_parts(word: str) -> tuple[tuple[str, bool], ...]:
+    """(letters, optional?) of each hyphen/slash part of one long-form word; numbers dropped."""
+    out = []
+    for part in _SPLIT_PARTS.split(word):
+        part = part.strip(_EDGE + "+")
+        if not part:
+            continue
+        letters = "".join(c for c in part if c.isalpha()).lower()
+        if not letters:  # a number: checked through the numbers of both sides
+            continue
+        optional = part.lower() in _FUNCTION_WORDS or (part.islower() and len(part) <= 2)
+        out.append((letters, optional))
+    return tuple(out)
+
+
 def _long_form_words(words: Sequence[str]) -> list[tuple[str, bool]] | None:
     """(letters of the word, optional?) for each word/part of a long form; None if unusable."""
-    out = []
-    for w in words:
-        for part in _SPLIT_PARTS.split(w):
-            part = part.strip(_EDGE + "+")
-            if not part:
-                continue
-            letters = "".join(c for c in part if c.isalpha()).lower()
-            if not letters:  # a number: checked through the numbers of both sides
-                continue
-            optional = part.lower() in _FUNCTION_WORDS or (part.islower() and len(part) <= 2)
-            out.append((letters, optional))
+    out = [p for w in words for p in _word_parts(w)]
     return out or None
 
 
@@ -532,25 +576,27 @@ def _acronym_pair(a: _Surface, b: _Surface) -> bool:
 @functools.lru_cache(maxsize=262144)
 def _acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
     """Do the acronym-like words ``wa`` abbreviate the words ``wb`` (rule d's spelling test)?"""
-    # Cheap rejections first: the acronym's first letter starts one of the first long words.
+    long_words = _long_form_words(wb)
+    if not long_words:
+        return False
+    # Cheap rejection first: the acronym's first letter starts one of the first long-form parts.
     first = next((c.lower() for c in wa[0] if c.isalpha()), "")
-    if not first or not any(w[:1].lower() == first for w in wb[:2]):
+    if not first or not any(w[0] == first for w, _opt in long_words[:3]):
         return False
     if not all(_is_acronym_word(w) for w in wa):
         return False
     if len(wb) == 1 and _is_acronym_word(wb[0]):
         return False
     letters = _acronym_letters(" ".join(wa))
-    long_words = _long_form_words(wb)
-    if not long_words or not letters:
+    if not letters:
         return False
     n_content = sum(1 for _w, opt in long_words if not opt)
     total = sum(len(w) for w, _opt in long_words)
     for acr in letters:
         if len(acr) < 2 or total <= len(acr) or n_content > len(acr):
             continue
-        if n_content == 1 and len(long_words) == 1 and len(acr) > 4:
-            continue
+        if len(long_words) == 1 and (len(acr) > 4 or len(long_words[0][0]) < max(6, 2 * len(acr))):
+            continue  # one word abbreviated: "PKU" = "phenylketonuria", not "PR" = "Prl"
         if _spells(acr, long_words):
             return True
     return False
@@ -637,7 +683,9 @@ def _typo_pair(ta: Sequence[str], tb: Sequence[str]) -> bool:
 def _cosine(a: Candidate, b: Candidate) -> float | None:
     if a.vector is None or b.vector is None:
         return None
-    return float(np.dot(np.asarray(a.vector, dtype=np.float32), np.asarray(b.vector, dtype=np.float32)))
+    va, vb = np.asarray(a.vector, dtype=np.float32).ravel(), np.asarray(b.vector, dtype=np.float32).ravel()
+    norm = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(np.dot(va, vb)) / norm if norm > 0 else 0.0
 
 
 def _linked(ca: Candidate, cb: Candidate, sa: list[_Surface], sb: list[_Surface], settings: ResolutionSettings,
@@ -653,16 +701,23 @@ def _linked(ca: Candidate, cb: Candidate, sa: list[_Surface], sb: list[_Surface]
 
 
 def explain(a: Candidate, b: Candidate, settings: ResolutionSettings | None = None) -> dict:
-    """Why two candidates link or not: types, the cosine, and the lowest cosine a rule asks."""
+    """Why two candidates link or not (rules only; candidate-pair blocking is not involved).
+
+    Types, the cosine, whether it counts (not when both have the same description), the lowest
+    cosine a rule asks for, the best name similarity, and the verdict.
+    """
     settings = settings or ResolutionSettings()
     sa, sb = _surfaces(a), _surfaces(b)
     need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
+    cos = _cosine(a, b)
+    same = _same_context(a, b)
     return {
         "types_compatible": types_compatible(a.type, b.type),
-        "cosine": _cosine(a, b),
+        "cosine": cos,
+        "same_description": same,
         "required_cosine": None if need >= _NEVER else need,
         "name_similarity": max((_jaccard(x.trigrams, y.trigrams) for x in sa for y in sb), default=0.0),
-        "linked": _linked(a, b, sa, sb, settings, _cosine(a, b)),
+        "linked": _linked(a, b, sa, sb, settings, None if same else cos),
     }
 
 
@@ -677,7 +732,7 @@ _MAX_SPAN_WORDS = 8
 def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
     """Block keys for rule d: (keys as an abbreviation, keys as a long form).
 
-    Both have the form "words before|letters|words after": "SMV thrombosis" gives "|smv|thrombosis"
+    Both have the form "words before#letters#words after": "SMV thrombosis" gives "#smv#thrombosis"
     and "superior mesenteric vein thrombosis" gives the same for the span of its first three
     words (initials with and without function words). Letters inside words ("HDAC" = "histone
     deacetylase") have no key: such pairs come from the vector neighbours.
@@ -695,16 +750,23 @@ def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
                     short.append(f"{'|'.join(keys[:i])}#{letters}#{'|'.join(keys[j:])}")
     if s.acronym:
         return short, long
+    parts = [_word_parts(w) for w in words]
+    full_i = ["".join(p[0][0] for p in ps) for ps in parts]
+    content_i = ["".join(p[0][0] for p in ps if not p[1]) for ps in parts]
+    n_parts = [len(ps) for ps in parts]
     for i in range(len(words)):
+        before = "|".join(keys[:i])
+        full, content, count = "", "", 0
         for j in range(i + 1, len(words) + 1):
-            parts = _long_form_words(words[i:j]) or []
-            if len(parts) < 2:
+            full += full_i[j - 1]
+            content += content_i[j - 1]
+            count += n_parts[j - 1]
+            if count < 2:
                 continue
-            full = "".join(w[0] for w, _o in parts)
-            content = "".join(w[0] for w, o in parts if not o)
-            for letters in {full, content}:
-                if len(letters) >= 2:
-                    long.append(f"{'|'.join(keys[:i])}#{letters}#{'|'.join(keys[j:])}")
+            after = "|".join(keys[j:])
+            long.append(f"{before}#{full}#{after}")
+            if content != full and len(content) >= 2:
+                long.append(f"{before}#{content}#{after}")
     return short, long
 
 
@@ -885,6 +947,8 @@ def link_pairs(cands: Sequence[Candidate], settings: ResolutionSettings | None =
         mat = np.zeros((n, dim), dtype=np.float32)
         for i in idx.tolist():
             mat[i] = np.asarray(cands[i].vector, dtype=np.float32).reshape(-1)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        mat /= np.where(norms > 0, norms, 1.0)
         floor = min(settings.threshold, settings.alias_threshold)
         lo, hi, vals = _vector_neighbours(mat[idx], settings.k, floor, settings)
         lo, hi = idx[lo], idx[hi]
@@ -906,9 +970,17 @@ def link_pairs(cands: Sequence[Candidate], settings: ResolutionSettings | None =
 
     links = []
     for i, j, c in zip(rows.tolist(), cols.tolist(), cos.tolist(), strict=True):
-        if _linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, None if c != c else c):
+        value = None if c != c or _same_context(cands[i], cands[j]) else c
+        if _linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, value):
             links.append((cands[i].id, cands[j].id))
     return links
+
+
+def _same_context(a: Candidate, b: Candidate) -> bool:
+    """Both described by the same text (two names in one sentence): the vectors then differ
+    only by the names and say nothing about whether the two are one thing."""
+    da, db = (a.description or "").split(), (b.description or "").split()
+    return bool(da) and da == db
 
 
 # --------------------------------------------------------------------------------------------

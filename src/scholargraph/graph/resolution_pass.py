@@ -1,0 +1,35 @@
+"""Entity resolution after an indexing run: the entities this run touched are compared with
+themselves and with their nearest stored neighbours (vector index), groups that ``resolve``
+links are merged (provenance moves, relations re-key), and the refresher rebuilds them.
+
+Incremental by construction: only groups that contain a touched entity are merged, so a run
+costs in proportion to what it added, never a pass over the whole graph.
+"""
+
+from __future__ import annotations
+
+from ..store.sqlite import SQLiteStore
+from .edit import merge_entities
+from .resolve import Candidate, ResolutionSettings, resolve
+
+
+def candidate_pool(store: SQLiteStore, touched: set[str], k: int) -> list[Candidate]:
+    index = store.vector_index("entity")
+    pool = dict.fromkeys(sorted(touched))
+    for entity_id in sorted(touched):
+        vector = index.get(entity_id)
+        if vector is not None:
+            pool.update(dict.fromkeys(i for i, _ in index.search(vector, k + 1)))
+    entities = store.get_entities(pool)
+    return [Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id))
+            for e in (entities[i] for i in pool if i in entities)]
+
+
+def resolve_touched(store: SQLiteStore, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
+    """Merge what the resolver links among ``touched`` entities and their neighbours; returns the groups."""
+    if not touched:
+        return []
+    groups = [g for g in resolve(candidate_pool(store, touched, settings.k), settings) if touched & set(g)]
+    for group in groups:
+        merge_entities(store, group[0], group[1:])
+    return groups

@@ -1,0 +1,32 @@
+"""Entity resolution runs after indexing and merges names of one thing across papers."""
+
+from scholargraph import KnowledgeBase
+
+DOC_A = "Large language models generate fluent text. Large language models are trained on web corpora."
+DOC_B = "We evaluate LLMs on question answering. LLMs often hallucinate facts without retrieval."
+
+
+def names(kb):
+    return {r[0]: r[1] for r in kb.store.conn.execute("SELECT name, aliases FROM entities")}
+
+
+def test_acronym_in_one_paper_joins_long_form_in_another(workdir):
+    with KnowledgeBase(workdir, extraction={"profile": "offline"}) as kb:
+        report = kb.insert(texts=[DOC_A, DOC_B])
+        rows = kb.entities(search="LLM")
+    assert any("entity resolution merged" in n for n in report.notes)
+    merged = [r for r in rows if r["name"].lower().startswith("large language model")]
+    assert len(merged) == 1 and any(a.lower().startswith("llm") for a in merged[0]["aliases"])
+    assert len(merged[0]["documents"]) == 2
+
+
+def test_resolution_can_be_switched_off_and_split_undoes_a_merge(workdir):
+    with KnowledgeBase(workdir, extraction={"profile": "offline", "resolve": False}) as kb:
+        kb.insert(texts=[DOC_A, DOC_B])
+        before = len(names(kb))
+        assert any(n.lower().startswith("llm") for n in names(kb))
+    with KnowledgeBase(workdir, extraction={"profile": "offline"}) as kb:
+        kb.merge_entities("large language models", "LLMs")
+        assert len(names(kb)) == before - 1
+        ids = kb.split_entity("large language models")
+        assert len(ids) == 2 and len(names(kb)) == before
