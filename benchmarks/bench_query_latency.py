@@ -1,0 +1,160 @@
+"""Retrieval latency per query mode on a synthetic workspace of 100k chunks.
+
+    .venv/bin/python -m benchmarks.bench_query_latency [--chunks 100000] [--queries 40]
+
+The workspace (5k documents, 100k chunks, 80k entities, 240k relations, 150k content keywords,
+384-d vectors) is written straight into a fresh SQLite store. Texts are bags of words from a
+20k-word vocabulary and vectors are sums of fixed random word vectors, so a question built from
+vocabulary words has real neighbours. The bag-of-words embedder stands in for the model so the
+figure measures the engine (vector search, graph traversal, ranking, context); the cost of
+embedding a question with the default local model is measured separately and reported beside
+it. No LLM: keywords come from clues and the question's own terms. The first query of each
+mode (index and graph load) is reported apart from the steady-state p50/p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import machine, write_result
+from scholargraph.config import EmbeddingSettings, QuerySettings, Settings
+from scholargraph.llm.embeddings import Embedder, LocalEmbedder
+from scholargraph.query.engine import QueryEngine
+from scholargraph.store.sqlite import SQLiteStore
+
+DIM = 384
+VOCAB = 20_000
+
+
+class BagOfWords(Embedder):
+    name = "bench:bag-of-words"
+    dim = DIM
+
+    def __init__(self, words: np.ndarray):
+        super().__init__(None)
+        self.words = words
+
+    async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), DIM), np.float32)
+        for i, text in enumerate(texts):
+            for w in text.replace("?", " ").replace(",", " ").split():
+                if w.startswith("w") and w[1:].isdigit() and int(w[1:]) < VOCAB:
+                    out[i] += self.words[int(w[1:])]
+        return out
+
+
+class Chars:
+    def count(self, text: str) -> int:
+        return len(text) // 4
+
+
+def _bow(words: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
+    out = np.stack([words[ids].sum(0) for ids in lists]).astype(np.float32)
+    return out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-9)
+
+
+def build(path: Path, n_chunks: int, rng: np.random.Generator, words: np.ndarray) -> SQLiteStore:
+    n_docs, n_ent, n_rel, n_kw = n_chunks // 20, int(n_chunks * 0.8), int(n_chunks * 2.4), int(n_chunks * 1.5)
+    vocab = [f"w{i}" for i in range(VOCAB)]
+    store = SQLiteStore(path)
+    store.set_meta("embedding_dim", str(DIM))
+    store.set_meta("embedding_model", BagOfWords.name)
+    now = time.time()
+    chunk_w = [rng.integers(0, VOCAB, 25) for _ in range(n_chunks)]
+    ent_w = [rng.integers(0, VOCAB, rng.integers(1, 3)) for _ in range(n_ent)]
+    src = (n_ent * rng.random(n_rel) ** 2).astype(int)  # skewed degrees, like real graphs
+    tgt = rng.integers(0, n_ent, n_rel)
+    kw_w = [rng.integers(0, VOCAB, 2) for _ in range(n_kw)]
+    with store.transaction() as c:
+        c.executemany("INSERT INTO documents(id, title, status, created_at, updated_at) VALUES (?, ?, 'PROCESSED', ?, ?)",
+                      [(f"d{i}", f"Paper {i}", now, now) for i in range(n_docs)])
+        c.executemany("INSERT INTO chunks(id, document_id, ordinal, tokens, text, page_start, page_end) "
+                      "VALUES (?, ?, ?, 200, ?, 1, 1)",
+                      [(f"c{i}", f"d{i % n_docs}", i // n_docs, " ".join(vocab[w] for w in ws) * 8)
+                       for i, ws in enumerate(chunk_w)])
+        c.executemany("INSERT INTO entities(id, name, type, description, dirty, updated_at) VALUES (?, ?, 'Concept', ?, 0, ?)",
+                      [(f"e{i}", " ".join(vocab[w] for w in ws), "a described concept " * 10, now)
+                       for i, ws in enumerate(ent_w)])
+        c.executemany("INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key) VALUES (?, ?, ?, ?, ?)",
+                      [(f"e{i}", f"c{(i * 7 + k) % n_chunks}", f"d{((i * 7 + k) % n_chunks) % n_docs}", "n",
+                        " ".join(vocab[w] for w in ent_w[i])) for i in range(n_ent) for k in range(2)])
+        c.executemany("INSERT OR IGNORE INTO relations(id, source_id, target_id, description, keywords, weight, dirty, "
+                      "updated_at) VALUES (?, ?, ?, ?, '[]', ?, 0, ?)",
+                      [(f"r{j}", f"e{src[j]}", f"e{tgt[j]}", "how the two relate " * 6, 1.0 + j % 3, now)
+                       for j in range(n_rel)])
+        c.executemany("INSERT INTO relation_sources(relation_id, chunk_id, document_id) VALUES (?, ?, ?)",
+                      [(f"r{j}", f"c{j % n_chunks}", f"d{(j % n_chunks) % n_docs}") for j in range(n_rel)])
+        c.executemany("INSERT INTO keywords(id, text) VALUES (?, ?)",
+                      [(f"k{i}", " ".join(vocab[w] for w in ws)) for i, ws in enumerate(kw_w)])
+    store.put_vectors("chunk", [f"c{i}" for i in range(n_chunks)], _bow(words, chunk_w))
+    store.put_vectors("entity", [f"e{i}" for i in range(n_ent)], _bow(words, ent_w))
+    store.put_vectors("relation", [f"r{j}" for j in range(n_rel)],
+                      _bow(words, [np.concatenate([ent_w[s], ent_w[t]]) for s, t in zip(src, tgt, strict=True)]))
+    store.put_vectors("keyword", [f"k{i}" for i in range(n_kw)], _bow(words, kw_w))
+    return store
+
+
+async def measure(engine: QueryEngine, rng: np.random.Generator, queries: int) -> dict:
+    out = {}
+    for mode in ("naive", "local", "subgraph", "global", "hybrid"):
+        first, lat = None, []
+        for i in range(queries + 1):
+            w = rng.integers(0, VOCAB, 4)
+            t = time.perf_counter()
+            await engine.retrieve(f"What links w{w[0]} w{w[1]} and w{w[2]} w{w[3]}?", mode)
+            elapsed = time.perf_counter() - t
+            first, lat = (elapsed, lat) if i == 0 else (first, lat + [elapsed])
+        lat.sort()
+        out[mode] = {"first_ms": round(1000 * first, 1), "p50_ms": round(1000 * lat[len(lat) // 2], 1),
+                     "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 1), "max_ms": round(1000 * lat[-1], 1)}
+    return out
+
+
+async def question_embedding_ms() -> float:
+    embedder = LocalEmbedder(EmbeddingSettings())
+    await embedder._embed_uncached(["warm up"])
+    times = []
+    for i in range(20):
+        t = time.perf_counter()
+        await embedder._embed_uncached([f"Which methods improve retrieval for question {i}?"])
+        times.append(time.perf_counter() - t)
+    return round(1000 * sorted(times)[len(times) // 2], 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--json-out")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    words = rng.standard_normal((VOCAB, DIM)).astype(np.float32)
+    words /= np.linalg.norm(words, axis=1, keepdims=True)
+    tmp = Path(tempfile.mkdtemp(prefix="sg-latency-"))
+    try:
+        t = time.perf_counter()
+        store = build(tmp / "ws", args.chunks, rng, words)
+        build_s = time.perf_counter() - t
+        engine = QueryEngine(store, Settings(workdir=tmp / "ws", query=QuerySettings(clue_threshold=0.5)),
+                             BagOfWords(words), Chars(), None)
+        modes = asyncio.run(measure(engine, rng, args.queries))
+        counts = {t: store.count(t) for t in ("chunks", "entities", "relations", "keywords")}
+        store.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    result = {"benchmark": "query_latency", "machine": machine(), "workspace": counts, "build_s": round(build_s, 1),
+              "queries_per_mode": args.queries, "modes": modes,
+              "question_embedding_ms_local_model_p50": asyncio.run(question_embedding_ms()),
+              "target": "p95 < 300 ms (everything but LLM calls)"}
+    write_result("query_latency", result, args.json_out)
+
+
+if __name__ == "__main__":
+    main()

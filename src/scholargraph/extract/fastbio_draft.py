@@ -1,0 +1,193 @@
+"""fastbio stage 1, the **draft** (``extract.fastbio``): one LLM call per paper on its abstract, and
+the parse of its JSON -- typed entities with their surface forms as aliases, directed relations
+with a relation type (``map_relation_type``) and a confidence.
+
+``DraftStage`` is a mixin of ``FastBioExtractor``; it uses the extractor's ``draft_prompt``,
+``_draft_system``, ``parse_types``, ``relation_types`` and ``_chat``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ModelOutputError
+from ..models import ChunkFailure, Document, EntityRecord, Extraction, RelationRecord
+from .bio_normalise import match_key
+from .json_repair import parse_json, strip_reasoning
+from .parse import parse_extraction
+from .types import PRESETS
+from .types import entity_types as resolve_entity_types
+
+REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
+OTHER_TYPE = "Other"
+
+_S = {"type": "string"}
+DRAFT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": {
+            "name": _S, "type": _S, "alias": _S}, "required": ["name"]}},
+        "relations": {"type": "array", "items": {"type": "object", "properties": {
+            "source": _S, "target": _S, "type": _S, "description": _S,
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["source", "target"]}},
+    },
+    "required": ["entities", "relations"],
+}
+
+# key variants of the extra fields read from the draft JSON (aliases, relation type, confidence)
+_NAME_KEYS = ("name", "entity", "entity_name")
+_ALIAS_KEYS = ("alias", "aliases", "surface", "surface_form", "mention", "synonyms", "text_form", "original")
+_SRC_KEYS = ("source", "source_entity", "src", "src_id", "head", "subject", "from")
+_TGT_KEYS = ("target", "target_entity", "tgt", "tgt_id", "tail", "object", "to")
+_RTYPE_KEYS = ("type", "relation_type", "relationship_type", "relation", "relationship", "label", "predicate")
+_CONF_KEYS = ("confidence", "probability", "certainty", "score", "strength")
+
+# words that name a relation type without being it ("up-regulates" is a Regulation link)
+RELATION_TYPE_HINTS: dict[str, tuple[str, ...]] = {
+    "Causal": ("cause", "causes", "causal", "leads to", "induces", "drives", "mechanism"),
+    "Risk Factor": ("risk", "risk factor", "predisposes", "susceptibility"),
+    "Protective Factor": ("protective", "protects", "protection", "reduces risk"),
+    "Biomarker": ("biomarker", "marker", "diagnostic", "prognostic", "predictive"),
+    "Target": ("target", "targets", "therapeutic target", "treats", "treatment", "inhibits", "drug target"),
+    "Modifier": ("modifier", "modifies", "modulates", "modulator"),
+    "Regulation": ("regulation", "regulates", "upregulates", "downregulates", "activates", "represses", "up-regulated",
+                   "down-regulated", "upregulated", "downregulated", "regulated"),
+    "Expression": ("expression", "expressed", "overexpressed", "overexpression", "underexpressed", "levels"),
+}
+
+
+def bio_entity_types(spec: str | list[str]) -> list[str]:
+    """The entity types of the profile: the biomedical preset unless the settings name other types."""
+    if spec == "paper":  # the workspace default is for CS papers; fastbio means biomedical
+        return list(PRESETS["biomedical"])
+    return resolve_entity_types(spec)
+
+
+def _type_key(text: str) -> str:
+    return match_key(text)
+
+
+def map_relation_type(raw: str, relation_types: Sequence[str]) -> str | None:
+    """The configured relation type ``raw`` names (exact, contained, or a hint word), else None."""
+    key = _type_key(raw)
+    if not key:
+        return None
+    for t in relation_types:
+        if _type_key(t) == key:
+            return t
+    for t in relation_types:
+        tk = _type_key(t)
+        if len(key) >= 4 and (key in tk or tk in key):
+            return t
+    low = " ".join(re.split(r"[\s_\-/]+", raw.casefold()))
+    for t in relation_types:
+        hints = RELATION_TYPE_HINTS.get(t, ())
+        if any(re.search(rf"\b{re.escape(h)}\b", low) for h in hints):
+            return t
+    return None
+
+
+def _pick(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        v = d.get(k)
+        if v not in (None, "", []):
+            return v
+    return None
+
+
+def _as_names(value: Any) -> list[str]:
+    if value is None or isinstance(value, (dict, bool)):
+        return []
+    if isinstance(value, list):
+        return [n for v in value for n in _as_names(v)]
+    return [p.strip() for p in re.split(r"\s*[|;]\s*", str(value)) if p.strip()]
+
+
+def _confidence(value: Any) -> float | None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    if x != x or x < 0:  # NaN or negative
+        return None
+    if x > 1:
+        x = x / 10 if x <= 10 else x / 100 if x <= 100 else 1.0
+    return round(min(x, 1.0), 4)
+
+
+class _Extras:
+    """Fields of the draft JSON that the shared parser does not keep: aliases, relation type, confidence."""
+
+    def __init__(self, raw: str):
+        self.aliases: dict[str, list[str]] = {}
+        self.relations: dict[tuple[str, str], tuple[str | None, float | None]] = {}
+        try:
+            value = parse_json(strip_reasoning(raw))
+        except ModelOutputError:
+            return
+        self._walk(value, 0)
+
+    def _walk(self, value: Any, depth: int) -> None:
+        if depth > 5:
+            return
+        if isinstance(value, list):
+            for v in value:
+                self._walk(v, depth + 1)
+            return
+        if not isinstance(value, dict):
+            return
+        d = {re.sub(r"[\s\-]+", "_", str(k).strip().lower()): v for k, v in value.items()}
+        src, tgt = _pick(d, _SRC_KEYS), _pick(d, _TGT_KEYS)
+        if isinstance(src, str) and isinstance(tgt, str):
+            rtype = _pick(d, _RTYPE_KEYS)
+            self.relations.setdefault((match_key(src), match_key(tgt)), (
+                rtype if isinstance(rtype, str) else None, _confidence(_pick(d, _CONF_KEYS))))
+            return
+        name = _pick(d, _NAME_KEYS)
+        if isinstance(name, str):
+            aliases = _as_names(_pick(d, _ALIAS_KEYS))
+            if aliases:
+                self.aliases.setdefault(match_key(name), []).extend(aliases)
+            return
+        for v in d.values():
+            if isinstance(v, (list, dict)):
+                self._walk(v, depth + 1)
+
+
+
+class DraftStage:
+    """Stage 1 of ``FastBioExtractor``: the abstract draft call and its parse."""
+
+    async def _draft(self, doc: Document, abstract: str, chunk_id: str) -> Extraction:
+        user = self.draft_prompt.user.format(title=doc.title or "", abstract=abstract)
+        messages = [{"role": "system", "content": self._draft_system}, {"role": "user", "content": user}]
+        result = await self._chat(messages, "extract", doc.id, DRAFT_SCHEMA)
+        try:
+            return self._parse_draft(result.text, chunk_id)
+        except ModelOutputError as first:
+            retry = messages + [{"role": "assistant", "content": result.text[:4000]},
+                                {"role": "user", "content": REPAIR_NOTE}]
+            again = await self._chat(retry, "extract", doc.id, DRAFT_SCHEMA)
+            try:
+                return self._parse_draft(again.text, chunk_id)
+            except ModelOutputError:
+                return Extraction(failures=[ChunkFailure(chunk_id, f"draft (abstract): {first.reason}", result.text)])
+
+    def _parse_draft(self, raw: str, chunk_id: str) -> Extraction:
+        parsed = parse_extraction(raw, chunk_id, self.parse_types, default_type=OTHER_TYPE)
+        extras = _Extras(raw)
+        out = Extraction(failures=parsed.failures)
+        for e in parsed.entities:
+            aliases = extras.aliases.get(match_key(e.name), [])
+            out.entities.append(EntityRecord(e.name, e.type, e.description, chunk_id, aliases=list(dict.fromkeys(aliases))))
+        for r in parsed.relations:
+            label, confidence = extras.relations.get((match_key(r.source), match_key(r.target)), (None, None))
+            labels = [label] if label else []
+            labels += [k for k in r.keywords if k not in labels]
+            types = list(dict.fromkeys(t for t in (map_relation_type(x, self.relation_types) for x in labels) if t))
+            out.relations.append(RelationRecord(
+                r.source, r.target, r.description, chunk_id, keywords=types or labels[:2], strength=1.0,
+                types=types, directed=True, confidence=confidence))
+        return out
