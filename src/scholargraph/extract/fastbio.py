@@ -19,6 +19,10 @@ server stops the run (LLMUnavailableError propagates).
 
 Similarity for stage 2: the ``embed`` callable given to the constructor (the workspace embedder's
 ``embed``); without one, lexical overlap of entity names and draft terms with each paragraph.
+
+This module is the entry point (``FastBioExtractor``: set-up, cost estimate, the two stages in
+order); stage 1 lives in ``extract.fastbio_draft``, stage 2 in ``extract.fastbio_refine``, and
+their public names are re-exported here.
 """
 
 from __future__ import annotations

@@ -156,7 +156,6 @@ class _Extras:
                 self._walk(v, depth + 1)
 
 
-
 class DraftStage:
     """Stage 1 of ``FastBioExtractor``: the abstract draft call and its parse."""
 
@@ -191,3 +190,7 @@ class DraftStage:
                 r.source, r.target, r.description, chunk_id, keywords=types or labels[:2], strength=1.0,
                 types=types, directed=True, confidence=confidence))
         return out
+
+
+__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftStage", "bio_entity_types",
+           "map_relation_type"]

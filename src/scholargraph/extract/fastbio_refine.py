@@ -172,7 +172,6 @@ def clean_refined(raw: str) -> str | None:
     return text
 
 
-
 class RefineStage:
     """Stage 2 of ``FastBioExtractor``: paragraph selection per relation and the refine calls."""
 
@@ -264,3 +263,8 @@ class RefineStage:
             async with limit:
                 result = await self._chat(messages, "refine", doc.id)
         return clean_refined(result.text)
+
+
+__all__ = ["DEFAULT_REFINE_PARAGRAPHS", "DEFAULT_REFINE_THRESHOLD", "MAX_DESCRIPTION_CHARS", "MAX_PASSAGE_CHARS",
+           "MIN_PASSAGE_CHARS", "NON_MAIN_KINDS", "Passage", "RefineStage", "RefineTarget", "clean_refined",
+           "main_passages", "terms"]
