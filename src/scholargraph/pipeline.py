@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .config import Settings
 from .errors import LLMUnavailableError, LoadError, ScholarGraphError
 from .extract.base import Extractor
@@ -220,7 +222,7 @@ class Pipeline:
         # embedding (CPU) and extraction (LLM I/O) of a document overlap
         vectors, extraction = await asyncio.gather(self.embedder.embed([c.text for c in chunks]),
                                                    self.extractor.extract(doc, chunks))
-        keyword_texts = list(dict.fromkeys(k.text for k in extraction.keywords))
+        keyword_texts = list(dict.fromkeys(k.text.strip() for k in extraction.keywords if k.text.strip()))
         keyword_vectors = await self.embedder.embed(keyword_texts) if keyword_texts else None
         async with self._commit_lock:
             self._commit(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors)
@@ -239,12 +241,9 @@ class Pipeline:
             new_keywords = set(self.store.write_keywords(writes.keywords))
             if keyword_vectors is not None and new_keywords:
                 by_text = dict(zip(keyword_texts, keyword_vectors, strict=True))
-                fresh = [(k.id, by_text[k.text]) for k in writes.keywords if k.id in new_keywords and k.text in by_text]
-                fresh = list(dict(fresh).items())
+                fresh = {k.id: by_text[k.text] for k in writes.keywords if k.id in new_keywords and k.text in by_text}
                 if fresh:
-                    import numpy as np
-
-                    self.store.put_vectors("keyword", [i for i, _ in fresh], np.stack([v for _, v in fresh]))
+                    self.store.put_vectors("keyword", list(fresh), np.stack(list(fresh.values())))
             conn.executemany(
                 "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) VALUES (?,?,?,?,?,?)",
                 [(f.chunk_id, doc.id, self.extractor.name, f.reason, f.raw[:20000], time.time()) for f in extraction.failures],

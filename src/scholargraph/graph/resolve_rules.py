@@ -1,0 +1,156 @@
+"""Link rules for one pair of candidates (rules a–f of :mod:`scholargraph.graph.resolve`).
+
+:func:`_pair_requirement` gives the lowest cosine at which two surfaces link (``_NEVER`` when no
+rule applies); :func:`_linked` applies it to two candidates, after the type check; :func:`_explain`
+reports the verdict and its parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..extract.text_utils import STOPWORDS
+from .resolve_names import _acronym_pair, _jaccard, _Surface, _surfaces
+from .resolve_types import types_compatible
+
+if TYPE_CHECKING:
+    from .resolve import Candidate, ResolutionSettings
+
+# Head nouns that add nothing to a proper name: "JAVELIN system" = "JAVELIN".
+_GENERIC_HEADS = frozenset(
+    "system method model approach technique algorithm framework tool toolkit library package software "
+    "architecture measure metric score dataset corpus benchmark database formalism paradigm scheme procedure "
+    "program platform pipeline project module gene protein language ontology network task problem service "
+    "api engine parser classifier tagger index course".split()
+)
+# Words after a code that make it something else: "IL-6 receptor" is not "IL-6".
+_HEAD_CHANGERS = frozenset(
+    "receptor antagonist agonist inhibitor antibody ligand mutation mutant variant deficiency pathway signaling "
+    "signalling expression level activity knockout domain family subunit binding promoter allele polymorphism "
+    "loss gain haplotype transcript isoform score error rate".split()
+)
+
+_NEVER = 2.0  # a cosine no pair reaches
+
+
+def _pair_requirement(a: _Surface, b: _Surface, settings: ResolutionSettings) -> float:
+    """Lowest cosine at which surfaces ``a`` and ``b`` link (``_NEVER`` when no rule applies)."""
+    if a.compact == b.compact:  # rule c
+        return settings.alias_threshold if (a.acronym and b.acronym) else -1.0
+    # Rule d: acronyms (numbers only: its letters are spelt out).
+    if a.has_acronym and not b.acronym and _acronym_pair(a, b):
+        return settings.alias_threshold
+    if b.has_acronym and not a.acronym and _acronym_pair(b, a):
+        return settings.alias_threshold
+    if a.signature != b.signature:  # rule b
+        return _NEVER
+    ta, tb = a.tokens, b.tokens
+    if not ta or not tb:
+        return _NEVER
+    content_a, content_b = set(ta) - STOPWORDS, set(tb) - STOPWORDS
+    if content_a == content_b and len(content_a) >= 2:  # word order: "X of Y" = "Y X"
+        return settings.alias_threshold
+    short, long = (a, b) if len(ta) <= len(tb) else (b, a)
+    ts, tl = short.tokens, long.tokens
+    if set(ts) <= set(tl):
+        return _containment_requirement(short, long, settings)
+    if set(tl) <= set(ts):
+        return _NEVER
+    if _typo_pair(ta, tb):  # rule f: one slip of the pen in one long word
+        return settings.alias_threshold
+    if _jaccard(a.trigrams, b.trigrams) >= settings.name_threshold:  # rule f
+        return settings.threshold
+    return _NEVER
+
+
+def _containment_requirement(short: _Surface, long: _Surface, settings: ResolutionSettings) -> float:
+    """Rule e: the words of ``short`` all occur in ``long`` (a prefix, a suffix or spread out)."""
+    ts, tl = short.tokens, long.tokens
+    if tl[: len(ts)] == ts:  # rule e: prefix
+        rest = tl[len(ts):]
+        if short.code and not any(t in _HEAD_CHANGERS for t in rest):
+            return settings.alias_threshold
+        if short.proper and rest and all(t in _GENERIC_HEADS for t in rest):
+            return settings.alias_threshold
+        return _NEVER
+    if tl[-len(ts):] == ts:  # modifiers in front: a narrower thing
+        return _NEVER
+    return settings.threshold  # words spread through the longer name
+
+
+_TYPO_MIN_LEN = 9
+
+
+def _typo_pair(ta: Sequence[str], tb: Sequence[str]) -> bool:
+    """Same words but one, which differs by a single edit away from its last two letters.
+
+    "von Willebrand factor" / "von Willerand factor", "spironolactone" / "spiranolactone". The
+    word must have >= 9 letters and no digits: short words one letter apart are often different
+    things ("cytosine" / "cytokine"), and so are different endings ("cortisol" / "cortisone").
+    """
+    if len(ta) != len(tb):
+        return False
+    diff = [(x, y) for x, y in zip(ta, tb, strict=True) if x != y]
+    if len(diff) != 1:
+        return False
+    x, y = diff[0]
+    if min(len(x), len(y)) < _TYPO_MIN_LEN or not (x.isalpha() and y.isalpha()):
+        return False
+    if len(x) > len(y):
+        x, y = y, x
+    i = 0
+    while i < len(x) and x[i] == y[i]:
+        i += 1
+    if i >= len(y) - 2:
+        return False
+    if len(x) == len(y):
+        if x[i + 1 :] == y[i + 1 :]:  # substitution
+            return True
+        return i + 1 < len(x) and x[i] == y[i + 1] and x[i + 1] == y[i] and x[i + 2 :] == y[i + 2 :]  # transposition
+    return len(y) == len(x) + 1 and x[i:] == y[i + 1 :]  # insertion
+
+
+def _cosine(a: Candidate, b: Candidate) -> float | None:
+    if a.vector is None or b.vector is None:
+        return None
+    va, vb = np.asarray(a.vector, dtype=np.float32).ravel(), np.asarray(b.vector, dtype=np.float32).ravel()
+    norm = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(np.dot(va, vb)) / norm if norm > 0 else 0.0
+
+
+def _linked(ca: Candidate, cb: Candidate, sa: list[_Surface], sb: list[_Surface], settings: ResolutionSettings,
+            cos: float | None) -> bool:
+    if not types_compatible(ca.type, cb.type):
+        return False
+    need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
+    if need >= _NEVER:
+        return False
+    if cos is None:
+        return need <= settings.alias_threshold
+    return cos >= need
+
+
+def _same_context(a: Candidate, b: Candidate) -> bool:
+    """Both described by the same text (two names in one sentence): the vectors then differ
+    only by the names and say nothing about whether the two are one thing."""
+    da, db = (a.description or "").split(), (b.description or "").split()
+    return bool(da) and da == db
+
+
+def _explain(a: Candidate, b: Candidate, settings: ResolutionSettings) -> dict:
+    """:func:`scholargraph.graph.resolve.explain` with the settings given."""
+    sa, sb = _surfaces(a), _surfaces(b)
+    need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
+    cos = _cosine(a, b)
+    same = _same_context(a, b)
+    return {
+        "types_compatible": types_compatible(a.type, b.type),
+        "cosine": cos,
+        "same_description": same,
+        "required_cosine": None if need >= _NEVER else need,
+        "name_similarity": max((_jaccard(x.trigrams, y.trigrams) for x in sa for y in sb), default=0.0),
+        "linked": _linked(a, b, sa, sb, settings, None if same else cos),
+    }
