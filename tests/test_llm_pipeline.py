@@ -111,3 +111,25 @@ def test_cli_index_and_ask_with_llm(llm_server, workdir, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and data["usage"]["by_purpose"]["answer"]["calls"] == 1 and data["sources"]
     assert data["cited"] and all(s["rank"] in data["cited"] for s in data["sources"])
+
+
+def test_only_context_makes_no_llm_call(llm_server, workdir, capsys):
+    server = llm_server(rules=default_rules())
+    with kb_for(server, workdir) as kb:
+        kb.insert(texts=[TEXT_A])
+    before = server.stats.calls
+    args = ["-w", str(workdir), "--llm-url", server.base_url, "--llm-model", "scripted-model"]
+    code = main(["ask", "What is GraphRAG?", "--mode", "naive", "--only-context", "--json", *args])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and "[1]" in data["context"] and server.stats.calls == before
+
+
+def test_session_history_reaches_the_follow_up(llm_server, workdir):
+    server = llm_server(rules=default_rules())
+    with kb_for(server, workdir) as kb:
+        kb.insert(texts=[TEXT_A])
+        kb.query("What is GraphRAG?", mode="naive", session="s1")
+        kb.query("And what does it build?", mode="naive", session="s1")
+    answer_requests = [r for r in server.stats.requests if "numbered sources" in json.dumps(r)]
+    follow_up = json.dumps(answer_requests[-1])
+    assert "Earlier question: What is GraphRAG?" in follow_up

@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "ask":
             p.add_argument("--session", help="conversation name: follow-up questions see earlier turns")
             p.add_argument("--no-stream", action="store_true", help="print the answer when complete")
+            p.add_argument("--only-context", action="store_true", help="print the numbered context; no LLM call")
         _settings_flags(p)
 
     p = sub.add_parser("status", help="documents and their processing status")

@@ -59,6 +59,12 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
     failures = 0
     batch = bool(args.queries)
     for question in questions:
+        if args.only_context:
+            retrieval = await kb.aretrieve(question, args.mode, args.top_k, clues=not args.no_clues,
+                                           subgraph=not args.no_subgraph)
+            data = {**show.retrieval_json(retrieval), "context": retrieval.context}
+            show.print_json(data) if (args.json or batch) else show.out.print(show.escape(retrieval.context))
+            continue
         stream = not (args.json or args.no_stream or batch)
         on_text = (lambda piece: (sys.stdout.write(piece), sys.stdout.flush())) if stream else None
         try:

@@ -9,8 +9,10 @@ vector neighbours of every candidate (exact block-wise products, or an inverted-
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +23,147 @@ from .resolve_names import _Surface
 from .resolve_rules import _TYPO_MIN_LEN
 
 if TYPE_CHECKING:
-    from .resolve import ResolutionSettings
+    from .resolve import Candidate, ResolutionSettings
+
+
+def _candidate_pairs(cands: Sequence[Candidate], surfaces: list[list[_Surface]], settings: ResolutionSettings
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, cosine) of every candidate pair, rows < cols, sorted by (row, col).
+
+    Pairs from the name blocks and the vector neighbours; the cosine is NaN unless both have a vector.
+    """
+    n = len(cands)
+    name_pairs = _name_blocks(surfaces, settings)
+    has_vec = np.array([c.vector is not None for c in cands], dtype=bool)
+    mat: np.ndarray | None = None
+    codes = [np.fromiter((i * n + j for i, j in name_pairs), dtype=np.int64, count=len(name_pairs))]
+    if has_vec.sum() >= 2:
+        mat = _unit_matrix(cands, has_vec)
+        codes.append(_vector_pair_codes(mat, has_vec, surfaces, settings))
+    all_codes = np.unique(np.concatenate(codes))
+    rows, cols = all_codes // n, all_codes % n
+    return rows, cols, _pair_cosines(mat, has_vec, rows, cols)
+
+
+def _unit_matrix(cands: Sequence[Candidate], has_vec: np.ndarray) -> np.ndarray:
+    """One row per candidate: its vector normalised (zeros where it has none)."""
+    idx = np.flatnonzero(has_vec)
+    dim = int(np.asarray(cands[idx[0]].vector).size)
+    mat = np.zeros((len(cands), dim), dtype=np.float32)
+    for i in idx.tolist():
+        mat[i] = np.asarray(cands[i].vector, dtype=np.float32).reshape(-1)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    mat /= np.where(norms > 0, norms, 1.0)
+    return mat
+
+
+def _vector_pair_codes(mat: np.ndarray, has_vec: np.ndarray, surfaces: list[list[_Surface]],
+                       settings: ResolutionSettings) -> np.ndarray:
+    """Pair codes ``i * n + j`` (i < j) of the vector neighbours worth checking."""
+    n = len(mat)
+    idx = np.flatnonzero(has_vec)
+    floor = min(settings.threshold, settings.alias_threshold)
+    lo, hi, vals = _vector_neighbours(mat[idx], settings.k, floor, settings)
+    lo, hi = idx[lo], idx[hi]
+    # Below `threshold` the name blocks already hold every pair that rules c, e and f's typo
+    # test can link; what is left is rule d: an acronym-like word on a side, same first letter.
+    acr = np.array([any(x.has_acronym for x in ss) for ss in surfaces], dtype=bool)
+    first = np.array([ord(ss[0].compact[0]) if ss and ss[0].compact else -1 for ss in surfaces])
+    keep = (vals >= settings.threshold) | ((acr[lo] | acr[hi]) & (first[lo] == first[hi]))
+    return lo[keep].astype(np.int64) * n + hi[keep]
+
+
+def _pair_cosines(mat: np.ndarray | None, has_vec: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Cosine of each pair (rows[p], cols[p]); NaN unless both have a vector."""
+    cos = np.full(len(rows), np.nan, dtype=np.float32)
+    if mat is not None:
+        both = has_vec[rows] & has_vec[cols]
+        sel = np.flatnonzero(both)
+        for start in range(0, len(sel), 65536):
+            part = sel[start : start + 65536]
+            cos[part] = np.einsum("ij,ij->i", mat[rows[part]], mat[cols[part]])
+    return cos
+
+
+# --------------------------------------------------------------------------------------------
+# Name blocks
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _NameIndex:
+    """Block keys -> candidate indexes (a candidate appears once per surface with that key)."""
+
+    by_key: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    by_bag: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    by_prefix: dict[tuple[str, ...], list[int]] = field(default_factory=lambda: defaultdict(list))
+    shorts: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    acr_short: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    acr_long: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+
+
+def _index_names(surfaces: list[list[_Surface]]) -> _NameIndex:
+    index = _NameIndex()
+    for i, ss in enumerate(surfaces):
+        for s in ss:
+            index.by_key[s.compact].append(i)
+            content = sorted(set(s.tokens) - STOPWORDS)
+            if len(content) >= 2:
+                index.by_bag[" ".join(content)].append(i)
+            for key in _typo_keys(s.tokens):
+                index.by_bag[key].append(i)
+            for m in range(1, min(3, len(s.tokens)) + 1):
+                index.by_prefix[s.tokens[:m]].append(i)
+            if 0 < len(s.tokens) <= 3 and len(s.word_keys) <= 2 and (s.code or s.proper):
+                index.shorts.append((i, s.tokens))
+            short_keys, long_keys = _acronym_keys(s)
+            for key in short_keys:
+                index.acr_short[key].append(i)
+            for key in long_keys:
+                index.acr_long[key].append(i)
+    return index
+
+
+def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -> set[tuple[int, int]]:
+    """Index pairs (i < j) that share a name block."""
+    index = _index_names(surfaces)
+    found = itertools.chain(
+        _same_block_pairs([*index.by_key.values(), *index.by_bag.values()], settings),
+        _prefix_pairs(index),
+        _acronym_block_pairs(index, settings),
+    )
+    return {(i, j) if i < j else (j, i) for i, j in found if i != j}
+
+
+def _same_block_pairs(blocks: list[list[int]], settings: ResolutionSettings) -> Iterator[tuple[int, int]]:
+    for members in blocks:
+        members = sorted(set(members))
+        # Same compact key: all pairs; a huge block (thousands of "model"s) in chunks of max_group,
+        # the most a group may hold anyway.
+        chunk = len(members) if len(members) <= settings.block_limit else max(2, settings.max_group)
+        for start in range(0, len(members), chunk):
+            part = members[start : start + chunk]
+            for x in range(len(part)):
+                for y in range(x + 1, len(part)):
+                    yield part[x], part[y]
+
+
+def _prefix_pairs(index: _NameIndex) -> Iterator[tuple[int, int]]:
+    # Rule e: a code or proper name of one or two words against every name that starts with it.
+    for i, prefix in index.shorts:
+        for j in index.by_prefix.get(prefix, [])[:20000]:
+            yield i, j
+
+
+def _acronym_block_pairs(index: _NameIndex, settings: ResolutionSettings) -> Iterator[tuple[int, int]]:
+    for letters, abbreviations in index.acr_short.items():
+        longs = sorted(set(index.acr_long.get(letters, ())))
+        if not longs:
+            continue
+        for i in sorted(set(abbreviations))[: settings.block_limit * 4]:
+            for j in longs[: settings.block_limit * 16]:
+                yield i, j
+
 
 _MAX_SPAN_WORDS = 8
 
@@ -35,18 +177,30 @@ def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
     deacetylase") have no key: such pairs come from the vector neighbours.
     """
     words, keys = s.words, s.word_keys
-    short: list[str] = []
-    long: list[str] = []
     if not words or len(words) > _MAX_SPAN_WORDS:
-        return short, long
+        return [], []
+    short = _abbreviation_keys(words, keys)
+    if s.acronym:
+        return short, []
+    return short, _long_form_keys(words, keys)
+
+
+def _abbreviation_keys(words: Sequence[str], keys: Sequence[str]) -> list[str]:
+    """Keys of each run of one or two acronym-like words, as an abbreviation."""
+    short: list[str] = []
     is_acr = [_is_acronym_word(w) for w in words]
     for i in range(len(words)):
         for j in range(i + 1, min(len(words), i + 2) + 1):
             if all(is_acr[i:j]):
                 for letters in _acronym_letters(" ".join(words[i:j])):
                     short.append(f"{'|'.join(keys[:i])}#{letters}#{'|'.join(keys[j:])}")
-    if s.acronym:
-        return short, long
+    return short
+
+
+def _long_form_keys(words: Sequence[str], keys: Sequence[str]) -> list[str]:
+    """Keys of each span of two or more word parts, as a long form (initials with and without
+    function words)."""
+    long: list[str] = []
     parts = [_word_parts(w) for w in words]
     full_i = ["".join(p[0][0] for p in ps) for ps in parts]
     content_i = ["".join(p[0][0] for p in ps if not p[1]) for ps in parts]
@@ -64,7 +218,7 @@ def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
             long.append(f"{before}#{full}#{after}")
             if content != full and len(content) >= 2:
                 long.append(f"{before}#{content}#{after}")
-    return short, long
+    return long
 
 
 def _typo_keys(tokens: Sequence[str]) -> list[str]:
@@ -81,58 +235,9 @@ def _typo_keys(tokens: Sequence[str]) -> list[str]:
     return keys
 
 
-def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -> set[tuple[int, int]]:
-    by_key: dict[str, list[int]] = defaultdict(list)
-    by_prefix: dict[tuple[str, ...], list[int]] = defaultdict(list)
-    shorts: list[tuple[int, tuple[str, ...]]] = []
-    acr_short: dict[str, list[int]] = defaultdict(list)
-    acr_long: dict[str, list[int]] = defaultdict(list)
-    by_bag: dict[str, list[int]] = defaultdict(list)
-    for i, ss in enumerate(surfaces):
-        for s in ss:
-            by_key[s.compact].append(i)
-            content = sorted(set(s.tokens) - STOPWORDS)
-            if len(content) >= 2:
-                by_bag[" ".join(content)].append(i)
-            for key in _typo_keys(s.tokens):
-                by_bag[key].append(i)
-            for m in range(1, min(3, len(s.tokens)) + 1):
-                by_prefix[s.tokens[:m]].append(i)
-            if 0 < len(s.tokens) <= 3 and len(s.word_keys) <= 2 and (s.code or s.proper):
-                shorts.append((i, s.tokens))
-            short_keys, long_keys = _acronym_keys(s)
-            for key in short_keys:
-                acr_short[key].append(i)
-            for key in long_keys:
-                acr_long[key].append(i)
-    pairs: set[tuple[int, int]] = set()
-
-    def add(i: int, j: int) -> None:
-        if i != j:
-            pairs.add((i, j) if i < j else (j, i))
-
-    for members in [*by_key.values(), *by_bag.values()]:
-        members = sorted(set(members))
-        # Same compact key: all pairs; a huge block (thousands of "model"s) in chunks of max_group,
-        # the most a group may hold anyway.
-        chunk = len(members) if len(members) <= settings.block_limit else max(2, settings.max_group)
-        for start in range(0, len(members), chunk):
-            part = members[start : start + chunk]
-            for x in range(len(part)):
-                for y in range(x + 1, len(part)):
-                    add(part[x], part[y])
-    # Rule e: a code or proper name of one or two words against every name that starts with it.
-    for i, prefix in shorts:
-        for j in by_prefix.get(prefix, [])[:20000]:
-            add(i, j)
-    for letters, abbreviations in acr_short.items():
-        longs = sorted(set(acr_long.get(letters, ())))
-        if not longs:
-            continue
-        for i in sorted(set(abbreviations))[: settings.block_limit * 4]:
-            for j in longs[: settings.block_limit * 16]:
-                add(i, j)
-    return pairs
+# --------------------------------------------------------------------------------------------
+# Vector neighbours
+# --------------------------------------------------------------------------------------------
 
 
 def _vector_neighbours(vectors: np.ndarray, k: int, floor: float, settings: ResolutionSettings
@@ -142,21 +247,19 @@ def _vector_neighbours(vectors: np.ndarray, k: int, floor: float, settings: Reso
     empty = np.zeros(0, dtype=np.int64)
     if n < 2 or k <= 0:
         return empty, empty, np.zeros(0, dtype=np.float32)
-    rows_all: list[np.ndarray] = []
-    cols_all: list[np.ndarray] = []
-    vals_all: list[np.ndarray] = []
+    found = [_top_k(block, row_ids, col_ids, k, floor) for block, row_ids, col_ids in _score_blocks(vectors, settings)]
+    found = [f for f in found if f is not None]
+    if not found:
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    rows, cols, vals = (np.concatenate(parts) for parts in zip(*found, strict=True))
+    return _best_pairs(rows, cols, vals, n, k)
 
-    def top_k(block: np.ndarray, row_ids: np.ndarray, col_ids: np.ndarray) -> None:
-        kk = min(k, block.shape[1] - 1)
-        if kk <= 0:
-            return
-        idx = np.argpartition(-block, kk - 1, axis=1)[:, :kk]
-        vals = np.take_along_axis(block, idx, axis=1)
-        r, c = np.nonzero(vals >= floor)
-        rows_all.append(row_ids[r])
-        cols_all.append(col_ids[idx[r, c]])
-        vals_all.append(vals[r, c])
 
+def _score_blocks(vectors: np.ndarray, settings: ResolutionSettings
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(scores, row ids, column ids) blocks of cosines, self-matches at -inf: exact block-wise
+    products up to ``exact_limit`` vectors, above that within each inverted-file cell."""
+    n = len(vectors)
     if n <= settings.exact_limit:
         step = max(1, min(1024, 2**24 // n))
         all_ids = np.arange(n)
@@ -164,20 +267,34 @@ def _vector_neighbours(vectors: np.ndarray, k: int, floor: float, settings: Reso
             block = vectors[start : start + step] @ vectors.T
             local = np.arange(block.shape[0])
             block[local, start + local] = -np.inf
-            top_k(block, all_ids[start : start + step], all_ids)
-    else:
-        for members in _ivf_cells(vectors, settings):
-            if len(members) < 2:
-                continue
-            sub = vectors[members]
-            for start in range(0, len(members), 2048):
-                block = sub[start : start + 2048] @ sub.T
-                local = np.arange(block.shape[0])
-                block[local, start + local] = -np.inf
-                top_k(block, members[start : start + 2048], members)
-    if not rows_all:
-        return empty, empty, np.zeros(0, dtype=np.float32)
-    rows, cols, vals = np.concatenate(rows_all), np.concatenate(cols_all), np.concatenate(vals_all)
+            yield block, all_ids[start : start + step], all_ids
+        return
+    for members in _ivf_cells(vectors, settings):
+        if len(members) < 2:
+            continue
+        sub = vectors[members]
+        for start in range(0, len(members), 2048):
+            block = sub[start : start + 2048] @ sub.T
+            local = np.arange(block.shape[0])
+            block[local, start + local] = -np.inf
+            yield block, members[start : start + 2048], members
+
+
+def _top_k(block: np.ndarray, row_ids: np.ndarray, col_ids: np.ndarray, k: int, floor: float
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(row id, column id, score) of each row's top-k scores that reach ``floor``."""
+    kk = min(k, block.shape[1] - 1)
+    if kk <= 0:
+        return None
+    idx = np.argpartition(-block, kk - 1, axis=1)[:, :kk]
+    vals = np.take_along_axis(block, idx, axis=1)
+    r, c = np.nonzero(vals >= floor)
+    return row_ids[r], col_ids[idx[r, c]], vals[r, c]
+
+
+def _best_pairs(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n: int, k: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's k best distinct neighbours, as deduplicated (lo, hi, cosine) pairs."""
     # A row may have neighbours from several cells: deduplicate, keep its k best overall.
     code, first = np.unique(rows.astype(np.int64) * n + cols, return_index=True)
     rows, cols, vals = rows[first], cols[first], vals[first]

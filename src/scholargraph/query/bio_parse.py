@@ -1,0 +1,191 @@
+"""bio query mode, step 1 (``query.bio``): the question parsed into gene/disease/other names and the
+entity/relation types it asks for -- by the LLM (``llm_parse``, purpose ``parse``), or by matching
+the question's word n-grams against the graph's entity names and aliases (``vocabulary_parse``) --
+and the names resolved to entity ids (``resolve_names``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+from ..errors import ModelOutputError
+from ..extract.bio_normalise import BioDictionary, match_key
+from ..extract.fastbio import RELATION_TYPE_HINTS, bio_entity_types, map_relation_type
+from ..extract.json_repair import coerce, parse_json
+from ..extract.text_utils import fold_plural, normalise_name
+from ..extract.types import BIO_RELATION_TYPES
+from ..prompts import load_prompt
+
+MAX_NGRAM = 5
+
+_S = {"type": "string"}
+_LIST = {"type": "array", "items": _S}
+PARSE_SCHEMA = {
+    "type": "object",
+    "properties": {"genes": _LIST, "diseases": _LIST, "other": _LIST, "entity_types": _LIST, "relation_types": _LIST},
+}
+
+# question words that ask for an entity type (after plural folding), beyond the type names themselves
+ENTITY_TYPE_HINTS = {
+    "gene": "Gene/Protein", "protein": "Gene/Protein", "mutation": "Genetic Variation", "variant": "Genetic Variation",
+    "variation": "Genetic Variation", "snp": "Genetic Variation", "polymorphism": "Genetic Variation",
+    "allele": "Genetic Variation", "drug": "Drug/Compound", "compound": "Drug/Compound", "medication": "Drug/Compound",
+    "treatment": "Drug/Compound", "pathway": "Pathway", "disease": "Disease", "disorder": "Disease",
+    "comorbidity": "Disease", "cell": "Cell Type", "tissue": "Anatomy", "organ": "Anatomy", "symptom": "Phenotype",
+    "phenotype": "Phenotype",
+}
+_QWORD = re.compile(r"[^\W_]+(?:[-'’/.][^\W_]+)*", re.UNICODE)
+_STOP = frozenset(
+    "a an the of in on for to and or is are was were be been by with as at from that this these those which what who whom "
+    "how why when where does do did can could should would may might it its their there than then into about over under "
+    "between among also not no yes such other any all some most more less very role roles effect effects associated "
+    "association related relationship relationships involved contribute contributes cause causes known list "
+    "tell me please give find show up down".split())
+
+
+@dataclass
+class BioQuery:
+    genes: list[str] = field(default_factory=list)
+    diseases: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    entity_types: list[str] = field(default_factory=list)
+    relation_types: list[str] = field(default_factory=list)
+    parsed_by: str = "vocabulary"  # llm | vocabulary
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# settings (read with defaults, so the module works before the fields exist)
+def _relation_types(settings) -> list[str]:
+    return list(settings.extraction.relation_types or BIO_RELATION_TYPES)
+
+
+def _entity_types(settings) -> list[str]:
+    return bio_entity_types(settings.extraction.entity_types)
+
+
+def _map_entity_type(raw: str, types: Sequence[str]) -> str | None:
+    key = match_key(raw)
+    if not key:
+        return None
+    for t in types:
+        if match_key(t) == key or any(match_key(p) == key for p in t.split("/")):
+            return t
+    word = fold_plural(raw.strip().split()[-1].casefold()) if raw.strip() else ""
+    hinted = ENTITY_TYPE_HINTS.get(word)
+    if hinted in types:
+        return hinted
+    for t in types:
+        if any(fold_plural(p.strip().casefold()) == word for p in re.split(r"[/\s]+", t)):
+            return t
+    return None
+
+
+def _words(question: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0), m.start(), m.end()) for m in _QWORD.finditer(question)]
+
+
+def vocabulary_parse(store, question: str, settings, dictionary: BioDictionary | None = None) -> tuple[BioQuery, dict[str, list[str]]]:
+    """Names by matching word n-grams of the question against entity names/aliases (and the
+    dictionary); types by type words. Returns the query and name -> entity ids."""
+    words = _words(question)
+    spans: list[tuple[int, int, str]] = []  # (first word, end word, text)
+    for n in range(min(MAX_NGRAM, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            text = question[words[i][1] : words[i + n - 1][2]]
+            if n == 1 and (text.casefold() in _STOP or len(text) < 2):
+                continue
+            spans.append((i, i + n, text))
+    keys: dict[str, list[int]] = {}
+    for idx, (_, _, text) in enumerate(spans):
+        variants = [text]
+        if dictionary is not None and (hit := dictionary.lookup(text)) is not None:
+            variants.append(hit.name)
+        for v in variants:
+            k = normalise_name(v)
+            if k:
+                keys.setdefault(k, []).append(idx)
+    known = store.entities_by_keys(list(keys)) if keys else {}
+    matched: dict[int, str] = {}
+    for k, ids in keys.items():
+        if k in known:
+            for idx in ids:
+                matched.setdefault(idx, known[k])
+    taken: set[int] = set()
+    found: list[tuple[int, str, str]] = []  # (first word, text, entity id)
+    for idx, (a, b, text) in enumerate(spans):  # longest first: spans are ordered by length
+        if idx not in matched or any(w in taken for w in range(a, b)):
+            continue
+        taken.update(range(a, b))
+        found.append((a, text, matched[idx]))
+    resolved: dict[str, list[str]] = {}
+    for _, text, entity_id in sorted(found):  # in question order
+        resolved.setdefault(text, []).append(entity_id)
+    ents = store.get_entities({e for ids in resolved.values() for e in ids})
+    q = BioQuery(parsed_by="vocabulary")
+    for name, ids in resolved.items():
+        types = {ents[i].type for i in ids if i in ents}
+        (q.diseases if "Disease" in types else q.genes if types & {"Gene/Protein"} else q.other).append(name)
+    etypes = _entity_types(settings)
+    for i, (w, _, _) in enumerate(words):
+        if i in taken:
+            continue
+        t = _map_entity_type(w, etypes)
+        asks = fold_plural(w.casefold()) != w.casefold() or (i > 0 and words[i - 1][0].casefold() in {"which", "what"})
+        if t and t not in q.entity_types and asks:
+            q.entity_types.append(t)  # "which genes", "what pathway": the question asks for that type
+    low = " ".join(w.casefold() for i, (w, _, _) in enumerate(words) if i not in taken)
+    for t in _relation_types(settings):
+        hints = (t.casefold(), *RELATION_TYPE_HINTS.get(t, ()))
+        if any(re.search(rf"\b{re.escape(h)}\b", low) for h in hints):
+            q.relation_types.append(t)
+    return q, resolved
+
+
+async def llm_parse(llm, question: str, settings) -> BioQuery:
+    prompt = load_prompt("bio_parse")
+    messages = prompt.messages(types=", ".join(_entity_types(settings)),
+                               relation_types=", ".join(_relation_types(settings)), question=question)
+    result = await llm.chat(messages, purpose="parse", schema=PARSE_SCHEMA, schema_name="bio_query")
+    value = parse_json(result.text)
+    if isinstance(value, list):
+        value = next((v for v in value if isinstance(v, dict)), None)
+    if not isinstance(value, dict):
+        raise ModelOutputError("question parse: expected a JSON object", result.text)
+    value = {re.sub(r"[\s\-]+", "_", str(k).lower()): v for k, v in value.items()}
+    for alias, key in (("gene", "genes"), ("disease", "diseases"), ("types", "entity_types"),
+                       ("output_types", "entity_types"), ("relationship_types", "relation_types")):
+        if alias in value and key not in value:
+            value[key] = value[alias]
+    data, _ = coerce({k: v for k, v in value.items() if k in PARSE_SCHEMA["properties"]}, PARSE_SCHEMA)
+    etypes, rtypes = _entity_types(settings), _relation_types(settings)
+
+    def clean(items) -> list[str]:
+        return list(dict.fromkeys(" ".join(str(x).split()) for x in items or [] if str(x).strip()))
+
+    return BioQuery(
+        genes=clean(data.get("genes")), diseases=clean(data.get("diseases")), other=clean(data.get("other")),
+        entity_types=list(dict.fromkeys(t for t in (_map_entity_type(x, etypes) for x in clean(data.get("entity_types"))) if t)),
+        relation_types=list(dict.fromkeys(t for t in (map_relation_type(x, rtypes) for x in clean(data.get("relation_types"))) if t)),
+        parsed_by="llm")
+
+
+def resolve_names(store, names: Sequence[str], dictionary: BioDictionary | None) -> dict[str, list[str]]:
+    """name -> entity ids, normalised the same way as indexing (dictionary, then the graph's name keys)."""
+    out: dict[str, list[str]] = {}
+    for name in names:
+        variants = [name]
+        if dictionary is not None and (hit := dictionary.lookup(name)) is not None:
+            variants.append(hit.name)
+        known = store.entities_by_keys([k for k in (normalise_name(v) for v in variants) if k])  # indexed
+        ids = list(known.values())
+        if ids:
+            out[name] = list(dict.fromkeys(ids))
+    return out
+
+
+__all__ = ["ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "llm_parse", "resolve_names",
+           "vocabulary_parse"]
