@@ -62,18 +62,31 @@ def fit_budget(descriptions: list[str], budget: int, count: TokenCounter) -> str
     return "\n".join(kept)
 
 
-def canonical_name(names: list[str]) -> str:
-    """The full form over an acronym ("Retrieval-Augmented Generation" over "RAG"), then the most
-    frequent spelling, then the first seen (sources come ordered by document)."""
-    counts = Counter(" ".join(n.split()).casefold() for n in names)
-    order = {n: i for i, n in reversed(list(enumerate(names)))}
-    return min(dedupe(names), key=lambda n: (is_acronym(n.strip()), -counts[" ".join(n.split()).casefold()],
-                                             order.get(n, 0)))
+ROLE_RANK = {"canonical": 0, "name": 1, "alias": 2}
+
+
+def canonical_name(names: list[str], roles: list[str] | None = None) -> str:
+    """A name an extractor declared canonical (it listed aliases for it: "Retrieval-Augmented
+    Generation" with alias "RAG", or the HGNC symbol "IL1B" with alias "interleukin-1 beta") wins;
+    then the most frequent name; then a full form over an acronym; then the first seen (sources
+    come ordered by document, so the choice does not depend on arrival order)."""
+    roles = roles or ["name"] * len(names)
+    rank: dict[str, int] = {}
+    counts: Counter = Counter()
+    first: dict[str, int] = {}
+    for i, (n, role) in enumerate(zip(names, roles, strict=True)):
+        key = " ".join(n.split()).casefold()
+        rank[key] = min(rank.get(key, 2), ROLE_RANK.get(role, 1))
+        counts[key] += role != "alias"
+        first.setdefault(key, i)
+    return min(dedupe(names), key=lambda n: (rank[" ".join(n.split()).casefold()],
+                                             -counts[" ".join(n.split()).casefold()], is_acronym(n.strip()),
+                                             first[" ".join(n.split()).casefold()]))
 
 
 def merge_entity(src: SourceDescriptions) -> MergedEntity:
     names = dedupe(src.names)
-    name = canonical_name(src.names) if names else src.id
+    name = canonical_name(src.names, src.roles) if names else src.id
     names = [name] + [n for n in names if n != name]
     types = Counter(t for t in src.types if t)
     type_ = types.most_common(1)[0][0] if types else ""

@@ -27,7 +27,7 @@ def candidate_pool(store: SQLiteStore, touched: set[str], k: int) -> list[Candid
 
 def resolve_touched(store: SQLiteStore, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
     """Merge what the resolver links among ``touched`` entities and their neighbours; returns the groups."""
-    if not touched:
+    if not touched or not store.get_meta("embedding_dim"):
         return []
     groups = [g for g in resolve(candidate_pool(store, touched, settings.k), settings) if touched & set(g)]
     for group in groups:

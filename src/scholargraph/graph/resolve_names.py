@@ -21,6 +21,8 @@ from .resolve_acronyms import _EDGE, _SPLIT_PARTS, _acronym_letters, _acronym_wo
 if TYPE_CHECKING:
     from .resolve import Candidate
 
+__all__ = ["acronym_matches", "name_similarity"]
+
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "`": "'", "\u00b4": "'", "\u201c": '"', "\u201d": '"'})
 _PAREN = re.compile(r"\s+[(\[]([^()\[\]]{1,80})[)\]]")  # " (RAG)"; "alpha(1)" is not split
 _RUNS = re.compile(r"\d+|[^\W\d_]+")

@@ -12,7 +12,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .base import StoredEntity, StoredRelation
 
@@ -63,6 +63,7 @@ class SourceDescriptions:
     weight: float
     keywords: list[str]
     confidence: float | None
+    roles: list[str] = field(default_factory=list)  # parallel to names (entities only)
 
 
 def _in(ids: Sequence[str]) -> str:
@@ -82,10 +83,11 @@ class GraphTables:
             [(r.id, r.name, r.type, r.description, now) for r in rows],
         )
         self.conn.executemany(
-            """INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key, type, description)
-               VALUES (?, ?, ?, ?, ?, ?, ?)""",
-            [(r.id, r.chunk_id, r.document_id, r.name, r.key, r.type, r.description) for r in rows]
-            + [(r.id, r.chunk_id, r.document_id, a, k, r.type, "") for r in rows for a, k in r.aliases],
+            """INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key, role, type, description)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            [(r.id, r.chunk_id, r.document_id, r.name, r.key, "canonical" if r.aliases else "name", r.type, r.description)
+             for r in rows]
+            + [(r.id, r.chunk_id, r.document_id, a, k, "alias", r.type, "") for r in rows for a, k in r.aliases],
         )
 
     def entities_by_keys(self, keys: Sequence[str]) -> dict[str, str]:
@@ -192,13 +194,14 @@ class GraphTables:
         for i in range(0, len(ids), 500):
             part = list(ids[i : i + 500])
             rows = self.conn.execute(
-                f"SELECT entity_id, name, type, description FROM entity_sources WHERE entity_id IN ({_in(part)}) "
+                f"SELECT entity_id, name, type, description, role FROM entity_sources WHERE entity_id IN ({_in(part)}) "
                 "ORDER BY document_id, rowid",  # merged values must not depend on arrival order
                 part,
             )
             for r in rows:
                 src = out[r[0]]
                 src.names.append(r[1])
+                src.roles.append(r[4])
                 if r[2]:
                     src.types.append(r[2])
                 if r[3]:

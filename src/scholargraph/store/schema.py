@@ -69,6 +69,7 @@ CREATE TABLE entity_sources (
     document_id TEXT NOT NULL,
     name TEXT NOT NULL,
     name_key TEXT NOT NULL DEFAULT '',  -- normalised name, for resolving later mentions
+    role TEXT NOT NULL DEFAULT 'name',  -- canonical (named with aliases) | name | alias
     type TEXT NOT NULL DEFAULT '',
     description TEXT NOT NULL DEFAULT ''
 );
