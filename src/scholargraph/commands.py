@@ -209,8 +209,8 @@ def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 DEMO_QUESTIONS = [
     "What does the curcuminoid submicron particle do in Alzheimer's disease mouse models?",
-    "Which genes are reported to be associated with endometriosis?",
-    "How are knowledge graphs constructed from research papers?",
+    "How does J2RM map JSON data to RDF?",
+    "How are graphene nanofibers used in sensors?",
 ]
 
 
@@ -219,7 +219,7 @@ def _demo_corpus(args: argparse.Namespace) -> list[Path]:
         return [Path(args.corpus)]
     for base in demo_corpus_candidates():
         if (base / "pdfs" / "jats").is_dir():
-            return [base / "pdfs" / "jats", base / "fastbm" / "demo1.csv", base / "askg" / "papers"]
+            return [base / "pdfs" / "jats", base / "askg" / "papers"]  # 3 PMC full texts + 6 ASKG papers
         if base.is_dir() and not (base / "pdfs").exists():
             return [base]
     raise ConfigError("no demo corpus found (looked for $SCHOLARGRAPH_DEMO_CORPUS and ../shared/data/dev); "
