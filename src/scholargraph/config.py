@@ -103,6 +103,8 @@ class QuerySettings(_Section):
     clue_threshold: float = Field(0.5, ge=-1, le=1)
     max_context_tokens: int = Field(6000, ge=100)
     answer_language: str | None = None
+    hybrid_passages: bool = Field(True, description="hybrid also fuses the chunks most similar to the question "
+                                                    "(false = thesis §3.4 exactly: subgraph + global only)")
     bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
     bio_min_edge_weight: float | None = Field(None, ge=0)
     bio_edge_weight: Literal["min", "mean", "max"] = "min"

@@ -29,7 +29,7 @@ from ..prompts import load_prompt
 from ..store.sqlite import SQLiteStore
 from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
-from .fusion import Budgets, build_sources, fuse
+from .fusion import Budgets, build_sources, fuse, with_passages
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
 from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
 from .sources import chunk_sources, format_context
@@ -246,6 +246,8 @@ class QueryEngine:
         else:
             part = fuse(local_fn(self.store, graph, qv, params, dim), global_retrieve(self.store, graph, qv, params, dim),
                         params.max_items, top_k)
+            if self.settings.query.hybrid_passages:
+                part = with_passages(part, self.store.vector_index("chunk", dim).search(query_vec, top_k), top_k)
         if not part.chunks and not part.entities and not part.relations:
             retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
                                    "showing the passages most similar to the question instead")

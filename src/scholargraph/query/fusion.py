@@ -50,6 +50,13 @@ def fuse(local: Part, global_: Part, limit_items: int, limit_chunks: int) -> Par
     return part
 
 
+def with_passages(part: Part, passages: list[tuple[str, float]], limit_chunks: int) -> Part:
+    """Hybrid's text units interleaved with the chunks most similar to the question itself, so a
+    question the graph covers badly still gets its best passages (graph-selected units first)."""
+    part.chunks = _interleave(part.chunks, passages)[:limit_chunks]
+    return part
+
+
 def _one_line(text: str) -> str:
     return " ".join((text or "").split())
 
