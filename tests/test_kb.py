@@ -175,3 +175,15 @@ def test_insert_raw_texts_and_scope_intro(workdir, corpus):
         assert report.added == [doc_id]
         assert any("Conclusion" in (c.section or "") for c in kb.store.chunks_of(doc_id))
         assert kb.store.get_document(doc_id).scope == "full"
+
+
+def test_hybrid_includes_the_best_passage_unless_thesis_exact(corpus, workdir):
+    question = "Which gene is discussed for endometriosis?"
+    with make_kb(workdir) as kb:
+        kb.insert([corpus])
+        best = kb.retrieve(question, mode="naive", top_k=1).sources[0].chunk_id
+        hybrid = kb.retrieve(question, mode="hybrid", top_k=3)
+        assert best in {s.chunk_id for s in hybrid.sources if s.kind == "chunk"}
+        kb.settings.query.hybrid_passages = False
+        thesis = kb.retrieve(question, mode="hybrid", top_k=3)
+        assert thesis.mode == "hybrid" and thesis.sources
