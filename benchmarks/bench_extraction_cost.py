@@ -20,7 +20,6 @@ from pathlib import Path
 from benchmarks.common import machine, require_dev, write_result
 from scholargraph import KnowledgeBase
 from scholargraph.ingest.tokenizer import load_tokenizer
-from scholargraph.models import Usage
 from scholargraph.prompts import load_prompt
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer

@@ -216,7 +216,7 @@ class Pipeline:
         self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
 
     async def _index_document(self, doc: Document) -> tuple[list[Chunk], Extraction]:
-        chunks = self._chunks(doc)
+        chunks = await asyncio.to_thread(self._chunks, doc)  # CPU work off the event loop: LLM calls keep flowing
         if not chunks:
             raise ScholarGraphError("no text to index after parsing (empty sections)")
         # embedding (CPU) and extraction (LLM I/O) of a document overlap

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -90,6 +91,9 @@ class ServerStats:
             self.embedding_calls = 0
             self.embedding_inputs = 0
             self.responder_errors: list[str] = []
+            self.busy_seconds = 0.0  # sum over chat requests of their time in flight
+            self.first_start: float | None = None
+            self.last_end: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         with self._lock:
@@ -111,7 +115,9 @@ class ServerStats:
             self.requests.append(request)
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
-        return _InFlight(self)
+            now = time.monotonic()
+            self.first_start = now if self.first_start is None else self.first_start
+        return _InFlight(self, now)
 
     def count(self, kind: str, prompt: int, completion: int, ok: bool) -> None:
         with self._lock:
@@ -131,21 +137,39 @@ class ServerStats:
         with self._lock:
             self.responder_errors.append(message)
 
-    def _leave(self) -> None:
+    def _leave(self, started: float) -> None:
         with self._lock:
             self.in_flight -= 1
+            now = time.monotonic()
+            self.busy_seconds += now - started
+            self.last_end = now
+
+    def mean_concurrency(self) -> float:
+        """Time-weighted mean number of chat requests in flight between the first request's start
+        and the last one's end (exact: busy time / active window)."""
+        with self._lock:
+            if self.first_start is None or self.last_end is None or self.last_end <= self.first_start:
+                return 0.0
+            return self.busy_seconds / (self.last_end - self.first_start)
+
+    def active_seconds(self) -> float:
+        with self._lock:
+            if self.first_start is None or self.last_end is None:
+                return 0.0
+            return self.last_end - self.first_start
 
 
 class _InFlight:
     """Ends a request's in-flight span once. Handlers end it *before* writing the last bytes, so a
     client that reacts to the answer by sending its next request is never counted twice."""
 
-    def __init__(self, stats: ServerStats):
+    def __init__(self, stats: ServerStats, started: float):
         self._stats: ServerStats | None = stats
+        self._started = started
 
     def end(self) -> None:
         if self._stats is not None:
-            self._stats._leave()
+            self._stats._leave(self._started)
             self._stats = None
 
 
