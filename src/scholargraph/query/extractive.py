@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ..ingest.segment import sentence_spans
 from ..models import Source
+from .citations import neutralise_source_citations
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]+")
 _STOP = frozenset(
@@ -40,7 +41,7 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
     for rank, source in enumerate(sources):
         prior = 1.0 / (1.0 + 0.15 * rank)
         for start, end in sentence_spans(source.text):
-            sentence = " ".join(source.text[start:end].split())
+            sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
             if len(sentence) < 25:
                 continue
             terms = {_stem(t) for t in _terms(sentence)}

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ..models import Chunk, Source
 from ..store.base import StoredEntity, StoredRelation
+from .citations import neutralise_source_citations
 from .graph_modes import Part
 
 SECTION_TITLES = ("Entities", "Relations", "Text units")
@@ -90,10 +91,11 @@ def format_graph_context(sources: list[Source]) -> str:
         if not items:
             continue
         if kind == "chunk":
-            lines = [f"[{s.number}] {_where(s)}\n{s.text.strip()}" for s in items]
+            lines = [f"[{s.number}] {_where(s)}\n{neutralise_source_citations(s.text.strip())}" for s in items]
             blocks.append(f"### {title}\n" + "\n\n".join(lines))
         else:
-            blocks.append(f"### {title}\n" + "\n".join(f"[{s.number}] {s.text}" for s in items))
+            blocks.append(f"### {title}\n" + "\n".join(f"[{s.number}] {neutralise_source_citations(s.text)}"
+                                                         for s in items))
     return "\n\n".join(blocks)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from ..models import Chunk, Source
 from ..store.sqlite import SQLiteStore
+from .citations import neutralise_source_citations
 
 
 def chunk_sources(store: SQLiteStore, ranked: Sequence[tuple[Chunk, float]], start: int = 1) -> list[Source]:
@@ -47,5 +48,5 @@ def format_context(sources: Sequence[Source]) -> str:
             where += f" — {s.section}"
         if s.page_start:
             where += f" (p. {s.page_start}{'' if s.page_end in (None, s.page_start) else f'–{s.page_end}'})"
-        blocks.append(f"[{s.number}] {where}\n{s.text.strip()}")
+        blocks.append(f"[{s.number}] {where}\n{neutralise_source_citations(s.text.strip())}")
     return "\n\n".join(blocks)
