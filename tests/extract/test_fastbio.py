@@ -22,8 +22,14 @@ from scholargraph.extract.fastbio import (
     map_relation_type,
 )
 from scholargraph.models import Chunk, Document, EntityRecord, Extraction, RelationRecord, Section
-from scholargraph.testing.canned_bio import DRAFT_MARK, REFINE_MARK, draft_reply, fastbio_rules, refine_reply  # noqa: E402,F401
-from scholargraph.testing.canned_bio import _user  # noqa: E402
+from scholargraph.testing.canned_bio import (  # noqa: E402,F401
+    DRAFT_MARK,
+    REFINE_MARK,
+    _user,  # noqa: E402
+    draft_reply,
+    fastbio_rules,
+    refine_reply,
+)
 from scholargraph.testing.llm_server import Reply, Rule
 
 

@@ -1,6 +1,6 @@
+from scholargraph.models import Source
 from scholargraph.query.citations import neutralise_source_citations, verify_citations
 from scholargraph.query.extractive import extractive_answer
-from scholargraph.models import Source
 
 
 def test_papers_own_reference_markers_cannot_pass_as_sources():
