@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 import networkx as nx
 import pytest
@@ -88,12 +87,9 @@ def test_graph_is_cached_until_relations_change(store):
 
 
 @pytest.mark.slow
-def test_loads_a_240k_edge_graph_in_a_few_seconds():
+def test_loads_a_240k_edge_graph():
     rng = random.Random(0)
     n = 80_000
     edges = [(f"r{j}", f"e{int(n * rng.random() ** 2)}", f"e{rng.randrange(n)}", 1.0) for j in range(240_000)]
-    started = time.perf_counter()
-    g = MemoryGraph(edges)
-    elapsed = time.perf_counter() - started
+    g = MemoryGraph(edges)  # load time is measured by benchmarks/bench_query_latency.py, not asserted here
     assert g.edge_count == 240_000
-    assert elapsed < 15, elapsed  # ~1 s on an idle core; generous for shared CI machines
