@@ -6,6 +6,8 @@
    and short entity-like texts, chunks/s and texts/s.
 2. Framework time per paper with a zero-latency scripted LLM (academic profile, gleaning 1),
    embedding excluded (the scripted server's /embeddings is used, so embedding costs ~0).
+The scripted server runs in a child process, like a real LLM server (it must not share the
+indexing process's interpreter lock).
 3. LLM concurrency with 500 ms scripted latency and limits 8/32/128 on >= 50 papers: the
    time-weighted mean number of requests in flight between the first request's start and the
    last one's end (the server adds up each request's time in flight), as % of the limit, and
@@ -17,10 +19,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
+
+import httpx
 
 from benchmarks.common import machine, require_dev, write_result
 from scholargraph import KnowledgeBase
@@ -65,7 +71,38 @@ def bench_embedding(dev: Path) -> dict:
             "short_texts": len(short), "short_texts_per_s": round(len(short) / short_s, 1)}
 
 
-def run_index(docs: list[dict], server: ScriptedLLMServer, limit: int, embed_local: bool, chunk_size: int) -> dict:
+class RemoteServer:
+    """The scripted server in a child process (fork), as a real LLM server would be: it does not
+    share the indexing process's interpreter (and GIL). Stats come from its GET /_stats."""
+
+    def __init__(self, **kwargs):
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(child, kwargs), daemon=True)
+        self._proc.start()
+        self.base_url = parent.recv()
+
+    def stats(self) -> dict:
+        return httpx.get(f"{self.base_url}/_stats", timeout=30).json()
+
+    def reset(self) -> None:
+        httpx.get(f"{self.base_url}/_reset", timeout=30)
+
+    def __enter__(self) -> RemoteServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._proc.terminate()
+        self._proc.join(5)
+
+
+def _serve(conn, kwargs) -> None:
+    server = ScriptedLLMServer(rules=default_rules(), **kwargs).start()
+    conn.send(server.base_url)
+    signal.pause()
+
+
+def run_index(docs: list[dict], server: RemoteServer, limit: int, embed_local: bool, chunk_size: int) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="sg-bench-"))
     embeddings = {} if embed_local else {"provider": "openai", "base_url": server.base_url, "model": "scripted-embed",
                                          "dimension": 384, "batch_size": 256}
@@ -73,21 +110,21 @@ def run_index(docs: list[dict], server: ScriptedLLMServer, limit: int, embed_loc
         kb = KnowledgeBase(workdir, llm={"base_url": server.base_url, "model": "scripted-model", "max_concurrency": limit},
                            extraction={"profile": "academic"}, embeddings=embeddings, progress=False,
                            chunking={"size": chunk_size, "overlap": min(100, chunk_size // 10)})
-        server.stats.reset()
+        server.reset()
         t0 = time.perf_counter()
         report = kb.insert(texts=docs)
         wall = time.perf_counter() - t0
-        calls = server.stats.calls
+        stats = server.stats()
+        calls = stats["calls"]
         kb.close()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     assert report.ok, report.failed[:3]
     return {"papers": len(report.added), "chunks": report.chunks, "llm_calls": calls, "wall_s": round(wall, 2),
             "papers_per_s": round(len(report.added) / wall, 2),
-            "peak_concurrency": server.stats.peak_concurrency,
-            "mean_concurrency": round(server.stats.mean_concurrency(), 1),
-            "llm_active_s": round(server.stats.active_seconds(), 2),
-            "calls_per_s": round(calls / max(server.stats.active_seconds(), 1e-9), 1)}
+            "peak_concurrency": stats["peak_concurrency"], "mean_concurrency": round(stats["mean_concurrency"], 1),
+            "llm_active_s": round(stats["active_seconds"], 2),
+            "calls_per_s": round(calls / max(stats["active_seconds"], 1e-9), 1)}
 
 
 def main() -> None:
@@ -106,14 +143,14 @@ def main() -> None:
                     "latency_s": args.latency}
     if not args.skip_embedding:
         result["embedding"] = bench_embedding(dev)
-    with ScriptedLLMServer(rules=default_rules()) as server:
+    with RemoteServer() as server:
         zero = run_index(docs, server, 64, embed_local=False, chunk_size=args.chunk_size)
         # embeddings come from the scripted server (deterministic, ~free): what remains is the framework
         zero["framework_ms_per_paper"] = round(1000 * zero["wall_s"] / zero["papers"], 2)
         result["zero_latency"] = zero
     result["concurrency"] = {}
     for limit in (int(x) for x in args.limits.split(",")):
-        with ScriptedLLMServer(rules=default_rules(), latency=args.latency) as server:
+        with RemoteServer(latency=args.latency) as server:
             row = run_index(docs, server, limit, embed_local=False, chunk_size=args.chunk_size)
         row["mean_concurrency_pct_of_limit"] = round(100 * row["mean_concurrency"] / limit, 1)
         row["ideal_calls_per_s"] = round(limit / args.latency, 1)

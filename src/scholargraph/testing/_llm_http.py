@@ -97,6 +97,13 @@ class _Handler(BaseHTTPRequestHandler):
         if _route(self.path) == "/models" and self.app.serve_models_endpoint:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in self.app.models]
             self._send_json(200, {"object": "list", "data": data})
+        elif _route(self.path) == "/_stats":  # for a server run in another process (benchmarks)
+            stats = self.app.stats
+            self._send_json(200, {**stats.to_json(), "mean_concurrency": stats.mean_concurrency(),
+                                  "active_seconds": stats.active_seconds()})
+        elif _route(self.path) == "/_reset":
+            self.app.stats.reset()
+            self._send_json(200, {"reset": True})
         else:
             self._send_error_json(404, f"no route for GET {self.path}")
 
