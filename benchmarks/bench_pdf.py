@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import write_result
 from scholargraph.ingest import pdf, pdf_pymupdf
 
 DEFAULT_OUT = "benchmarks/results/pdf_parsing.json"
@@ -97,11 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "backends": {b: bench_backend(b, files, titles, args.repeat) for b in backends},
     }
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
-    out = Path(args.json_out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
+    write_result("pdf_parsing", result, args.json_out)
     return 0
 
 

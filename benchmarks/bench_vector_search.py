@@ -19,16 +19,15 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gc
-import json
 import os
 import platform
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.common import write_result
 from scholargraph.store.vectors import ExactVectorIndex
 
 DEFAULT_OUT = "benchmarks/results/vector_search.json"
@@ -185,12 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "results": results,
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.json_out:
-        out = Path(args.json_out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
+    write_result("vector_search", report, args.json_out)
     return 0
 
 

@@ -13,6 +13,12 @@ import numpy as np
 from ..models import Chunk, DocStatus, Document, Usage
 
 
+def batches(ids, size: int = 500) -> list[list]:
+    """``ids`` in lists of at most ``size``: SQLite caps the parameters of one ``IN (...)``."""
+    ids = list(ids)
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
 @dataclass
 class DocumentRow:
     id: str

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .base import StoredEntity, StoredRelation
+from .base import StoredEntity, StoredRelation, batches
 
 
 @dataclass
@@ -94,8 +94,7 @@ class GraphTables:
         """name key -> entity id, for keys some stored entity is already known by."""
         out: dict[str, str] = {}
         keys = list(dict.fromkeys(keys))
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
+        for part in batches(keys):
             rows = self.conn.execute(
                 f"SELECT name_key, entity_id, COUNT(*) AS n FROM entity_sources WHERE name_key IN ({_in(part)}) "
                 "GROUP BY name_key, entity_id ORDER BY n DESC, entity_id",
@@ -123,8 +122,7 @@ class GraphTables:
         """Returns the ids of keywords that did not exist before (they need vectors)."""
         ids = list(dict.fromkeys(r.id for r in rows))
         existing = set()
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             existing.update(r[0] for r in self.conn.execute(f"SELECT id FROM keywords WHERE id IN ({_in(part)})", part))
         self.conn.executemany("INSERT OR IGNORE INTO keywords(id, text) VALUES (?, ?)", [(r.id, r.text) for r in rows])
         self.conn.executemany(
@@ -161,23 +159,20 @@ class GraphTables:
 
     def _orphans(self, sources: str, column: str, ids: Sequence[str]) -> list[str]:
         orphans = []
-        for i in range(0, len(ids), 500):
-            part = list(ids[i : i + 500])
+        for part in batches(ids):
             alive = {r[0] for r in self.conn.execute(f"SELECT DISTINCT {column} FROM {sources} WHERE {column} IN ({_in(part)})", part)}
             orphans += [x for x in part if x not in alive]
         return orphans
 
     def _relations_touching(self, entity_ids: Sequence[str]) -> list[str]:
         out = []
-        for i in range(0, len(entity_ids), 400):
-            part = list(entity_ids[i : i + 400])
+        for part in batches(entity_ids, 400):
             out += [r[0] for r in self.conn.execute(
                 f"SELECT id FROM relations WHERE source_id IN ({_in(part)}) OR target_id IN ({_in(part)})", part + part)]
         return out
 
     def _delete_ids(self, table: str, ids: Sequence[str]) -> None:
-        for i in range(0, len(ids), 500):
-            part = list(ids[i : i + 500])
+        for part in batches(ids):
             self.conn.execute(f"DELETE FROM {table} WHERE id IN ({_in(part)})", part)
 
     def _mark_dirty(self, table: str, ids: Sequence[str]) -> None:
@@ -191,8 +186,7 @@ class GraphTables:
 
     def entity_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]:
         out = {i: SourceDescriptions(i, [], [], [], 0.0, [], None) for i in ids}
-        for i in range(0, len(ids), 500):
-            part = list(ids[i : i + 500])
+        for part in batches(ids):
             rows = self.conn.execute(
                 f"SELECT entity_id, name, type, description, role FROM entity_sources WHERE entity_id IN ({_in(part)}) "
                 "ORDER BY document_id, rowid",  # merged values must not depend on arrival order
@@ -211,8 +205,7 @@ class GraphTables:
 
     def relation_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]:
         out = {i: SourceDescriptions(i, [], [], [], 0.0, [], None) for i in ids}
-        for i in range(0, len(ids), 500):
-            part = list(ids[i : i + 500])
+        for part in batches(ids):
             rows = self.conn.execute(
                 f"""SELECT relation_id, description, keywords, types, strength, confidence FROM relation_sources
                     WHERE relation_id IN ({_in(part)}) ORDER BY document_id, rowid""",
@@ -232,8 +225,7 @@ class GraphTables:
     def versions(self, table: str, ids: Sequence[str]) -> dict[str, float]:
         """updated_at per row: a rebuild only lands if no new source arrived meanwhile."""
         out: dict[str, float] = {}
-        for i in range(0, len(ids), 500):
-            part = list(ids[i : i + 500])
+        for part in batches(ids):
             out.update({r[0]: r[1] for r in self.conn.execute(f"SELECT id, updated_at FROM {table} WHERE id IN ({_in(part)})", part)})
         return out
 
@@ -259,8 +251,7 @@ class GraphTables:
     def get_entities(self, ids: Iterable[str]) -> dict[str, StoredEntity]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredEntity] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             for r in self.conn.execute(f"SELECT * FROM entities WHERE id IN ({_in(part)})", part):
                 out[r["id"]] = StoredEntity(r["id"], r["name"], r["type"], r["description"], json.loads(r["aliases"]),
                                             r["weight"], [], [])
@@ -270,8 +261,7 @@ class GraphTables:
     def get_relations(self, ids: Iterable[str]) -> dict[str, StoredRelation]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, StoredRelation] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             for r in self.conn.execute(f"SELECT * FROM relations WHERE id IN ({_in(part)})", part):
                 out[r["id"]] = StoredRelation(
                     r["id"], r["source_id"], r["target_id"], r["description"], json.loads(r["keywords"]),
@@ -281,8 +271,7 @@ class GraphTables:
 
     def _attach_sources(self, table: str, column: str, items: dict) -> None:
         ids = list(items)
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             rows = self.conn.execute(
                 f"SELECT DISTINCT {column}, chunk_id, document_id FROM {table} WHERE {column} IN ({_in(part)}) "
                 "ORDER BY document_id, rowid",
@@ -304,8 +293,7 @@ class GraphTables:
 
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]:
         out = {}
-        for i in range(0, len(ids), 500):
-            part = list(ids[i : i + 500])
+        for part in batches(ids):
             out.update({r[0]: r[1] for r in self.conn.execute(f"SELECT id, text FROM keywords WHERE id IN ({_in(part)})", part)})
         return out
 
@@ -329,8 +317,7 @@ class GraphTables:
         rows = self.conn.execute(sql, [*params, limit]).fetchall()
         docs: dict[str, list[str]] = {}
         ids = [r[0] for r in rows]
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             for r in self.conn.execute(
                 f"SELECT DISTINCT entity_id, document_id FROM entity_sources WHERE entity_id IN ({_in(part)})", part):
                 docs.setdefault(r[0], []).append(r[1])

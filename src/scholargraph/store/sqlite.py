@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import WorkspaceError
 from ..models import Chunk, DocStatus, Document, Usage
-from .base import CachedResponse, CallRecord, DocumentRow
+from .base import CachedResponse, CallRecord, DocumentRow, batches
 from .graph_sql import GraphTables
 from .schema import migrate
 from .vectors import ExactVectorIndex
@@ -154,8 +154,7 @@ class SQLiteStore(GraphTables):
     def documents_by_id(self, ids: Iterable[str]) -> dict[str, DocumentRow]:
         ids = list(set(ids))
         out: dict[str, DocumentRow] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             q = f"{self._DOC_SELECT} WHERE d.id IN ({','.join('?' * len(part))})"
             out.update({r["id"]: self._row(r) for r in self._exec(q, part)})
         return out
@@ -203,8 +202,7 @@ class SQLiteStore(GraphTables):
     def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, Chunk] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for part in batches(ids):
             rows = self._exec(f"SELECT * FROM chunks WHERE id IN ({','.join('?' * len(part))})", part)
             out.update({r["id"]: self._chunk(r) for r in rows})
         return out
@@ -328,8 +326,7 @@ class SQLiteStore(GraphTables):
     def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
-        for i in range(0, len(uniq), 500):
-            part = uniq[i : i + 500]
+        for part in batches(uniq):
             rows = self._exec(
                 f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
                 [model, *part],
