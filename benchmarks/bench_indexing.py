@@ -29,6 +29,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks.common import machine, require_dev, write_result
+from benchmarks.eval_offline_ner import load_biored
 from scholargraph import KnowledgeBase
 from scholargraph.config import EmbeddingSettings
 from scholargraph.ingest.chunking import chunk_document
@@ -39,8 +40,8 @@ from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
 
 
-def corpus(dev: Path, n_abstracts: int) -> list[dict]:
-    """Full papers (ASKG, fastbm CSV rows, JATS) plus PubMedQA abstracts, as insertable texts."""
+def corpus(dev: Path, n_abstracts: int, n_biored: int = 0) -> list[dict]:
+    """Full papers (ASKG, fastbm CSV rows, JATS) plus PubMedQA and BioRED abstracts, as insertable texts."""
     docs = []
     for path in sorted((dev / "askg" / "papers").glob("*.json")) + sorted((dev / "pdfs" / "jats").glob("*.nxml")) + [
             dev / "fastbm" / "demo1.csv", dev / "fastbm" / "demo2.csv"]:
@@ -49,6 +50,8 @@ def corpus(dev: Path, n_abstracts: int) -> list[dict]:
     items = json.loads((dev / "pubmedqa" / "pqal_dev.json").read_text())
     for pmid, item in list(items.items())[:n_abstracts]:
         docs.append({"id": f"pmid:{pmid}", "title": item["QUESTION"], "text": "\n\n".join(item["CONTEXTS"])})
+    for gold in load_biored(dev / "biored" / "Train.PubTator")[:n_biored]:
+        docs.append({"id": f"biored:{gold.doc_id}", "text": gold.text})
     return docs
 
 
@@ -124,7 +127,8 @@ def run_index(docs: list[dict], server: RemoteServer, limit: int, embed_local: b
             "papers_per_s": round(len(report.added) / wall, 2),
             "peak_concurrency": stats["peak_concurrency"], "mean_concurrency": round(stats["mean_concurrency"], 1),
             "llm_active_s": round(stats["active_seconds"], 2),
-            "calls_per_s": round(calls / max(stats["active_seconds"], 1e-9), 1)}
+            "calls_per_s": round(calls / max(stats["active_seconds"], 1e-9), 1),
+            "concurrency_timeline": stats["concurrency_timeline"]}
 
 
 def main() -> None:

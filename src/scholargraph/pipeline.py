@@ -14,10 +14,15 @@ element extraction flow.
 from __future__ import annotations
 
 import asyncio
+import functools
+import gc
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -36,6 +41,7 @@ from .progress import NullProgress, Progress
 from .store.sqlite import SQLiteStore
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
+T = TypeVar("T")
 
 
 @dataclass
@@ -76,6 +82,17 @@ def select_scope(doc: Document, scope: str) -> Document:
     return Document(**{**doc.__dict__, "sections": sections})
 
 
+@contextmanager
+def _long_lived_objects_frozen() -> Iterator[None]:
+    """Keep what exists before the run (settings, models, caches) out of the garbage collector's
+    full scans during it: each scan would otherwise stop the event loop for ~0.1 s."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 class Pipeline:
     def __init__(self, store: SQLiteStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
                  extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
@@ -89,6 +106,8 @@ class Pipeline:
         self.progress = progress or NullProgress()
         self._commit_lock = asyncio.Lock()
         self._stop: str | None = None
+        self._chunker: ThreadPoolExecutor | None = None  # set while run_pending runs
+        self._writer: ThreadPoolExecutor | None = None  # likewise: the one thread that writes documents
         self.touched_entities: set[str] = set()
 
     # -- process flow ---------------------------------------------------------------------
@@ -124,16 +143,20 @@ class Pipeline:
 
     def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False) -> None:
         """Dedup against the workspace and mark new work PENDING. Existing documents are untouched."""
-        for doc in docs:
-            existing = self.store.get_document(doc.id)
-            if existing and existing.status == DocStatus.PROCESSED and not force:
-                if existing.scope == Scope.FULL.value or existing.scope == scope:
-                    report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
-                    continue
-                self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
-            elif existing and existing.status in (DocStatus.PENDING, DocStatus.PROCESSING):
-                continue  # picked up below with the other pending work
-            self.store.add_pending(doc, scope, self.extractor.name)
+        with self.store.transaction():  # one commit for the whole batch
+            for doc in docs:
+                self._register_one(doc, scope, report, force)
+
+    def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool) -> None:
+        existing = self.store.get_document(doc.id)
+        if existing and existing.status == DocStatus.PROCESSED and not force:
+            if existing.scope == Scope.FULL.value or existing.scope == scope:
+                report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
+                return
+            self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
+        elif existing and existing.status in (DocStatus.PENDING, DocStatus.PROCESSING):
+            return  # picked up below with the other pending work
+        self.store.add_pending(doc, scope, self.extractor.name)
 
     def _drop_indexed(self, doc_id: str) -> None:
         with self.store.transaction():
@@ -153,7 +176,7 @@ class Pipeline:
 
     async def run_pending(self, report: IndexReport, only: set[str] | None = None) -> None:
         report.resumed = self.store.reset_stale_processing()
-        pending = [d.id for d in self.store.list_documents(DocStatus.PENDING) if only is None or d.id in only]
+        pending = [d for d in self.store.pending_largest_first() if only is None or d in only]
         self.progress.start(len(pending))
         limit = asyncio.Semaphore(self.parallel_documents())
 
@@ -163,7 +186,12 @@ class Pipeline:
                     await self._process(doc_id, report)
                 self.progress.advance()
 
-        await asyncio.gather(*(one(d) for d in pending))
+        # CPU and database work run off the event loop, in ONE thread each: more threads would take
+        # the interpreter lock from the event loop in turn and delay every LLM request it has to send
+        with (ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
+              ThreadPoolExecutor(1, thread_name_prefix="scholargraph-writer") as self._writer,
+              _long_lived_objects_frozen()):
+            await asyncio.gather(*(one(d) for d in pending))
         report.stopped = self._stop
         self.progress.log("rebuilding merged entities and relations…")
         await self.refresher.refresh()
@@ -186,23 +214,32 @@ class Pipeline:
                                 f"{len(groups)} (see `scholargraph entities`; undo with `entities --split`)")
             await self.refresher.refresh()
 
-    async def _process(self, doc_id: str, report: IndexReport) -> None:
+    async def _in_thread(self, executor: ThreadPoolExecutor | None, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(fn, *args))
+
+    def _start_document(self, doc_id: str) -> Document | None:
         doc = self.store.load_document(doc_id)
         row = self.store.get_document(doc_id)
         if doc is None or row is None:
-            return
+            return None
         self.store.set_status(doc_id, DocStatus.PROCESSING)
+        return select_scope(doc, row.scope)
+
+    async def _process(self, doc_id: str, report: IndexReport) -> None:
+        doc = await self._in_thread(self._writer, self._start_document, doc_id)
+        if doc is None:
+            return
         try:
-            chunks, extraction = await self._index_document(select_scope(doc, row.scope))
+            chunks, extraction = await self._index_document(doc)
         except LLMUnavailableError as exc:
             self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
-            self.store.set_status(doc_id, DocStatus.PENDING)
+            await self._in_thread(self._writer, self.store.set_status, doc_id, DocStatus.PENDING)
             return
         except ScholarGraphError as exc:
-            self._fail(doc_id, str(exc), report)
+            await self._in_thread(self._writer, self._fail, doc_id, str(exc), report)
             return
         except Exception as exc:  # never let one document crash the run
-            self._fail(doc_id, f"{type(exc).__name__}: {exc}", report)
+            await self._in_thread(self._writer, self._fail, doc_id, f"{type(exc).__name__}: {exc}", report)
             return
         report.added.append(doc_id)
         report.chunks += len(chunks)
@@ -216,7 +253,7 @@ class Pipeline:
         self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
 
     async def _index_document(self, doc: Document) -> tuple[list[Chunk], Extraction]:
-        chunks = await asyncio.to_thread(self._chunks, doc)  # CPU work off the event loop: LLM calls keep flowing
+        chunks = await self._in_thread(self._chunker, self._chunks, doc)
         if not chunks:
             raise ScholarGraphError("no text to index after parsing (empty sections)")
         # embedding (CPU) and extraction (LLM I/O) of a document overlap
@@ -225,7 +262,8 @@ class Pipeline:
         keyword_texts = list(dict.fromkeys(k.text.strip() for k in extraction.keywords if k.text.strip()))
         keyword_vectors = await self.embedder.embed(keyword_texts) if keyword_texts else None
         async with self._commit_lock:
-            self._commit(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors)
+            await self._in_thread(self._writer, self._commit, doc, chunks, vectors, extraction, keyword_texts,
+                                  keyword_vectors)
         return chunks, extraction
 
     def _commit(self, doc, chunks, vectors, extraction, keyword_texts, keyword_vectors) -> None:

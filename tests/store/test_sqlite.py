@@ -132,3 +132,10 @@ def test_delete_keeps_entities_supported_elsewhere(store):
     assert len(gone["relation"]) == 1 and store.count("relations") == 0
     assert store.dirty_ids("entities") == [rag_id]
     assert store.count("keywords") == 0
+
+
+def test_pending_documents_come_largest_first(store):
+    for doc_id, words in (("small", 5), ("large", 500), ("medium", 50)):
+        store.add_pending(Document(id=doc_id, title=doc_id, sections=[Section("body", "word " * words)]), "full", "offline")
+    store.set_status("medium", DocStatus.PROCESSED)
+    assert store.pending_largest_first() == ["large", "small"]

@@ -165,6 +165,16 @@ def test_sustains_many_concurrent_slow_requests():
         elapsed = asyncio.run(burst(128))
     assert server.stats.peak_concurrency == 128
     assert elapsed < 3.0  # in parallel: one after another would take 64 s
+    assert server.stats.mean_concurrency() > 64  # 128 requests of 0.5 s overlapping in a short window
+
+
+def test_concurrency_timeline_shows_idle_and_busy_slices():
+    from scholargraph.testing.llm_server import ServerStats
+
+    stats = ServerStats()
+    stats.first_start, stats.last_end = 0.0, 4.0
+    stats.spans = [(0.0, 1.0), (0.0, 1.0), (2.0, 4.0)]  # two requests, a pause, one long request
+    assert stats.concurrency_timeline(buckets=4) == [2.0, 0.0, 1.0, 1.0]
 
 
 def test_stats_reset_and_stop_is_prompt():

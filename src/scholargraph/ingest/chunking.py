@@ -69,14 +69,14 @@ def chunk_document(
     include_references: bool = False,
 ) -> list[Chunk]:
     full_text, placed = layout(doc)
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, int]] = []  # (start, end, tokens)
     for group in _part_groups(placed, include_references):
         if strategy == "tokens":
             spans.extend(_token_windows(full_text, placed, group, tokenizer, size, overlap))
         else:
             units = _units(full_text, placed, group, tokenizer, size)
             spans.extend(_pack(units, size, overlap))
-    return [_make_chunk(doc, full_text, placed, i, s, e, tokenizer) for i, (s, e) in enumerate(spans)]
+    return [_make_chunk(doc, full_text, placed, i, span) for i, span in enumerate(spans)]
 
 
 def _part_groups(placed: list[_Placed], include_references: bool) -> list[list[int]]:
@@ -124,20 +124,21 @@ def _split_long(text: str, start: int, end: int, tok: TextTokenizer, size: int) 
     return out
 
 
-def _pack(units: list[_Unit], size: int, overlap: int) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
+def _pack(units: list[_Unit], size: int, overlap: int) -> list[tuple[int, int, int]]:
+    """Chunk spans with their token counts (the sum of their sentences': WordPiece splits at spaces)."""
+    spans: list[tuple[int, int, int]] = []
     current: list[_Unit] = []
     tokens = 0
     for unit in units:
         new_section = unit.section_start and tokens >= size // 2
         if current and (tokens + unit.tokens > size or new_section):
-            spans.append((current[0].start, current[-1].end))
+            spans.append((current[0].start, current[-1].end, tokens))
             current = [] if new_section else _overlap_tail(current, overlap, size - unit.tokens)
             tokens = sum(u.tokens for u in current)
         current.append(unit)
         tokens += unit.tokens
     if current:
-        spans.append((current[0].start, current[-1].end))
+        spans.append((current[0].start, current[-1].end, tokens))
     return spans
 
 
@@ -154,7 +155,7 @@ def _overlap_tail(units: list[_Unit], overlap: int, room: int) -> list[_Unit]:
 
 def _token_windows(
     full_text: str, placed: list[_Placed], group: list[int], tok: TextTokenizer, size: int, overlap: int
-) -> list[tuple[int, int]]:
+) -> list[tuple[int, int, int]]:
     start = placed[group[0]].start
     last = placed[group[-1]]
     end = last.start + len(last.section.text)
@@ -165,7 +166,7 @@ def _token_windows(
         window = enc.offsets[i : i + size]
         if not window:
             break
-        spans.append((start + window[0][0], start + window[-1][1]))
+        spans.append((start + window[0][0], start + window[-1][1], len(window)))
         if i + size >= enc.count:
             break
     return spans
@@ -185,9 +186,8 @@ def _pages_at(p: _Placed, offset: int) -> list[int]:
     return [page] if page is not None else []
 
 
-def _make_chunk(
-    doc: Document, full_text: str, placed: list[_Placed], ordinal: int, start: int, end: int, tok: TextTokenizer
-) -> Chunk:
+def _make_chunk(doc: Document, full_text: str, placed: list[_Placed], ordinal: int, span: tuple[int, int, int]) -> Chunk:
+    start, end, tokens = span
     inside = [p for p in placed if p.start < end and start < p.start + len(p.section.text)]
     headings = [p.section.heading for p in inside if p.section.heading]
     section = " / ".join(dict.fromkeys(headings)) or None
@@ -199,7 +199,7 @@ def _make_chunk(
         document_id=doc.id,
         ordinal=ordinal,
         text=text,
-        tokens=tok.count(text),
+        tokens=tokens,
         section=section,
         char_start=start,
         char_end=end,

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import random
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -59,7 +60,8 @@ _DOWNGRADE = {"json_schema": "json_object", "json_object": "none"}
 # Connections per httpx pool. httpcore's pool bookkeeping grows quadratically with the number of
 # connections in flight (a 128-connection pool spends seconds per wave of requests), so a large
 # max_concurrency is served by several small pools; each concurrency slot always uses the same one.
-_POOL_SIZE = 16
+# Measured client CPU per call (loopback, 2 cores): pools of 16 -> 1.7 ms, 8 -> 1.3 ms, 4 -> 1.15 ms.
+_POOL_SIZE = 4
 
 
 @dataclass
@@ -111,20 +113,21 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
             slots = self.settings.max_concurrency
-            pools = [self._new_http(min(_POOL_SIZE, slots)) for _ in range(0, slots, _POOL_SIZE)]
+            tls = httpx.create_ssl_context()  # ~40 ms to build: once, not once per pool
+            pools = [self._new_http(min(_POOL_SIZE, slots), tls) for _ in range(0, slots, _POOL_SIZE)]
             free: asyncio.Queue[int] = asyncio.Queue()
             for index in range(slots):
                 free.put_nowait(index)
             self._state = _LoopState(loop, pools, free)
         return self._state
 
-    def _new_http(self, slots: int) -> httpx.AsyncClient:
+    def _new_http(self, slots: int, tls: ssl.SSLContext) -> httpx.AsyncClient:
         headers = {"User-Agent": f"scholargraph/{__version__}"}
         if self.settings.api_key is not None and self.settings.api_key.get_secret_value():
             headers["Authorization"] = f"Bearer {self.settings.api_key.get_secret_value()}"
         size = slots + 2  # headroom (a health check, a closing stream) so a permitted call never queues
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-        return httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.settings.timeout))
+        return httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.settings.timeout), verify=tls)
 
     async def aclose(self) -> None:
         state, self._state = self._state, None

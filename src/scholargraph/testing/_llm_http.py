@@ -3,6 +3,7 @@ server and the OpenAI-compatible request handler."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -35,6 +36,11 @@ def unit_vector(text: str, dim: int) -> list[float]:
     seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
     vector = np.random.default_rng(seed).standard_normal(dim)
     return (vector / np.linalg.norm(vector)).round(7).tolist()
+
+
+def _encode(vector: list[float], encoding: str) -> list[float] | str:
+    """``base64``: little-endian float32 bytes, as the OpenAI API sends them."""
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode() if encoding == "base64" else vector
 
 
 class LLMHTTPServer(ThreadingHTTPServer):
@@ -100,7 +106,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif _route(self.path) == "/_stats":  # for a server run in another process (benchmarks)
             stats = self.app.stats
             self._send_json(200, {**stats.to_json(), "mean_concurrency": stats.mean_concurrency(),
-                                  "active_seconds": stats.active_seconds()})
+                                  "active_seconds": stats.active_seconds(),
+                                  "concurrency_timeline": stats.concurrency_timeline()})
         elif _route(self.path) == "/_reset":
             self.app.stats.reset()
             self._send_json(200, {"reset": True})
@@ -235,7 +242,12 @@ class _Handler(BaseHTTPRequestHandler):
         app.stats.add("embedding_calls")
         app.stats.add("embedding_inputs", len(texts))
         time.sleep(app.embedding_latency)
-        data = [{"object": "embedding", "index": i, "embedding": unit_vector(t, dim)} for i, t in enumerate(texts)]
+        encoding = request.get("encoding_format") or "float"
+        if encoding not in app.embedding_encodings:
+            self._send_error_json(400, f"unsupported encoding_format {encoding!r}")
+            return
+        data = [{"object": "embedding", "index": i, "embedding": _encode(unit_vector(t, dim), encoding)}
+                for i, t in enumerate(texts)]
         tokens = sum(app.count_tokens(t) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         self._send_json(200, {"object": "list", "data": data, "model": request.get("model", ""), "usage": usage})

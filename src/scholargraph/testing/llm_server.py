@@ -8,7 +8,7 @@
 
 Endpoints (also without the ``/v1`` prefix): ``GET /v1/models``, ``POST /v1/chat/completions``
 (plain or ``stream: true`` server-sent events) and ``POST /v1/embeddings`` (deterministic unit
-vectors). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
+vectors, as float lists or base64 float32 per ``encoding_format``). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
 slow requests can be in flight at once. Injected faults (``fail_next``, ``hang_next``,
 ``drop_next``) are consumed in order by the next POST requests, chat or embeddings.
 """
@@ -94,6 +94,7 @@ class ServerStats:
             self.busy_seconds = 0.0  # sum over chat requests of their time in flight
             self.first_start: float | None = None
             self.last_end: float | None = None
+            self.spans: list[tuple[float, float]] = []  # (start, end) of each finished chat request
 
     def to_json(self) -> dict[str, Any]:
         with self._lock:
@@ -143,6 +144,7 @@ class ServerStats:
             now = time.monotonic()
             self.busy_seconds += now - started
             self.last_end = now
+            self.spans.append((started, now))
 
     def mean_concurrency(self) -> float:
         """Time-weighted mean number of chat requests in flight between the first request's start
@@ -151,6 +153,20 @@ class ServerStats:
             if self.first_start is None or self.last_end is None or self.last_end <= self.first_start:
                 return 0.0
             return self.busy_seconds / (self.last_end - self.first_start)
+
+    def concurrency_timeline(self, buckets: int = 20) -> list[float]:
+        """Mean requests in flight in each of ``buckets`` equal slices of the active window: shows
+        the ramp-up, the steady state and the tail of a run."""
+        with self._lock:
+            if self.first_start is None or self.last_end is None or self.last_end <= self.first_start:
+                return []
+            start, width = self.first_start, (self.last_end - self.first_start) / buckets
+            busy = [0.0] * buckets
+            for begin, end in self.spans:
+                for b in range(int((begin - start) / width), min(buckets, int((end - start) / width) + 1)):
+                    lo, hi = start + b * width, start + (b + 1) * width
+                    busy[b] += max(0.0, min(end, hi) - max(begin, lo))
+            return [round(x / width, 1) for x in busy]
 
     def active_seconds(self) -> float:
         with self._lock:
@@ -198,6 +214,7 @@ class ScriptedLLMServer:
         count_tokens: Callable[[str], int] | None = None,
         embedding_dim: int = 384,
         embedding_latency: float = 0.0,
+        embedding_encodings: tuple[str, ...] = ("float", "base64"),
         api_key: str | None = None,
         strict_models: bool = False,
         serve_models_endpoint: bool = True,
@@ -213,6 +230,7 @@ class ScriptedLLMServer:
         self.count_tokens = count_tokens or estimate_tokens
         self.embedding_dim = embedding_dim
         self.embedding_latency = embedding_latency
+        self.embedding_encodings = embedding_encodings  # an encoding_format not listed is answered 400
         self.api_key = api_key
         self.strict_models = strict_models  # 404 for a model not in ``models``, like Ollama
         self.serve_models_endpoint = serve_models_endpoint  # False: GET /models answers 404

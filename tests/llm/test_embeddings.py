@@ -1,0 +1,59 @@
+"""OpenAI-compatible embeddings: base64 vectors, servers that only send floats, bad answers."""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from scholargraph.config import EmbeddingSettings
+from scholargraph.errors import ConfigError, LLMError
+from scholargraph.llm.embedding_wire import decode_embeddings
+from scholargraph.llm.embeddings import OpenAIEmbedder
+from scholargraph.testing.llm_server import unit_vector
+
+
+def _embed(server, texts, dim=8):
+    async def run():
+        embedder = OpenAIEmbedder(EmbeddingSettings(provider="openai", base_url=server.base_url, model="e", dimension=dim))
+        try:
+            return await embedder.embed(texts)
+        finally:
+            await embedder.aclose()
+
+    return asyncio.run(run())
+
+
+def test_base64_vectors_match_the_float_ones(llm_server):
+    server = llm_server(embedding_dim=8)
+    vectors = _embed(server, ["alpha", "beta"])
+    assert np.allclose(vectors[1], unit_vector("beta", 8), atol=1e-6)
+    assert server.stats.embedding_calls == 1
+
+
+def test_a_server_that_rejects_base64_is_asked_again_for_floats(llm_server):
+    server = llm_server(embedding_dim=8, embedding_encodings=("float",))
+    vectors = _embed(server, ["alpha", "beta", "gamma"])
+    assert np.allclose(vectors[0], unit_vector("alpha", 8), atol=1e-6)
+    assert server.stats.embedding_calls == 2  # one refusal, one answer
+
+
+def test_wrong_dimension_names_the_setting(llm_server):
+    server = llm_server(embedding_dim=16)
+    with pytest.raises(ConfigError, match="embeddings.dimension is 8"):
+        _embed(server, ["alpha"], dim=8)
+
+
+@pytest.mark.parametrize("payload, message", [
+    ({"data": []}, "0 vectors for 1 inputs"),
+    ({"error": "x"}, "no 'data' list"),
+    ({"data": [{"index": 0, "embedding": "not base64!"}]}, "malformed vector"),
+    ({"data": [{"index": 0, "embedding": {"a": 1}}]}, "malformed vector"),
+])
+def test_malformed_answers_are_clear_errors(payload, message):
+    with pytest.raises(LLMError, match=message):
+        decode_embeddings(payload, 1, 4, "http://x/v1/embeddings")
+
+
+def test_vectors_come_back_in_input_order():
+    payload = {"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}
+    assert decode_embeddings(payload, 2, 2, "u").tolist() == [[1.0, 0.0], [0.0, 1.0]]
