@@ -78,7 +78,7 @@ def test_a_failed_commit_puts_the_rows_back(store, monkeypatch):
 
 def test_many_held_rows_are_written_without_a_commit(store, monkeypatch):
     monkeypatch.setattr(records, "FLUSH_ROWS", 3)
-    for i in range(3):
+    for _ in range(3):
         store.log_call(CallRecord("answer", "m", 1, 1, False, False, 0.1, None))
     assert _rows_on_disk(store.path, "llm_calls") == 3
 
