@@ -74,6 +74,18 @@ class IndexReport:
         return not self.failed and self.stopped is None
 
 
+@dataclass
+class _Analysis:
+    """A document chunked, embedded and extracted, waiting for its commit."""
+
+    doc: Document
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    extraction: Extraction
+    keyword_texts: list[str]
+    keyword_vectors: np.ndarray | None
+
+
 def select_scope(doc: Document, scope: str) -> Document:
     """Scope ``intro``: title, abstract and introduction only (two-phase review, thesis §5.3.1)."""
     if scope != Scope.INTRO.value:
@@ -178,13 +190,11 @@ class Pipeline:
         report.resumed = self.store.reset_stale_processing()
         pending = [d for d in self.store.pending_largest_first() if only is None or d in only]
         self.progress.start(len(pending))
-        limit = asyncio.Semaphore(self.parallel_documents())
+        reading = asyncio.Semaphore(self.parallel_documents())
 
         async def one(doc_id: str) -> None:
-            async with limit:
-                if self._stop is None:
-                    await self._process(doc_id, report)
-                self.progress.advance()
+            await self._process(doc_id, report, reading)
+            self.progress.advance()
 
         # CPU and database work run off the event loop, in ONE thread each: more threads would take
         # the interpreter lock from the event loop in turn and delay every LLM request it has to send
@@ -217,20 +227,29 @@ class Pipeline:
     async def _in_thread(self, executor: ThreadPoolExecutor | None, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(fn, *args))
 
-    def _start_document(self, doc_id: str) -> Document | None:
+    def _prepare(self, doc_id: str) -> tuple[Document, list[Chunk]] | None:
+        """Load a PENDING document, mark it PROCESSING and chunk it (in the chunking thread)."""
         doc = self.store.load_document(doc_id)
         row = self.store.get_document(doc_id)
         if doc is None or row is None:
             return None
         self.store.set_status(doc_id, DocStatus.PROCESSING)
-        return select_scope(doc, row.scope)
+        doc = select_scope(doc, row.scope)
+        return doc, self._chunks(doc)
 
-    async def _process(self, doc_id: str, report: IndexReport) -> None:
-        doc = await self._in_thread(self._writer, self._start_document, doc_id)
-        if doc is None:
-            return
+    async def _process(self, doc_id: str, report: IndexReport, reading: asyncio.Semaphore) -> None:
         try:
-            chunks, extraction = await self._index_document(doc)
+            # ``reading`` bounds the documents being prepared and extracted; finished ones wait for
+            # the writer apart, so a slow commit never keeps the next document from starting
+            async with reading:
+                if self._stop is not None:
+                    return
+                prepared = await self._in_thread(self._chunker, self._prepare, doc_id)
+                if prepared is None:
+                    return
+                analysis = await self._analyse(*prepared)
+            async with self._commit_lock:
+                await self._in_thread(self._writer, self._commit, analysis)
         except LLMUnavailableError as exc:
             self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
             await self._in_thread(self._writer, self.store.set_status, doc_id, DocStatus.PENDING)
@@ -242,18 +261,18 @@ class Pipeline:
             await self._in_thread(self._writer, self._fail, doc_id, f"{type(exc).__name__}: {exc}", report)
             return
         report.added.append(doc_id)
-        report.chunks += len(chunks)
-        report.chunk_failures += len(extraction.failures)
-        if extraction.failures:
-            report.warnings.append(f"{doc_id}: {len(extraction.failures)} chunk(s) had unusable model output (see status)")
+        report.chunks += len(analysis.chunks)
+        report.chunk_failures += len(analysis.extraction.failures)
+        if analysis.extraction.failures:
+            count = len(analysis.extraction.failures)
+            report.warnings.append(f"{doc_id}: {count} chunk(s) had unusable model output (see status)")
 
     def _fail(self, doc_id: str, reason: str, report: IndexReport) -> None:
         self.store.set_status(doc_id, DocStatus.FAILED, reason)
         report.failed.append({"id": doc_id, "error": reason})
         self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
 
-    async def _index_document(self, doc: Document) -> tuple[list[Chunk], Extraction]:
-        chunks = await self._in_thread(self._chunker, self._chunks, doc)
+    async def _analyse(self, doc: Document, chunks: list[Chunk]) -> _Analysis:
         if not chunks:
             raise ScholarGraphError("no text to index after parsing (empty sections)")
         # embedding (CPU) and extraction (LLM I/O) of a document overlap
@@ -261,12 +280,11 @@ class Pipeline:
                                                    self.extractor.extract(doc, chunks))
         keyword_texts = list(dict.fromkeys(k.text.strip() for k in extraction.keywords if k.text.strip()))
         keyword_vectors = await self.embedder.embed(keyword_texts) if keyword_texts else None
-        async with self._commit_lock:
-            await self._in_thread(self._writer, self._commit, doc, chunks, vectors, extraction, keyword_texts,
-                                  keyword_vectors)
-        return chunks, extraction
+        return _Analysis(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors)
 
-    def _commit(self, doc, chunks, vectors, extraction, keyword_texts, keyword_vectors) -> None:
+    def _commit(self, analysis: _Analysis) -> None:
+        doc, chunks, vectors, extraction = analysis.doc, analysis.chunks, analysis.vectors, analysis.extraction
+        keyword_texts, keyword_vectors = analysis.keyword_texts, analysis.keyword_vectors
         known = self.store.entities_by_keys(entity_keys(extraction, self.key_fn))
         writes = plan_writes(doc.id, extraction, self.key_fn, known)
         with self.store.transaction() as conn:
