@@ -1,6 +1,7 @@
 """Indexing throughput: embedding speed, framework overhead and LLM concurrency.
 
     .venv/bin/python -m benchmarks.bench_indexing [--papers 500] [--biored 400] [--limits 8,32,128] [--latency 0.5]
+        [--repeats 3]
 
 1. Embedding throughput of the default local model on CPU: real 1200-token chunks (ASKG papers)
    and short entity-like texts, chunks/s and texts/s.
@@ -15,7 +16,8 @@ indexing process's interpreter lock).
    documents, not only chunks of one document). The timeline (mean in flight in 20 slices of
    the run) shows the ramp-up and the drain at the end: each chunk needs two calls in a row
    (extraction, then gleaning), so the last second of any run cannot keep every slot busy.
-   ``steady_pct_of_limit`` is the mean over the middle 18 slices.
+   ``steady_pct_of_limit`` is the mean over the middle 18 slices. Each limit runs ``--repeats``
+   times (the machine is shared and noisy); the median run is reported, every run's % is kept.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ def main() -> None:
     parser.add_argument("--skip-embedding", action="store_true")
     parser.add_argument("--chunk-size", type=int, default=300,
                         help="smaller chunks = more calls per paper, so ramp-up/down is a small part of the run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per limit; the median run is reported")
     parser.add_argument("--json-out")
     args = parser.parse_args()
     dev = require_dev()
@@ -159,14 +162,22 @@ def main() -> None:
         result["zero_latency"] = zero
     result["concurrency"] = {}
     for limit in (int(x) for x in args.limits.split(",")):
-        with RemoteServer(latency=args.latency) as server:
-            row = run_index(docs, server, limit, embed_local=False, chunk_size=args.chunk_size)
-        row["mean_concurrency_pct_of_limit"] = round(100 * row["mean_concurrency"] / limit, 1)
-        middle = row["concurrency_timeline"][1:-1]
-        row["steady_pct_of_limit"] = round(100 * sum(middle) / max(len(middle), 1) / limit, 1)
-        row["ideal_calls_per_s"] = round(limit / args.latency, 1)
+        runs = [concurrency_run(docs, limit, args) for _ in range(args.repeats)]
+        # the median run by % of limit is the headline; every run is kept (the machine is shared)
+        row = dict(sorted(runs, key=lambda r: r["mean_concurrency_pct_of_limit"])[len(runs) // 2])
+        row["runs_pct_of_limit"] = [r["mean_concurrency_pct_of_limit"] for r in runs]
         result["concurrency"][str(limit)] = row
     write_result("indexing", result, args.json_out)
+
+
+def concurrency_run(docs: list[dict], limit: int, args: argparse.Namespace) -> dict:
+    with RemoteServer(latency=args.latency) as server:
+        row = run_index(docs, server, limit, embed_local=False, chunk_size=args.chunk_size)
+    row["mean_concurrency_pct_of_limit"] = round(100 * row["mean_concurrency"] / limit, 1)
+    middle = row["concurrency_timeline"][1:-1]
+    row["steady_pct_of_limit"] = round(100 * sum(middle) / max(len(middle), 1) / limit, 1)
+    row["ideal_calls_per_s"] = round(limit / args.latency, 1)
+    return row
 
 
 if __name__ == "__main__":
