@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from fixtures.fastbio_papers import PAPERS, write_csv
 
 from scholargraph.errors import ConfigError
 from scholargraph.fastbm_cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
 from scholargraph.testing import canned_bio
 from scholargraph.testing.llm_server import Rule
 
-HERE = Path(__file__).parent
-
-
-def _load(name: str, relative: str):
-    spec = importlib.util.spec_from_file_location(name, HERE / relative)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-canned_extract = _load("_fastbio_canned", "extract/test_fastbio.py")  # PAPERS and _write_csv fixtures
 canned_query = canned_bio
 
 
@@ -70,7 +59,7 @@ def test_update_then_query_through_the_scripted_server(llm_server, tmp_path, cap
         Rule("answer", canned_query.ANSWER_MARK, canned_query.batch_answer),
         Rule("merge", canned_query.MERGE_MARK, canned_query.merge_answer)]
     server = llm_server(rules=rules)
-    csv_path = canned_extract._write_csv(tmp_path / "input.csv", canned_extract.PAPERS)
+    csv_path = write_csv(tmp_path / "input.csv", PAPERS)
     common = ["--working_dir", str(tmp_path / "dbs"), "--collection_name", "endo", "--llm_url", server.base_url,
               "--embed_model_name", "emb", "--embedding_dim", "384", "--json"]
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixtures.fastbio_papers import PAPERS, write_csv
 
 from scholargraph import KnowledgeBase
 from scholargraph.config import Settings
@@ -218,34 +219,6 @@ def test_estimate_counts_one_draft_and_refines_only_with_main_text():
 # through the scripted server
 # ---------------------------------------------------------------------------------------------
 
-PAPERS = [
-    ("PA", "ALPHAKINASE activates BETAPROTEIN in Endometriosis. GAMMAFACTOR marks Endometriosis.",
-     ["Intro text of paper A without the entities of interest, just setting the scene here.",
-      "ALPHAKINASE phosphorylates BETAPROTEIN strongly in lesions of paper A, as shown by westerns.",
-      "GAMMAFACTOR was measured in serum of paper A patients and marks disease stage."]),
-    ("PB", "DELTAGENE drives Adenomyosis. EPSILONRNA regulates DELTAGENE in Adenomyosis.",
-     ["DELTAGENE knockdown in paper B reduced Adenomyosis lesion size in mice.",
-      "EPSILONRNA binds DELTAGENE mRNA in paper B cell lines."]),
-    ("PC", "ZETAPROTEIN inhibits THETAPATHWAY in Ovarian Neoplasms. IOTADRUG targets ZETAPROTEIN.",
-     []),
-    ("PD", "KAPPAGENE protects against Preeclampsia. LAMBDAMARKER predicts Preeclampsia.",
-     ["KAPPAGENE carriers in paper D cohort had lower Preeclampsia rates.",
-      "LAMBDAMARKER levels in paper D rose weeks before Preeclampsia onset."]),
-]
-
-
-def _write_csv(path, papers, weights=None):
-    import csv
-
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["paper_id", "articletitle", "journal", "year", "weight", "abstract", "main_text"])
-        for i, (pid, abstract, paras) in enumerate(papers):
-            weight = (weights or {}).get(pid, 2.0 + i)
-            w.writerow([pid, f"Paper {pid} title", f"Journal {pid}", 2020 + i, weight, abstract, repr(paras)])
-    return path
-
-
 def test_one_failing_call_only_affects_its_paper_or_relation(llm_server, workdir, tmp_path):
     bad_refine = {"n": 0}
 
@@ -259,7 +232,7 @@ def test_one_failing_call_only_affects_its_paper_or_relation(llm_server, workdir
     rules = [Rule("down", r"Title: Paper PC title", Reply("overloaded", status=500)),
              Rule("extract", DRAFT_MARK, draft_reply), Rule("refine", REFINE_MARK, refine_or_garbage)]
     server = llm_server(rules=rules, latency=0.05)
-    csv_path = _write_csv(tmp_path / "papers.csv", PAPERS)
+    csv_path = write_csv(tmp_path / "papers.csv", PAPERS)
     with fastbio_kb(server, workdir, llm={"retries": 1, "max_concurrency": 8}) as kb:
         report = kb.insert([csv_path])
         assert sorted(report.added) == ["PA", "PB", "PD"]
@@ -310,7 +283,7 @@ def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server
     dictionary.write_text("heading,entry_terms\nOvarian Neoplasms,ovarian cancer;ovarian tumor\n", encoding="utf-8")
     server = llm_server(rules=[Rule("extract", DRAFT_MARK, draft)])
     papers = [("N1", "Interleukin-1 beta in endometriotic disease.", []), ("N2", "Interleukin-1 beta and ovarian cancer.", [])]
-    csv_path = _write_csv(tmp_path / "n.csv", papers)
+    csv_path = write_csv(tmp_path / "n.csv", papers)
     with fastbio_kb(server, workdir) as kb:
         original = kb._extractor
         kb._extractor = lambda profile: _with_dictionary(original(profile), load_dictionary(dictionary))
