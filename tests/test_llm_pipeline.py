@@ -133,3 +133,32 @@ def test_session_history_reaches_the_follow_up(llm_server, workdir):
     answer_requests = [r for r in server.stats.requests if "numbered sources" in json.dumps(r)]
     follow_up = json.dumps(answer_requests[-1])
     assert "Earlier question: What is GraphRAG?" in follow_up
+
+
+def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp_path, monkeypatch):
+    """Files are parsed one by one while earlier papers are already with the LLM."""
+    import time
+
+    import scholargraph.pipeline as pipeline_module
+
+    server = llm_server(rules=default_rules())
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for name, text in (("a.txt", TEXT_A), ("b.txt", TEXT_B), ("c.txt", TEXT_A + " Late addition.")):
+        (papers / name).write_text(text)
+    calls_seen_while_reading_c: list[int] = []
+    real_load = pipeline_module.load_file
+
+    def load_file(path, options):
+        if path.name == "c.txt":
+            deadline = time.monotonic() + 10
+            while server.stats.calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            calls_seen_while_reading_c.append(server.stats.calls)
+        return real_load(path, options)
+
+    monkeypatch.setattr(pipeline_module, "load_file", load_file)
+    with kb_for(server, workdir) as kb:
+        report = kb.insert([papers])
+    assert report.ok and len(report.added) == 3
+    assert calls_seen_while_reading_c[0] > 0  # a and b were being extracted while c was read

@@ -154,13 +154,16 @@ class KnowledgeBase:
             report.seconds = time.perf_counter() - started
             return report
         await self.refresh_graph(pipeline.refresher)  # leftovers of an interrupted run
-        docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
-        docs += [_text_document(t) for t in texts]
+        docs = [_text_document(t) for t in texts]
+        if only and paths:  # the selection may name documents of these files: read them all first
+            docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) + docs
         pipeline.register(docs, scope, report, force=force)
         if only:
             self._upgrade_selected(pipeline, only, scope, report)
         before = self.llm.usage_snapshot() if self.llm else {}
-        await pipeline.run_pending(report, set(only) if only else None)
+        # otherwise files are parsed and registered one by one while the first ones are extracted
+        arriving = (lambda: pipeline.arrivals(list(paths), opts, scope, report, force)) if paths and not only else None
+        await pipeline.run_pending(report, set(only) if only else None, arriving)
         report.usage = self.llm.usage_since(before) if self.llm else {}
         report.seconds = time.perf_counter() - started
         return report

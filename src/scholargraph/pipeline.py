@@ -17,7 +17,7 @@ import asyncio
 import functools
 import gc
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -94,6 +94,11 @@ def select_scope(doc: Document, scope: str) -> Document:
     return Document(**{**doc.__dict__, "sections": sections})
 
 
+async def _nothing() -> AsyncIterator[list[str]]:
+    return
+    yield
+
+
 @contextmanager
 def _long_lived_objects_frozen() -> Iterator[None]:
     """Keep what exists before the run (settings, models, caches) out of the garbage collector's
@@ -120,28 +125,45 @@ class Pipeline:
         self._stop: str | None = None
         self._chunker: ThreadPoolExecutor | None = None  # set while run_pending runs
         self._writer: ThreadPoolExecutor | None = None  # likewise: the one thread that writes documents
+        self._parser: ThreadPoolExecutor | None = None  # likewise: the one thread that parses files
         self.touched_entities: set[str] = set()
 
     # -- process flow ---------------------------------------------------------------------
 
     def load_paths(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Document]:
-        docs: list[Document] = []
+        files = self._files(paths, report)
+        return [doc for path in files for doc in self.load_one(path, report, options)]
+
+    def _files(self, paths: Sequence[str | Path], report: IndexReport) -> list[Path]:
         files = list(iter_files(paths))
         if not files:
             report.warnings.append("no supported files found in " + ", ".join(str(p) for p in paths))
+        return files
+
+    def load_one(self, path: Path, report: IndexReport, options: LoadOptions) -> list[Document]:
+        """Parse one file; a file that cannot be parsed is recorded FAILED and yields nothing."""
+        try:
+            loaded = load_file(path, options)
+        except LoadError as exc:
+            self._record_failed_file(path, exc.reason, report)
+            return []
+        except Exception as exc:  # a loader bug must not stop the other files
+            self._record_failed_file(path, f"{type(exc).__name__}: {exc}", report)
+            return []
+        for doc in loaded:
+            report.warnings += [f"{path}: {w}" for w in doc.warnings]
+        return loaded
+
+    async def arrivals(self, paths: Sequence[str | Path], options: LoadOptions, scope: str, report: IndexReport,
+                       force: bool = False) -> AsyncIterator[list[str]]:
+        """Parse and register files one by one (in the parsing thread) while earlier documents are
+        being extracted; yields the ids each file made PENDING. Stops early if the run is stopped."""
+        files = await self._in_thread(self._parser, self._files, paths, report)
         for path in files:
-            try:
-                loaded = load_file(path, options)
-            except LoadError as exc:
-                self._record_failed_file(path, exc.reason, report)
-                continue
-            except Exception as exc:  # a loader bug must not stop the other files
-                self._record_failed_file(path, f"{type(exc).__name__}: {exc}", report)
-                continue
-            for doc in loaded:
-                report.warnings += [f"{path}: {w}" for w in doc.warnings]
-            docs.extend(loaded)
-        return docs
+            if self._stop is not None:
+                return
+            docs = await self._in_thread(self._parser, self.load_one, path, report, options)
+            yield await self._in_thread(self._parser, self.register, docs, scope, report, force)
 
     def _record_failed_file(self, path: Path, reason: str, report: IndexReport) -> None:
         try:
@@ -153,22 +175,23 @@ class Pipeline:
         report.failed.append({"id": doc_id, "path": str(path), "error": reason})
         self.progress.log(f"[red]failed[/red] {path}: {reason}")
 
-    def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False) -> None:
-        """Dedup against the workspace and mark new work PENDING. Existing documents are untouched."""
+    def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False) -> list[str]:
+        """Dedup against the workspace and mark new work PENDING (returns those ids). Existing
+        documents are untouched."""
         with self.store.transaction():  # one commit for the whole batch
-            for doc in docs:
-                self._register_one(doc, scope, report, force)
+            return [doc.id for doc in docs if self._register_one(doc, scope, report, force)]
 
-    def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool) -> None:
+    def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool) -> bool:
         existing = self.store.get_document(doc.id)
         if existing and existing.status == DocStatus.PROCESSED and not force:
             if existing.scope == Scope.FULL.value or existing.scope == scope:
                 report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
-                return
+                return False
             self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
         elif existing and existing.status in (DocStatus.PENDING, DocStatus.PROCESSING):
-            return  # picked up below with the other pending work
+            return False  # picked up with the other pending work
         self.store.add_pending(doc, scope, self.extractor.name)
+        return True
 
     def _drop_indexed(self, doc_id: str) -> None:
         with self.store.transaction():
@@ -186,7 +209,10 @@ class Pipeline:
             return configured
         return max(16, 2 * self.settings.llm.max_concurrency) if self.extractor.uses_llm else 16
 
-    async def run_pending(self, report: IndexReport, only: set[str] | None = None) -> None:
+    async def run_pending(self, report: IndexReport, only: set[str] | None = None,
+                          arriving: Callable[[], AsyncIterator[list[str]]] | None = None) -> None:
+        """Process every PENDING document (largest first), and those ``arriving`` registers while
+        the run goes on (files parsed one by one: extraction starts before the last file is read)."""
         report.resumed = self.store.reset_stale_processing()
         pending = [d for d in self.store.pending_largest_first() if only is None or d in only]
         self.progress.start(len(pending))
@@ -198,10 +224,22 @@ class Pipeline:
 
         # CPU and database work run off the event loop, in ONE thread each: more threads would take
         # the interpreter lock from the event loop in turn and delay every LLM request it has to send
-        with (ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
+        with (ThreadPoolExecutor(1, thread_name_prefix="scholargraph-parsing") as self._parser,
+              ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
               ThreadPoolExecutor(1, thread_name_prefix="scholargraph-writer") as self._writer,
               _long_lived_objects_frozen()):
-            await asyncio.gather(*(one(d) for d in pending))
+            tasks = [asyncio.create_task(one(d)) for d in pending]
+            try:
+                async for ids in arriving() if arriving else _nothing():
+                    ids = [d for d in ids if only is None or d in only]
+                    self.progress.add_total(len(ids))
+                    tasks += [asyncio.create_task(one(d)) for d in ids]
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
         report.stopped = self._stop
         self.progress.log("rebuilding merged entities and relations…")
         await self.refresher.refresh()

@@ -12,6 +12,8 @@ from .models import Usage
 class Progress(Protocol):
     def start(self, total: int) -> None: ...
 
+    def add_total(self, more: int) -> None: ...
+
     def advance(self) -> None: ...
 
     def log(self, message: str) -> None: ...
@@ -21,6 +23,9 @@ class Progress(Protocol):
 
 class NullProgress:
     def start(self, total: int) -> None:
+        pass
+
+    def add_total(self, more: int) -> None:
         pass
 
     def advance(self) -> None:
@@ -70,6 +75,15 @@ class RichProgress:
                                   transient=False)
         self._progress.start()
         self._task = self._progress.add_task(self._describe(), total=total)
+
+    def add_total(self, more: int) -> None:
+        """Documents found while the run goes on (files are parsed as extraction proceeds)."""
+        if more <= 0:
+            return
+        if self._progress is None:
+            self.start(more)
+        else:
+            self._progress.update(self._task, total=self._progress.tasks[0].total + more)
 
     def advance(self) -> None:
         if self._progress is not None:
