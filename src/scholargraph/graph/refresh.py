@@ -141,13 +141,11 @@ class GraphRefresher:
         descs = await asyncio.gather(*(self._description("entity", m.name, m.description.split("\n")) for m in merged))
         texts = [entity_text(m.name, m.type, d, m.aliases) for m, d in zip(merged, descs, strict=True)]
         vectors = await self.embedder.embed(texts)
-        done = 0
         with self.store.transaction():
-            for m, d, v in zip(merged, descs, vectors, strict=True):
-                if self.store.update_entity(m.id, versions.get(m.id, 0.0), m.name, m.type, d, m.aliases, m.weight):
-                    self.store.put_vectors("entity", [m.id], v[None, :])
-                    done += 1
-        return done
+            rebuilt = [i for i, (m, d) in enumerate(zip(merged, descs, strict=True))
+                       if self.store.update_entity(m.id, versions.get(m.id, 0.0), m.name, m.type, d, m.aliases, m.weight)]
+            self.store.put_vectors("entity", [merged[i].id for i in rebuilt], vectors[rebuilt])
+        return len(rebuilt)
 
     async def _relations(self, ids: list[str]) -> int:
         versions = self.store.versions("relations", ids)
@@ -163,12 +161,9 @@ class GraphRefresher:
             kw = ", ".join(dedupe(s.keywords)[:8])
             texts.append(f"{ends[r.source_id].name} -- {ends[r.target_id].name}: {kw}. {d}"[:RELATION_TEXT_CHARS])
         vectors = await self.embedder.embed(texts)
-        done = 0
         with self.store.transaction():
-            for (s, r), d, v in zip(items, descs, vectors, strict=True):
-                ok = self.store.update_relation(r.id, versions.get(r.id, 0.0), d, dedupe(s.keywords)[:12],
-                                                dedupe(s.types), max(s.weight, 0.0), s.confidence)
-                if ok:
-                    self.store.put_vectors("relation", [r.id], v[None, :])
-                    done += 1
-        return done
+            rebuilt = [i for i, ((s, r), d) in enumerate(zip(items, descs, strict=True))
+                       if self.store.update_relation(r.id, versions.get(r.id, 0.0), d, dedupe(s.keywords)[:12],
+                                                     dedupe(s.types), max(s.weight, 0.0), s.confidence)]
+            self.store.put_vectors("relation", [items[i][1].id for i in rebuilt], vectors[rebuilt])
+        return len(rebuilt)
