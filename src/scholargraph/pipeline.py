@@ -266,13 +266,14 @@ class Pipeline:
         return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(fn, *args))
 
     def _prepare(self, doc_id: str) -> tuple[Document, list[Chunk]] | None:
-        """Load a PENDING document, mark it PROCESSING and chunk it (in the chunking thread)."""
-        doc = self.store.load_document(doc_id)
-        row = self.store.get_document(doc_id)
-        if doc is None or row is None:
+        """Load a PENDING document and chunk it (in the chunking thread). Its PROCESSING mark is
+        queued to the writer, ahead of its commit: loading never waits for a commit in progress."""
+        found = self.store.document_to_process(doc_id)
+        if found is None:
             return None
-        self.store.set_status(doc_id, DocStatus.PROCESSING)
-        doc = select_scope(doc, row.scope)
+        assert self._writer is not None
+        self._writer.submit(self.store.set_status, doc_id, DocStatus.PROCESSING)
+        doc = select_scope(*found)
         return doc, self._chunks(doc)
 
     async def _process(self, doc_id: str, report: IndexReport, reading: asyncio.Semaphore) -> None:

@@ -181,6 +181,14 @@ class SQLiteStore(GraphTables, LLMRecords):
         r = self._exec("SELECT payload FROM documents WHERE id = ?", (doc_id,)).fetchone()
         return Document.from_dict(json.loads(r[0])) if r and r[0] else None
 
+    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
+        """A document's parsed form and scope, read without waiting for a transaction another
+        thread holds open (the lookup connection; WAL readers never wait for the writer)."""
+        rows = self._lookup("SELECT payload, scope FROM documents WHERE id = ?", (doc_id,))
+        if not rows or not rows[0][0]:
+            return None
+        return Document.from_dict(json.loads(rows[0][0])), rows[0][1]
+
     def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]:
         if status is None:
             rows = self._exec(f"{self._DOC_SELECT} ORDER BY d.created_at, d.id")
