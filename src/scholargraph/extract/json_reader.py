@@ -201,22 +201,9 @@ class _Reader:
         out: dict[str, Any] = {}
         try:
             while True:
-                self.skip_ws()
-                if self.eof():
-                    return out, False
-                c = self.s[self.i]
-                if c == "}":
-                    self.i += 1
-                    return out, True
-                if c == "]":
-                    if "[" in self.stack[:-1]:  # `{"a": 1]` -- the model forgot the `}`
-                        self.notes.append(f"closed an object at a ']' at char {self.i}")
-                        return out, True
-                    self.i += 1
-                    continue
-                if c == ",":
-                    self.i += 1
-                    continue
+                ended = self.next_item("}", "]", "an object")  # `{"a": 1]`: the model forgot the `}`
+                if ended is not None:
+                    return out, ended
                 try:
                     if not self.member(out):
                         return out, False
@@ -224,6 +211,26 @@ class _Reader:
                     self.recover(problem)
         finally:
             self.stack.pop()
+
+    def next_item(self, close: str, other_close: str, what: str) -> bool | None:
+        """Inside a container, skip commas and stray closers up to the next item (None). True when
+        the container ends here: at its closer, or at the enclosing container's closer written in
+        its place; False when the text ends."""
+        other_open = "[" if other_close == "]" else "{"
+        while True:
+            self.skip_ws()
+            if self.eof():
+                return False
+            c = self.s[self.i]
+            if c == close:
+                self.i += 1
+                return True
+            if c == other_close and other_open in self.stack[:-1]:
+                self.notes.append(f"closed {what} at a '{other_close}' at char {self.i}")
+                return True
+            if c not in (",", other_close):
+                return None
+            self.i += 1
 
     def member(self, out: dict[str, Any]) -> bool:
         """One ``key: value`` into ``out``; False when the text ended inside it."""
@@ -262,22 +269,9 @@ class _Reader:
         out: list[Any] = []
         try:
             while True:
-                self.skip_ws()
-                if self.eof():
-                    return out, False
-                c = self.s[self.i]
-                if c == "]":
-                    self.i += 1
-                    return out, True
-                if c == "}":
-                    if "{" in self.stack[:-1]:  # `{"a": [1, 2}` -- the model forgot the `]`
-                        self.notes.append(f"closed an array at a '}}' at char {self.i}")
-                        return out, True
-                    self.i += 1
-                    continue
-                if c == ",":
-                    self.i += 1
-                    continue
+                ended = self.next_item("]", "}", "an array")  # `{"a": [1, 2}`: the model forgot the `]`
+                if ended is not None:
+                    return out, ended
                 item_start = self.i
                 try:
                     item, complete = self.value()
