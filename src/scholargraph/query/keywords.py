@@ -24,6 +24,7 @@ from ..errors import LLMError, ModelOutputError, ScholarGraphError
 from ..extract.text_utils import STOPWORDS, fold_plural, is_acronym, tokenize_with_offsets
 from ..models import Usage
 from ..prompts import load_prompt
+from ..store.base import Store
 
 MAX_HIGH = 6
 MAX_LOW = 10
@@ -85,7 +86,7 @@ class Keywords:
 # -- clues (eq. 3.2) ------------------------------------------------------------------------
 
 
-def find_clues(store, query_vec: np.ndarray, threshold: float, limit: int = 20, dim: int | None = None) -> list[Clue]:
+def find_clues(store: Store, query_vec: np.ndarray, threshold: float, limit: int = 20, dim: int | None = None) -> list[Clue]:
     """Content keywords with cosine >= ``threshold`` to the question, best first, deduplicated by text."""
     if limit <= 0:
         return []
