@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scholargraph.extract.offline import OfflineExtractor, guess_type
-from scholargraph.extract.text_utils import normalise_name
+from scholargraph.text.names import normalise_name
 
 DATA = Path("/work/shared/data/dev")
 SCIERC = DATA / "scierc" / "dev.json"
