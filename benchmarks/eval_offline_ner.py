@@ -39,7 +39,7 @@ from pathlib import Path
 
 from benchmarks.common import DEV
 from scholargraph.extract.offline import OfflineExtractor, guess_type
-from scholargraph.extract.text_utils import normalise_name
+from scholargraph.text.names import normalise_name
 
 DATA = DEV
 SCIERC = DATA / "scierc" / "dev.json"

@@ -30,12 +30,7 @@ from .pipeline import IndexReport, Pipeline
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine, Retrieval
 from .store.sqlite import SQLiteStore
-
-
-def _key_fn() -> Callable[[str], str]:
-    from .extract.text_utils import normalise_name
-
-    return normalise_name
+from .text.names import normalise_name
 
 
 class KnowledgeBase:
@@ -119,7 +114,7 @@ class KnowledgeBase:
                               summarise)
 
     def _pipeline(self, extractor: Extractor) -> Pipeline:
-        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, _key_fn(),
+        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
                         self._refresher(), self.progress)
 
     def _extractor(self, profile: str | None) -> Extractor:

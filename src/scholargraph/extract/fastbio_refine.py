@@ -20,10 +20,11 @@ import numpy as np
 from ..errors import LLMError, LLMUnavailableError, ModelOutputError
 from ..ingest.chunking import layout
 from ..models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
+from ..text.sentences import sentence_spans
+from ..text.stopwords import STOPWORDS
 from .bio_normalise import match_key
 from .fastbio_draft import _pick
 from .json_repair import parse_json, strip_reasoning
-from .text_utils import sentence_spans
 
 DEFAULT_REFINE_THRESHOLD = 0.6
 DEFAULT_REFINE_PARAGRAPHS = 3
@@ -33,11 +34,10 @@ MAX_PASSAGE_CHARS = 1500  # longer paragraphs are cut at sentence ends: bounds e
 MAX_DESCRIPTION_CHARS = 1200
 
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
-_STOP = frozenset(
-    "a an the of in on for to and or is are was were be been by with as at from that this these those which what who "
-    "how why when where does do did can could should would may might it its their there than then into about over "
-    "under between among also not no such other any all some more less very relationship relation interaction role "
-    "effect effects associated association study studies patients patient".split())
+# words too common in biomedical relation descriptions to tell passages apart
+_GENERIC_BIO_WORDS = frozenset(
+    "relationship relation interaction role effect effects associated association study studies patients patient".split())
+_STOP = STOPWORDS | _GENERIC_BIO_WORDS
 _NO_EVIDENCE = re.compile(
     r"\b(?:does not|do not|doesn't|don't)\s+(?:mention|provide|contain|describe|report|discuss|specify|state)\b"
     r"|\bno (?:information|mention|evidence)\b|\bnot (?:mentioned|described|reported|discussed)\b"

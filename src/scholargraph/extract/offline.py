@@ -1,6 +1,6 @@
 """Offline extraction profile: a draft knowledge graph without any language model.
 
-Deterministic and pure Python (regexes + small word lists from :mod:`.text_utils`):
+Deterministic and pure Python (regexes + small word lists from :mod:`scholargraph.text`):
 
 * **Candidate terms** -- noun-phrase chunks found without a POS tagger: maximal runs of content
   words between boundaries (punctuation, numbers, stopwords, a closed list of common verbs,
@@ -45,12 +45,13 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..models import EntityRecord, Extraction
+from ..text.names import normalise_name
+from ..text.stopwords import STOPWORDS
 from .offline_keywords import keywords
 from .offline_relations import relations
 from .offline_terms import TermFinder, _ChunkAnalysis, _clean_ws, _Mention, _trim
 from .offline_types import _GENE_CUES, DEFAULT_ENTITY_TYPES, _categories, _fallback_type, _resolve_type, guess_type
 from .offline_words import _HAS_ALPHA_RE, GENERIC_ADJECTIVES, GENERIC_WORDS, LEADING_MODIFIERS, _looks_adjective
-from .text_utils import STOPWORDS, normalise_name
 
 __all__ = ["DEFAULT_ENTITY_TYPES", "OfflineExtractor", "guess_type"]
 

@@ -12,9 +12,9 @@ import math
 from collections import Counter
 
 from ..models import KeywordRecord
+from ..text.stopwords import STOPWORDS
 from .offline_terms import _P, _X, _ChunkAnalysis, _Mention
 from .offline_words import GENERIC_WORDS
-from .text_utils import STOPWORDS
 
 WORDS_PER_KEYWORD = 12
 

@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..text.acronyms import find_acronym_definition_spans, is_acronym
+from ..text.names import fold_plural, normalise_name
+from ..text.sentences import sentence_spans
+from ..text.stopwords import STOPWORDS
+from ..text.tokens import Token, tokenize_with_offsets
 from .offline_types import _ORGANISM_WORDS
 from .offline_words import (
     _ADVERB_STOPWORDS,
@@ -38,16 +43,6 @@ from .offline_words import (
     _is_possessive,
     _is_verb_s,
     _verb_like_ing,
-)
-from .text_utils import (
-    STOPWORDS,
-    Token,
-    find_acronym_definition_spans,
-    fold_plural,
-    is_acronym,
-    normalise_name,
-    sentence_spans,
-    tokenize_with_offsets,
 )
 
 # Token classes

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..text.acronyms import is_acronym
+from ..text.names import fold_plural
 from .offline_words import _HAS_DIGIT_RE, _MIXED_RE, _words
-from .text_utils import fold_plural, is_acronym
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = ("Task", "Method", "Model", "Dataset", "Metric", "Concept")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .text_utils import Token
+from ..text.tokens import Token
 
 # --------------------------------------------------------------------------------------------
 # Word lists

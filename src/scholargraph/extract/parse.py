@@ -22,10 +22,10 @@ from typing import Any
 
 from ..errors import ModelOutputError
 from ..models import EntityRecord, Extraction, KeywordRecord, RelationRecord
+from ..text.names import fold_plural
 from .collector import _clean_description, _clean_name, _Collector
 from .delimited import _delimited
 from .json_repair import SPLIT_RE, Invalid, coerce, coerce_value, parse_json, parse_json_result, strip_reasoning
-from .text_utils import fold_plural
 
 __all__ = ["EXTRACTION_SCHEMA", "coerce", "map_entity_type", "parse_extraction", "parse_json"]
 

@@ -57,7 +57,7 @@ b. **Variants never merge.** Each surface has a *variant signature*: its numbers
    "Transformer"/"Transformer-XL", "BERT-base"/"BERT-large". Rule d compares numbers only
    (the letters of an acronym are spelt out by its long form).
 c. **Same key.** The same compact key — every word plural-folded
-   (:func:`~scholargraph.extract.text_utils.fold_plural`), case-folded, leading article,
+   (:func:`~scholargraph.text.names.fold_plural`), case-folded, leading article,
    possessive "'s", hyphens, spaces and punctuation dropped, Greek letter names and roman
    numerals of two or more letters written as a letter/number: "LLM" = "LLMs", "ADAM-10" =
    "ADAM10", "Parkinson's disease" = "Parkinson disease", "beta-catenin" = "b-catenin",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..extract.text_utils import STOPWORDS
+from ..text.stopwords import STOPWORDS
 from .resolve_acronyms import _acronym_letters, _is_acronym_word, _word_parts
 from .resolve_names import _Surface
 from .resolve_rules import _TYPO_MIN_LEN

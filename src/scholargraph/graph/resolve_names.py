@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..extract.text_utils import fold_plural
+from ..text.names import fold_plural
 from .resolve_acronyms import _EDGE, _SPLIT_PARTS, _acronym_letters, _acronym_words, _is_acronym_word
 
 if TYPE_CHECKING:

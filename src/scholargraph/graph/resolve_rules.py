@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..extract.text_utils import STOPWORDS
+from ..text.stopwords import STOPWORDS
 from .resolve_names import _acronym_pair, _jaccard, _Surface, _surfaces
 from .resolve_types import types_compatible
 
