@@ -52,12 +52,13 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common import DEV
 from scholargraph.config import EmbeddingSettings
 from scholargraph.graph.resolve import Candidate, ResolutionSettings, explain, link_pairs, resolve
 from scholargraph.text.names import normalise_name
 
 DATA = Path(__file__).resolve().parent / "data" / "alias_pairs.jsonl"
-BIORED_TRAIN = Path("/work/shared/data/dev/biored/Train.PubTator")
+BIORED_TRAIN = DEV / "biored" / "Train.PubTator"
 DEFAULT_OUT = "benchmarks/results/entity_resolution.json"
 SWEEP = [round(0.80 + 0.01 * i, 2) for i in range(18)]  # 0.80 .. 0.97
 ALIAS_SWEEP = [round(0.1 * i, 1) for i in range(8)]  # 0.0 .. 0.7

@@ -13,10 +13,11 @@ from scholargraph.errors import LoadError
 from scholargraph.ingest import pdf, pdf_pymupdf, pdf_pypdf
 from scholargraph.ingest import pdf_layout as L
 from scholargraph.ingest.registry import LoadOptions, load_file
+from scholargraph.testing.dev_data import dev_data_dir
 
 fpdf = pytest.importorskip("fpdf")
 
-DEV_PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev" / "pdfs"
+DEV_PDFS = dev_data_dir(Path(__file__).resolve().parents[2]) / "pdfs"
 BACKENDS = [
     "pypdf",
     pytest.param("pymupdf", marks=pytest.mark.skipif(not pdf_pymupdf.available(), reason="PyMuPDF not installed")),
@@ -343,8 +344,6 @@ def test_introduction_window_when_nothing_follows_the_abstract() -> None:
 
 # --- the shared dev PDFs -------------------------------------------------------------------
 
-needs_dev = pytest.mark.skipif(not DEV_PDFS.exists(), reason="../shared/data/dev not present")
-
 
 def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
@@ -362,7 +361,7 @@ def heading_recall(headings: list[str], expected: set[str]) -> float:
     return sum(1 for e in expected if e in found) / len(expected)
 
 
-@needs_dev
+@pytest.mark.shared
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["auto", *BACKENDS])
 def test_dev_titles(backend: str) -> None:
@@ -371,7 +370,7 @@ def test_dev_titles(backend: str) -> None:
     assert {n: _norm(t) for n, t in got.items()} == {n: _norm(t) for n, t in titles.items()}
 
 
-@needs_dev
+@pytest.mark.shared
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("stem", ["N18-3011", "2020.acl-main.207"])
