@@ -28,7 +28,8 @@ from .llm.embeddings import Embedder, make_embedder
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
 from .progress import NullProgress, Progress
-from .query.engine import QueryEngine, Retrieval
+from .query.engine import QueryEngine
+from .query.retrieval import Retrieval
 from .store.sqlite import SQLiteStore
 from .text.names import normalise_name
 

@@ -23,7 +23,7 @@ from ..models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
 from ..text.sentences import sentence_spans
 from ..text.stopwords import STOPWORDS
 from .bio_normalise import match_key
-from .fastbio_draft import _pick
+from .fastbio_draft import first_value
 from .json_repair import parse_json, strip_reasoning
 
 DEFAULT_REFINE_THRESHOLD = 0.6
@@ -75,7 +75,7 @@ class RefineTarget:
     target_names: list[str]
 
 
-def _chunk_at(chunks: Sequence[Chunk], offset: int, default: str) -> str:
+def chunk_at(chunks: Sequence[Chunk], offset: int, default: str) -> str:
     for c in chunks:
         if c.char_start is not None and c.char_end is not None and c.char_start <= offset < c.char_end:
             return c.id
@@ -135,7 +135,7 @@ def main_passages(doc: Document, chunks: Sequence[Chunk], skip_before: int = 0) 
             for piece, offset in _split_long(m.group(0), begin):
                 piece = " ".join(piece.split())
                 if len(piece) >= MIN_PASSAGE_CHARS:
-                    out.append(Passage(piece, offset, _chunk_at(chunks, offset, default)))
+                    out.append(Passage(piece, offset, chunk_at(chunks, offset, default)))
     return out
 
 
@@ -155,7 +155,7 @@ def clean_refined(raw: str) -> str | None:
         except ModelOutputError:
             value = None
         if isinstance(value, dict):
-            value = _pick({str(k).lower(): v for k, v in value.items()},
+            value = first_value({str(k).lower(): v for k, v in value.items()},
                           ("description", "updated_description", "relationship_description", "text", "answer"))
         if not isinstance(value, str):
             raise ModelOutputError("refine output is structured data, not a description", raw)

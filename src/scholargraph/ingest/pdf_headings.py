@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .pdf_text import _WS, _close, clean_text, collapse_letter_spacing, join_lines
+from .pdf_text import clean_text, collapse_letter_spacing, join_lines, same_size, squash_ws
 
 if TYPE_CHECKING:
     from .pdf_layout import Line, OutlineItem
@@ -96,7 +96,7 @@ def _bold_run(lines: list[Line], i: int) -> bool:
         if 0 <= j < len(lines):
             other = lines[j]
             near = other.page == line.page and abs(other.y0 - line.y0) < 1.8 * line.size
-            if near and other.bold and _close(other.size, line.size) and abs(other.x0 - line.x0) < 3 * line.size:
+            if near and other.bold and same_size(other.size, line.size) and abs(other.x0 - line.x0) < 3 * line.size:
                 if not (_NUM.match(other.text) or _KNOWN.match(other.text.strip(" .:"))):
                     return True
     return False
@@ -211,7 +211,7 @@ def _continuation(lines: list[Line], h: Heading) -> int:
     while h.index + extra + 1 < len(lines) and extra < 2:
         nxt = lines[h.index + extra + 1]
         prev = lines[h.index + extra]
-        same = nxt.page == line.page and nxt.bold == line.bold and _close(nxt.size, line.size)
+        same = nxt.page == line.page and nxt.bold == line.bold and same_size(nxt.size, line.size)
         if not same or nxt.y0 - prev.y1 > 0.8 * line.size or nxt.x0 < line.x0 - 1 or nxt.words > 8:
             break
         if (
@@ -229,7 +229,7 @@ def detect_headings(lines: list[Line], body: float, skip: set[int]) -> list[Head
     """Headings from numbering patterns, known section names, font size and weight."""
     st = _State(body=body)
     st.top_size = _top_heading_size(lines, body)
-    st.column = median([ln.x1 - ln.x0 for ln in lines if _close(ln.size, body)], 200.0)
+    st.column = median([ln.x1 - ln.x0 for ln in lines if same_size(ln.size, body)], 200.0)
     st.starts = _column_starts(lines, body)
     out: list[Heading] = []
     i = 0
@@ -250,7 +250,7 @@ def detect_headings(lines: list[Line], body: float, skip: set[int]) -> list[Head
 
 def _column_starts(lines: list[Line], body: float) -> list[float]:
     """Left edges where body-text lines usually begin (one per column and page layout)."""
-    starts = Counter(round(ln.x0) for ln in lines if _close(ln.size, body) and not ln.rotated)
+    starts = Counter(round(ln.x0) for ln in lines if same_size(ln.size, body) and not ln.rotated)
     total = sum(starts.values())
     return [float(x) for x, n in starts.items() if n >= max(5, 0.03 * total)]
 
@@ -281,7 +281,7 @@ def outline_headings(lines: list[Line], outline: list[OutlineItem]) -> list[Head
 
 
 def _find_outline_line(lines: list[Line], pos: int, item: OutlineItem, key: str) -> Heading | None:
-    title = _WS.sub(" ", clean_text(item.title)).strip()
+    title = squash_ws(item.title)
     for i in range(pos, len(lines)):
         line = lines[i]
         if item.page and line.page < item.page:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .pdf_text import _close, collapse_letter_spacing, join_lines
+from .pdf_text import collapse_letter_spacing, join_lines, same_size
 
 if TYPE_CHECKING:
     from .pdf_layout import Line
@@ -42,7 +42,7 @@ def _title_group(lines: list[Line], start: int) -> list[Line]:
         prev = group[-1]
         gap = line.y0 - prev.y1
         if (
-            not _close(line.size, first.size)
+            not same_size(line.size, first.size)
             or line.bold != first.bold
             or gap > 1.5 * first.size
             or gap < -0.5 * first.size
@@ -72,7 +72,7 @@ def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 
         largest = max(ln.size for ln in cands)
         logo: tuple[str, list[Line]] | None = None
         for size in sorted({ln.size for ln in cands}, reverse=True)[:3]:
-            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and _close(ln.size, size)]
+            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and same_size(ln.size, size)]
             bold = [i for i in at_size if lines[i].bold]
             group = _title_group(lines, (bold or at_size)[0])
             text = title_text(group)

@@ -14,10 +14,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import date
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .pdf_layout import PdfLayout
+from .pdf_layout import PdfLayout, build_lines
 
 _STAMP = re.compile(r"arXiv:\s*(\S+?)\s*\[[^\]]{1,20}\]\s*(?:\d{1,2}\s+[A-Za-z]{3,9}\.?\s+((?:19|20)\d\d))?")
 _NEW_ID = re.compile(r"^(\d{2})(\d{2})\.\d{4,5}")
@@ -63,8 +61,6 @@ def metadata_year(value: str) -> int | None:
 
 def detect_year(layout: PdfLayout) -> int | None:
     """The year from the stamp, the first page's venue lines, or the metadata (None when none says)."""
-    from .pdf_layout import build_lines
-
     first = next((p for p in layout.pages if not p.error and p.spans), None)
     lines = [ln.text for ln in build_lines(first.spans, layout.gap_spaces)] if first else []
     for text in lines:
