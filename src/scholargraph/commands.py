@@ -3,17 +3,39 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from . import cli_output as show
-from .cli import read_queries, run
 from .config import demo_corpus_candidates, load_settings, settings_summary
 from .errors import ConfigError, ScholarGraphError
 from .fastbm_cli import cmd_fastbm  # noqa: F401  (the `fastbm` command)
 from .kb import KnowledgeBase
 from .progress import RichProgress
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def read_queries(path: str) -> list[str]:
+    """One question per line, or JSON lines with a 'question' field; blank lines ignored."""
+    questions = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                questions.append(str(json.loads(line)["question"]))
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise ScholarGraphError(f"{path}:{n}: expected a JSON object with a 'question' field ({exc})") from None
+        else:
+            questions.append(line)
+    return questions
 
 
 def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None) -> KnowledgeBase:
@@ -259,8 +281,6 @@ def parse_configuration(spec: str) -> tuple[str, dict]:
 
 
 def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    import json
-
     from .evaluation.questions import generate_questions
     from .evaluation.winrate import winrate
 

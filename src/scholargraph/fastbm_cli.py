@@ -80,7 +80,7 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     _opt(p, "dry_run", action="store_true", help="update: estimate LLM calls and tokens; index nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    # what cli._overrides reads for every command
+    # what cli.settings_overrides reads for every command
     p.set_defaults(workdir=None, llm_model=None, embedding_model=None, chunk_size=None, chunk_overlap=None,
                    profile=None, mode=None)
     return p
@@ -157,7 +157,7 @@ def _merge(base: dict, top: dict) -> dict:
 
 
 def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> int:
-    """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli._overrides)."""
+    """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli.settings_overrides)."""
     from . import cli_output as show
     from .kb import KnowledgeBase
 

@@ -30,14 +30,10 @@ from .llm.embeddings import Embedder, make_embedder
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
 from .progress import NullProgress, Progress
-from .query.engine import QueryEngine, Retrieval
+from .query.engine import QueryEngine
+from .query.retrieval import Retrieval
 from .store import open_store
-
-
-def _key_fn() -> Callable[[str], str]:
-    from .extract.text_utils import normalise_name
-
-    return normalise_name
+from .text.names import normalise_name
 
 
 class KnowledgeBase:
@@ -122,7 +118,7 @@ class KnowledgeBase:
                               summarise)
 
     def _pipeline(self, extractor: Extractor) -> Pipeline:
-        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, _key_fn(),
+        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
                         self._refresher(), self.progress)
 
     def _extractor(self, profile: str | None) -> Extractor:

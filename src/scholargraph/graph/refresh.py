@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from ..errors import ScholarGraphError
-from ..extract.acronyms import is_acronym
 from ..llm.embeddings import Embedder
 from ..models import Entity, Relation
 from ..store.base import SourceDescriptions, Store
+from ..text.acronyms import is_acronym
 
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
 TokenCounter = Callable[[str], int]

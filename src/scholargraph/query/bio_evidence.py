@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..graph.weights import combine, node_weights, paper_weight
 from ..models import Source
 from ..store.base import Store
-from .engine import Retrieval
+from .retrieval import Retrieval
 
 
 @dataclass
@@ -43,7 +43,7 @@ def _relation_rows(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str
 
 
 @dataclass
-class _Filters:
+class Filters:
     named: set[str]  # gene / other entity ids
     diseases: set[str]
     entity_types: set[str]
@@ -59,7 +59,7 @@ class _Filters:
         return not (use_relation and self.relation_types and not (set(row[2]) & self.relation_types))
 
 
-async def _search(store: Store, settings, embedder, question, filters: _Filters, cutoff: float, min_weight: float | None,
+async def search_evidence(store: Store, settings, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
                   how: str, retrieval: Retrieval) -> list[Evidence]:
     if store.count("relations") == 0:
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
@@ -103,12 +103,12 @@ async def _search(store: Store, settings, embedder, question, filters: _Filters,
     return out
 
 
-def _named_candidates(store: Store, filters: _Filters) -> set[str] | None:
+def _named_candidates(store: Store, filters: Filters) -> set[str] | None:
     ids = list(filters.named or filters.diseases)
     return set(store.relations_touching(ids)) if ids else None
 
 
-def _apply_type_filters(rows: dict, filters: _Filters, retrieval: Retrieval) -> dict:
+def _apply_type_filters(rows: dict, filters: Filters, retrieval: Retrieval) -> dict:
     """Entity- and relation-type filters; a filter that would leave nothing is dropped, with a note."""
     if not rows:
         return {}
@@ -128,7 +128,7 @@ def _apply_type_filters(rows: dict, filters: _Filters, retrieval: Retrieval) -> 
     return {}
 
 
-def _paper_sources(store: Store, evidence: list[Evidence]) -> list[Source]:
+def paper_sources(store: Store, evidence: list[Evidence]) -> list[Source]:
     by_doc: dict[str, list[Evidence]] = {}
     for e in evidence:
         by_doc.setdefault(e.document_id, []).append(e)
