@@ -117,6 +117,7 @@ class PdfLayout:
     backend: str = ""
     warnings: list[str] = field(default_factory=list)
     gap_spaces: bool = True  # False: span texts already contain the spaces between words
+    meta_date: str = ""  # the document information's CreationDate, e.g. "D:20200519234246Z"
 
 
 # --- lines ---------------------------------------------------------------------------------
