@@ -36,6 +36,7 @@ from .sources import chunk_sources, format_context
 
 MODES = ("naive", "local", "subgraph", "global", "hybrid")
 BIO_MODE = "bio"  # query/bio.py (its own retrieval and answer); dispatched here, imported lazily
+SUMMARY_MODE = "summary"  # query/summary.py: community reports, map/reduce (seed 001 §III.D)
 
 
 class QueryEngine:
@@ -63,8 +64,13 @@ class QueryEngine:
             from .bio import bio_retrieve
 
             return await bio_retrieve(self.store, self.settings, self.embedder, self.llm, question)
+        if mode == SUMMARY_MODE:
+            from .summary import summary_retrieve
+
+            return await summary_retrieve(self.store, self.settings, self.embedder, self.llm, question, top_k)
         if mode not in MODES:
-            raise ConfigError(f"query mode {mode!r} is not available; available: {', '.join(MODES + (BIO_MODE,))}")
+            raise ConfigError(f"query mode {mode!r} is not available; available: "
+                              f"{', '.join(MODES + (BIO_MODE, SUMMARY_MODE))}")
         t0 = time.perf_counter()
         if mode == "naive":
             sources = await self._naive(question, top_k)
@@ -91,6 +97,10 @@ class QueryEngine:
             from .bio import bio_answer
 
             return await bio_answer(self.store, self.settings, self.embedder, self.llm, question, on_text=on_text)
+        if (mode or self.settings.query.mode) == SUMMARY_MODE:
+            from .summary import summary_answer
+
+            return await summary_answer(self.store, self.settings, self.embedder, self.llm, question, top_k, on_text)
         retrieval = await self.retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
         answer = Answer(question, "", retrieval.mode, retrieval.sources, timings=dict(retrieval.timings),
                         context=retrieval.context, notes=list(retrieval.notes), usage=merge_usage(retrieval.usage),
