@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import sse
 from .app import Admin, ServerState, state_of
@@ -100,7 +101,7 @@ async def upload(request: Request, wait: float = Query(0.0)) -> JSONResponse:
     limit = state.settings.server.max_files
     try:
         form = await request.form(max_files=limit, max_fields=10)
-    except HTTPException as exc:
+    except StarletteHTTPException as exc:
         if "Too many files" in str(exc.detail):
             raise HTTPException(413, f"more than {limit} files in one upload") from None
         raise HTTPException(400, "malformed multipart body") from None

@@ -123,8 +123,8 @@ class Auth:
             return
         role = self.keys.role_for(token_from_header(_header(scope, b"authorization")))
         if role is None:
-            await send_status(send, 401, "unauthorized",
-                              [(b"www-authenticate", b'Bearer, Basic realm="scholargraph", charset="UTF-8"')])
+            await send_status(send, 401, "unauthorized", [(b"www-authenticate", b'Basic realm="scholargraph", charset="UTF-8"'),
+                                                          (b"www-authenticate", b'Bearer realm="scholargraph"')])
             return
         state["role"] = role
         await self.app(scope, receive, send)
