@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import write_result
+from benchmarks.common import DEV, write_result
 from scholargraph.ingest import pdf, pdf_pymupdf
 
 DEFAULT_OUT = "benchmarks/results/pdf_parsing.json"
-DEV_PDFS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dev" / "pdfs"
+DEV_PDFS = DEV / "pdfs"
 COMPANIONS = ("N18-3011", "2020.acl-main.207")
 
 

@@ -37,10 +37,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.common import DEV
 from scholargraph.extract.offline import OfflineExtractor, guess_type
-from scholargraph.extract.text_utils import normalise_name
+from scholargraph.text.names import normalise_name
 
-DATA = Path("/work/shared/data/dev")
+DATA = DEV
 SCIERC = DATA / "scierc" / "dev.json"
 BIORED = DATA / "biored" / "Dev.PubTator"
 

@@ -18,7 +18,7 @@ Systems, each scored as a binary "merge this pair?" decision (positive class = m
 * ``ours_pooled``: every mention of the dataset resolved together (356 candidates); a pair counts
   as merged when both ends land in the same group. Closer to real use: clique partitioning and
   candidate blocking now matter, and a pair can be split apart by a third mention.
-* ``exact_name``: merge iff :func:`~scholargraph.extract.text_utils.normalise_name` keys are equal
+* ``exact_name``: merge iff :func:`~scholargraph.text.names.normalise_name` keys are equal
   (what LightRAG-style graphs do; also this project's commit-time merge without aliases).
 * ``vector_only``: merge iff cosine >= threshold (paper2lkg §4.2 without name rules; the paper
   uses 0.95 on LLM-written descriptions).
@@ -52,12 +52,13 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common import DEV
 from scholargraph.config import EmbeddingSettings
-from scholargraph.extract.text_utils import normalise_name
 from scholargraph.graph.resolve import Candidate, ResolutionSettings, explain, link_pairs, resolve
+from scholargraph.text.names import normalise_name
 
 DATA = Path(__file__).resolve().parent / "data" / "alias_pairs.jsonl"
-BIORED_TRAIN = Path("/work/shared/data/dev/biored/Train.PubTator")
+BIORED_TRAIN = DEV / "biored" / "Train.PubTator"
 DEFAULT_OUT = "benchmarks/results/entity_resolution.json"
 SWEEP = [round(0.80 + 0.01 * i, 2) for i in range(18)]  # 0.80 .. 0.97
 ALIAS_SWEEP = [round(0.1 * i, 1) for i in range(8)]  # 0.0 .. 0.7
@@ -103,8 +104,8 @@ def biored_auto_pairs(path: Path = BIORED_TRAIN, max_near_per_doc: int = 6) -> l
     """
     import re as _re
 
-    from scholargraph.extract.text_utils import sentence_spans
     from scholargraph.graph.resolve import name_similarity
+    from scholargraph.text.sentences import sentence_spans
 
     texts: dict[str, str] = {}
     mentions: dict[str, list[tuple[int, str, str, str]]] = defaultdict(list)

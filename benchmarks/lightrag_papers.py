@@ -37,7 +37,7 @@ def askg_set(tmp: Path) -> PaperSet:
     for src in sorted((DEV / "askg" / "papers").glob("*.json")):
         doc = load_file(src)[0]
         texts.append(_write(out, src.stem, doc.title, doc.full_text))
-    return PaperSet("askg", texts, texts, ["academic"], "6 ASKG papers (/work/shared/data/dev/askg/papers/*.json) as text")
+    return PaperSet("askg", texts, texts, ["academic"], "6 ASKG papers (../shared/data/dev/askg/papers/*.json) as text")
 
 
 def fastbm_set(tmp: Path, csv: Path) -> PaperSet:

@@ -24,6 +24,7 @@ SCRIPTS = {
     "askg_qa": ["benchmarks.eval_askg_qa"],
     "retrieval": ["benchmarks.eval_retrieval", "--max-2wiki", "600"],
     "lightrag_compare": ["benchmarks.lightrag_compare"],
+    "scripted_server": ["benchmarks.bench_scripted_server"],
 }
 
 

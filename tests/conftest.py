@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from scholargraph.testing.dev_data import dev_data_dir
+
 REPO = Path(__file__).resolve().parents[1]
-DEV = REPO.parent / "shared" / "data" / "dev"
-needs_dev = pytest.mark.skipif(not DEV.exists(), reason="../shared/data/dev not present")
+DEV = dev_data_dir(REPO)
+MISSING = f"../shared/data/dev not present (looked at {DEV})"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _missing_dev() -> None:
+    """A test needs the dev data and it is absent: a failure in CI (CI=true), a skip elsewhere."""
+    if in_ci():
+        pytest.fail(f"{MISSING}; CI must run with the dev data beside the checkout", pytrace=False)
+    pytest.skip(MISSING)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("shared") is not None and not DEV.is_dir():
+        _missing_dev()
 
 
 @pytest.fixture
 def dev() -> Path:
-    if not DEV.exists():
-        pytest.skip("../shared/data/dev not present")
+    if not DEV.is_dir():
+        _missing_dev()
     return DEV
 
 

@@ -41,9 +41,9 @@ def test_fastbmrag_command_lines_parse_and_map_to_settings(tmp_path, monkeypatch
     assert any("--llm_query_model_name is not used" in n for n in notes)
     # hyphenated spellings work too; the generic CLI overrides can be computed from these args
     args = parse(["--job", "query", "--working-dir", "w", "--collection-name", "c", "--question", "Why?"])
-    from scholargraph.cli import _overrides
+    from scholargraph.cli import settings_overrides
 
-    assert _overrides(args)["llm"]["base_url"] is None
+    assert settings_overrides(args)["llm"]["base_url"] is None
     notes = []
     o = fastbm_overrides(args, notes)
     assert o["llm"]["base_url"] == "http://localhost:11434/v1" and o["llm"]["model"] == "gemma3:27b-it-qat"

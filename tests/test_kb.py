@@ -187,3 +187,23 @@ def test_hybrid_includes_the_best_passage_unless_thesis_exact(corpus, workdir):
         kb.settings.query.hybrid_passages = False
         thesis = kb.retrieve(question, mode="hybrid", top_k=3)
         assert thesis.mode == "hybrid" and thesis.sources
+
+
+def test_sync_api_works_inside_a_running_event_loop(corpus, workdir):
+    """As in a Jupyter cell: the sync methods are called while an event loop runs in this thread."""
+    import asyncio
+
+    async def notebook_cell():
+        asyncio.get_running_loop()  # a loop is running here
+        with make_kb(workdir) as k:
+            report = k.insert([corpus])
+            answer = k.query("What does RAG retrieve?", mode="naive", top_k=2)
+            retrieval = k.retrieve("knowledge graph", mode="naive", top_k=1)
+            deleted = k.delete(report.added[0])
+        return report, answer, retrieval, deleted
+
+    report, answer, retrieval, deleted = asyncio.run(notebook_cell())
+    assert len(report.added) == 3 and not report.failed
+    assert answer.sources and answer.text
+    assert len(retrieval.sources) == 1
+    assert deleted["deleted"] == report.added[0]

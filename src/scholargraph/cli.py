@@ -5,10 +5,8 @@ or queries failed, 2 bad settings, 3 LLM unreachable, 4 workspace problem, 5 not
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -28,7 +26,7 @@ def _settings_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.command == "keygen":
         return {}
     return {
@@ -130,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from . import commands
 
-        return getattr(commands, f"cmd_{args.command}")(args, _overrides(args))
+        return getattr(commands, f"cmd_{args.command}")(args, settings_overrides(args))
     except ScholarGraphError as exc:
         _report_error(args, exc)
         return exc.exit_code
@@ -143,27 +141,6 @@ def _report_error(args: argparse.Namespace, exc: ScholarGraphError) -> None:
     if getattr(args, "json", False):
         print(json.dumps({"error": str(exc), "type": type(exc).__name__}))
     print(f"error: {exc}", file=sys.stderr)
-
-
-def run(coro):
-    return asyncio.run(coro)
-
-
-def read_queries(path: str) -> list[str]:
-    """One question per line, or JSON lines with a 'question' field; blank lines ignored."""
-    questions = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("{"):
-            try:
-                questions.append(str(json.loads(line)["question"]))
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise ScholarGraphError(f"{path}:{n}: expected a JSON object with a 'question' field ({exc})") from None
-        else:
-            questions.append(line)
-    return questions
 
 
 if __name__ == "__main__":  # pragma: no cover

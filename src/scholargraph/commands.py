@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from . import cli_output as show
-from .cli import read_queries, run
 from .config import demo_corpus_candidates, load_settings, settings_summary
 from .errors import ConfigError, ScholarGraphError
 from .fastbm_cli import cmd_fastbm  # noqa: F401  (the `fastbm` command)
 from .kb import KnowledgeBase
 from .progress import RichProgress
+
+
+def read_queries(path: str) -> list[str]:
+    """One question per line, or JSON lines with a 'question' field; blank lines ignored."""
+    questions = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                questions.append(str(json.loads(line)["question"]))
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise ScholarGraphError(f"{path}:{n}: expected a JSON object with a 'question' field ({exc})") from None
+        else:
+            questions.append(line)
+    return questions
 
 
 def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None) -> KnowledgeBase:
@@ -52,7 +69,7 @@ def _questions(args: argparse.Namespace) -> list[str]:
 def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
-        return run(kb._closing(_ask_all(kb, args, questions)))
+        return kb.run(_ask_all(kb, args, questions))
 
 
 async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
@@ -86,7 +103,7 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
 def cmd_retrieve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
-        return run(kb._closing(_retrieve_all(kb, args, questions)))
+        return kb.run(_retrieve_all(kb, args, questions))
 
 
 async def _retrieve_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
@@ -197,7 +214,7 @@ def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .reembed import reembed
 
     with _kb(args, overrides) as kb:
-        counts = run(kb._closing(reembed(kb)))
+        counts = kb.run(reembed(kb))
     show.print_json(counts) if args.json else show.out.print(f"re-embedded: {counts}")
     return 0
 
@@ -259,8 +276,6 @@ def parse_configuration(spec: str) -> tuple[str, dict]:
 
 
 def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    import json
-
     from .evaluation.questions import generate_questions
     from .evaluation.winrate import winrate
 
@@ -268,7 +283,7 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if kb.llm is None:
             raise ConfigError("evaluation needs an LLM: set llm.base_url and llm.model")
         if args.task == "questions":
-            rows = run(kb._closing(generate_questions(kb, args.users, args.tasks, args.per_task)))
+            rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
             Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
             return 0
@@ -276,7 +291,7 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
         mode_a, opt_a = parse_configuration(args.a)
         mode_b, opt_b = parse_configuration(args.b)
-        verdicts = run(kb._closing(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b)))
+        verdicts = kb.run(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b))
     result = verdicts.to_json(args.a, args.b)
     if args.json:
         show.print_json(result)

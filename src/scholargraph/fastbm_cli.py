@@ -25,7 +25,6 @@ Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_t
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +79,7 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     _opt(p, "dry_run", action="store_true", help="update: estimate LLM calls and tokens; index nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    # what cli._overrides reads for every command
+    # what cli.settings_overrides reads for every command
     p.set_defaults(workdir=None, llm_model=None, embedding_model=None, chunk_size=None, chunk_overlap=None,
                    profile=None, mode=None)
     return p
@@ -157,7 +156,7 @@ def _merge(base: dict, top: dict) -> dict:
 
 
 def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> int:
-    """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli._overrides)."""
+    """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli.settings_overrides)."""
     from . import cli_output as show
     from .kb import KnowledgeBase
 
@@ -185,7 +184,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
     if not args.question:
         raise ConfigError("--job query needs --question 'your question'")
     with KnowledgeBase(settings=settings) as kb:
-        answer = asyncio.run(kb._closing(_query(kb, args)))
+        answer = kb.run(_query(kb, args))
     answer.notes[:0] = notes
     from .query.bio import format_references
 

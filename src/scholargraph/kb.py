@@ -5,7 +5,8 @@
     kb.insert(["papers/"])
     print(kb.query("Which methods use contrastive learning?").text)
 
-Every method has an async twin (``ainsert``, ``aquery``, ...). Heavy parts (embedding model,
+Every method has an async twin (``ainsert``, ``aquery``, ...); the sync ones also work inside a
+running event loop (Jupyter). Heavy parts (embedding model,
 LLM client, extractor) are created on first use, so ``status`` and ``stats`` stay instant.
 """
 
@@ -13,9 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import Settings, load_settings
 from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError
@@ -28,14 +29,13 @@ from .llm.embeddings import Embedder, make_embedder
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
 from .progress import NullProgress, Progress
-from .query.engine import QueryEngine, Retrieval
+from .query.engine import QueryEngine
+from .query.retrieval import Retrieval
 from .store.sqlite import SQLiteStore
+from .sync import run_sync
+from .text.names import normalise_name
 
-
-def _key_fn() -> Callable[[str], str]:
-    from .extract.text_utils import normalise_name
-
-    return normalise_name
+T = TypeVar("T")
 
 
 class KnowledgeBase:
@@ -119,7 +119,7 @@ class KnowledgeBase:
                               summarise)
 
     def _pipeline(self, extractor: Extractor) -> Pipeline:
-        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, _key_fn(),
+        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
                         self._refresher(), self.progress)
 
     def _extractor(self, profile: str | None) -> Extractor:
@@ -183,13 +183,13 @@ class KnowledgeBase:
             await (refresher or self._refresher()).refresh()
 
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
-        return asyncio.run(self._closing(self.ainsert(paths, **kwargs)))
+        return self.run(self.ainsert(paths, **kwargs))
 
     async def adelete(self, doc_id: str) -> dict:
         return await self._pipeline(self._extractor("none")).delete(doc_id)
 
     def delete(self, doc_id: str) -> dict:
-        return asyncio.run(self._closing(self.adelete(doc_id)))
+        return self.run(self.adelete(doc_id))
 
     # -- querying -------------------------------------------------------------------------
 
@@ -204,7 +204,7 @@ class KnowledgeBase:
         return await self.engine().retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
 
     def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None, **kwargs: Any) -> Retrieval:
-        return asyncio.run(self._closing(self.aretrieve(question, mode, top_k, **kwargs)))
+        return self.run(self.aretrieve(question, mode, top_k, **kwargs))
 
     async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                      session: str | None = None, on_text: Callable[[str], None] | None = None,
@@ -221,7 +221,7 @@ class KnowledgeBase:
         return answer
 
     def query(self, question: str, mode: str | None = None, top_k: int | None = None, **kwargs: Any) -> Answer:
-        return asyncio.run(self._closing(self.aquery(question, mode, top_k, **kwargs)))
+        return self.run(self.aquery(question, mode, top_k, **kwargs))
 
     # -- inspection -----------------------------------------------------------------------
 
@@ -264,7 +264,7 @@ class KnowledgeBase:
         return {"kept": keep_id, "merged": gone["entity"], "relations_merged": len(gone["relation"])}
 
     def merge_entities(self, keep: str, *others: str) -> dict:
-        return asyncio.run(self._closing(self.amerge_entities(keep, *others)))
+        return self.run(self.amerge_entities(keep, *others))
 
     async def asplit_entity(self, ref: str) -> list[str]:
         from .graph.edit import split_entity
@@ -274,7 +274,7 @@ class KnowledgeBase:
         return ids
 
     def split_entity(self, ref: str) -> list[str]:
-        return asyncio.run(self._closing(self.asplit_entity(ref)))
+        return self.run(self.asplit_entity(ref))
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
@@ -335,7 +335,12 @@ class KnowledgeBase:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    async def _closing(self, coro):
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` (async work on this knowledge base) from synchronous code, then close the HTTP
+        clients. Works with or without a running event loop (Jupyter): see :func:`~scholargraph.sync.run_sync`."""
+        return run_sync(self._closing(coro))
+
+    async def _closing(self, coro: Awaitable[T]) -> T:
         try:
             return await coro
         finally:

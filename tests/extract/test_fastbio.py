@@ -26,11 +26,11 @@ from scholargraph.models import Chunk, Document, EntityRecord, Extraction, Relat
 from scholargraph.testing.canned_bio import (  # noqa: E402,F401
     DRAFT_MARK,
     REFINE_MARK,
-    _user,  # noqa: E402
     draft_reply,
     fastbio_rules,
     refine_reply,
 )
+from scholargraph.testing.canned_terms import user_text  # noqa: E402
 from scholargraph.testing.llm_server import Reply, Rule
 
 
@@ -223,7 +223,7 @@ def test_one_failing_call_only_affects_its_paper_or_relation(llm_server, workdir
     bad_refine = {"n": 0}
 
     def refine_or_garbage(request):
-        text = _user(request)
+        text = user_text(request)
         if "Source: DELTAGENE" in text and "Target: Adenomyosis" in text:
             bad_refine["n"] += 1
             return '{"entities": [], "oops'  # malformed: structured junk, not a description
@@ -268,7 +268,7 @@ def test_one_failing_call_only_affects_its_paper_or_relation(llm_server, workdir
 
 def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server, workdir, tmp_path):
     def draft(request):
-        text = _user(request)
+        text = user_text(request)
         if "Paper N1" in text:
             return json.dumps({"entities": [{"name": "IL1B", "type": "Gene", "alias": "interleukin-1 beta"},
                                             {"name": "Endometriosis", "type": "Disease", "alias": "endometriotic disease"}],

@@ -5,8 +5,8 @@ from dataclasses import asdict
 import pytest
 
 from scholargraph.extract.offline import DEFAULT_ENTITY_TYPES, OfflineExtractor, guess_type
-from scholargraph.extract.text_utils import normalise_name
 from scholargraph.models import Extraction
+from scholargraph.text.names import normalise_name
 
 PARAGRAPH = (
     "Retrieval-Augmented Generation (RAG) combines a dense retriever with large language models (LLMs). "

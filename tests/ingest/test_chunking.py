@@ -1,9 +1,9 @@
 import pytest
 
 from scholargraph.ingest.chunking import chunk_document
-from scholargraph.ingest.segment import sentence_spans
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.models import Document, Section
+from scholargraph.text.sentences import sentence_spans
 
 
 @pytest.fixture(scope="module")

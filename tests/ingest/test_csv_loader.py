@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import csv
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,10 @@ import pytest
 from scholargraph.errors import LoadError
 from scholargraph.ingest.csvfile import load_csv, split_abstract, split_main_text
 from scholargraph.ingest.registry import LoadOptions
+from scholargraph.testing.dev_data import dev_data_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev"
-_skip_without_dev = pytest.mark.skipif(not DEV.exists(), reason="shared dev data not available")
-
-
-def needs_dev(test: Callable[..., None]) -> Callable[..., None]:
-    """Mark a test as using ../shared/data/dev and skip it when that folder is absent."""
-    return pytest.mark.shared(_skip_without_dev(test))
+DEV = dev_data_dir(Path(__file__).resolve().parents[2])
 
 
 def load(path: Path) -> list:
@@ -107,7 +101,7 @@ def test_binary_csv(tmp_path: Path) -> None:
         load(path)
 
 
-@needs_dev
+@pytest.mark.shared
 @pytest.mark.parametrize(
     ("name", "rows", "float_column"), [("demo1.csv", 10, "weight"), ("demo2.csv", 9, "IMPACT_FACTOR")]
 )

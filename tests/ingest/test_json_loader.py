@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,10 @@ import pytest
 from scholargraph.errors import LoadError
 from scholargraph.ingest.jsonfile import load_json, parse_authors, parse_year
 from scholargraph.ingest.registry import LoadOptions
+from scholargraph.testing.dev_data import dev_data_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev"
-_skip_without_dev = pytest.mark.skipif(not DEV.exists(), reason="shared dev data not available")
-
-
-def needs_dev(test: Callable[..., None]) -> Callable[..., None]:
-    """Mark a test as using ../shared/data/dev and skip it when that folder is absent."""
-    return pytest.mark.shared(_skip_without_dev(test))
+DEV = dev_data_dir(Path(__file__).resolve().parents[2])
 
 
 def load(path: Path, **options: object) -> list:
@@ -179,7 +173,7 @@ def test_deeply_nested_json(tmp_path: Path) -> None:
 # --- shared dev data -------------------------------------------------------------------------
 
 
-@needs_dev
+@pytest.mark.shared
 def test_askg_papers_keep_sections_in_order() -> None:
     files = sorted((DEV / "askg" / "papers").glob("kg_ASKG_*.json"))
     assert len(files) == 6
@@ -194,14 +188,14 @@ def test_askg_papers_keep_sections_in_order() -> None:
         assert doc.sections[1].text.startswith(first_sentence.strip())
 
 
-@needs_dev
+@pytest.mark.shared
 def test_scierc_json_lines() -> None:
     docs = load(DEV / "scierc" / "dev.json")
     assert len(docs) == 50
     assert all(d.full_text and not d.id.startswith("md5:") for d in docs)
 
 
-@needs_dev
+@pytest.mark.shared
 def test_other_dev_json_files() -> None:
     assert len(load(DEV / "pubmedqa" / "pqal_dev.json")) == 500
     qasper = load(DEV / "qasper" / "qasper_dev_5papers.json")

@@ -13,66 +13,16 @@ from scholargraph.errors import LoadError
 from scholargraph.ingest import pdf, pdf_pymupdf, pdf_pypdf
 from scholargraph.ingest import pdf_layout as L
 from scholargraph.ingest.registry import LoadOptions, load_file
+from scholargraph.testing.dev_data import dev_data_dir
 
 fpdf = pytest.importorskip("fpdf")
+from pdf_writer import TITLE, Writer  # noqa: E402  (needs fpdf)
 
-DEV_PDFS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev" / "pdfs"
+DEV_PDFS = dev_data_dir(Path(__file__).resolve().parents[2]) / "pdfs"
 BACKENDS = [
     "pypdf",
     pytest.param("pymupdf", marks=pytest.mark.skipif(not pdf_pymupdf.available(), reason="PyMuPDF not installed")),
 ]
-TITLE = "Graph Retrieval for Scientific Papers: A Study of Title Extraction"
-BODY = (
-    "Retrieval augmented generation grounds the answers of a language model in documents that a search "
-    "step selects from a collection. Scientific papers are long and structured, so the parser has to keep "
-    "track of sections, pages and titles before any of the text is split into chunks for indexing."
-)
-
-
-class Writer:
-    """Lines at explicit positions (points), so that pages and line breaks are known."""
-
-    def __init__(self, outline: bool = False) -> None:
-        self.pdf = fpdf.FPDF(unit="pt", format="A4")
-        self.outline = outline
-        self.y = 0.0
-        self.pages = 0
-        self.new_page()
-
-    def new_page(self) -> None:
-        self.pdf.add_page()
-        self.pages += 1
-        self.pdf.set_font("Helvetica", size=8)
-        self.pdf.text(250, 30, "Preprint. Under review.")  # running header
-        self.pdf.text(295, 815, str(self.pages))  # page number
-        self.y = 90.0
-
-    def line(self, text: str, size: float = 10, bold: bool = False, x: float = 72, step: float | None = None) -> None:
-        self.pdf.set_font("Helvetica", "B" if bold else "", size)
-        self.pdf.text(x, self.y, text)
-        self.y += step if step is not None else size * 1.25
-
-    def heading(self, text: str, level: int = 0, size: float = 12) -> None:
-        self.y += 8
-        if self.outline:
-            self.pdf.set_y(self.y - size)
-            self.pdf.start_section(text, level=level)
-            self.line(text, 10)  # outline variant: headings look like body text
-        else:
-            self.line(text, size, bold=True)
-
-    def body(self, sentences: int = 4, text: str = BODY) -> None:
-        words = " ".join([text] * sentences).split()
-        cur = ""
-        for word in words:
-            if len(cur) + len(word) > 85:
-                self.line(cur)
-                cur = word
-            else:
-                cur = f"{cur} {word}".strip()
-        self.line(cur)
-
-
 def write_paper(path: Path, outline: bool = False, encrypt: str | None = None) -> Path:
     w = Writer(outline)
     with w.pdf.rotation(90, x=40, y=600):  # arXiv-style side stamp, bigger than the title
@@ -343,8 +293,6 @@ def test_introduction_window_when_nothing_follows_the_abstract() -> None:
 
 # --- the shared dev PDFs -------------------------------------------------------------------
 
-needs_dev = pytest.mark.skipif(not DEV_PDFS.exists(), reason="../shared/data/dev not present")
-
 
 def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
@@ -362,7 +310,7 @@ def heading_recall(headings: list[str], expected: set[str]) -> float:
     return sum(1 for e in expected if e in found) / len(expected)
 
 
-@needs_dev
+@pytest.mark.shared
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["auto", *BACKENDS])
 def test_dev_titles(backend: str) -> None:
@@ -371,7 +319,7 @@ def test_dev_titles(backend: str) -> None:
     assert {n: _norm(t) for n, t in got.items()} == {n: _norm(t) for n, t in titles.items()}
 
 
-@needs_dev
+@pytest.mark.shared
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("stem", ["N18-3011", "2020.acl-main.207"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,12 @@ from lxml import etree
 from scholargraph.errors import LoadError
 from scholargraph.ingest.pubmed import load_xml
 from scholargraph.ingest.registry import LoadOptions
+from scholargraph.testing.dev_data import dev_data_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
-DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "dev"
+DEV = dev_data_dir(Path(__file__).resolve().parents[2])
 JATS = DEV / "pdfs" / "jats"
-_skip_without_dev = pytest.mark.skipif(not DEV.exists(), reason="shared dev data not available")
 
-
-def needs_dev(test: Callable[..., None]) -> Callable[..., None]:
-    """Mark a test as using ../shared/data/dev and skip it when that folder is absent."""
-    return pytest.mark.shared(_skip_without_dev(test))
 
 
 JATS_TITLES = {
@@ -161,7 +156,7 @@ def _top_level_titles(path: Path) -> list[str]:
     return [" ".join("".join(sec.find("title").itertext()).split()) for sec in root.find("body").findall("sec")]
 
 
-@needs_dev
+@pytest.mark.shared
 @pytest.mark.parametrize("name", sorted(JATS_TITLES))
 def test_real_jats_files(name: str) -> None:
     [doc] = load(JATS / name)

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from scholargraph.extract.text_utils import STOPWORDS, normalise_name
 from scholargraph.graph.refresh import GraphRefresher
 from scholargraph.llm.embeddings import Embedder
 from scholargraph.models import Chunk, DocStatus, Document, Section
 from scholargraph.store.graph_sql import EntityWrite, KeywordWrite, RelationWrite
 from scholargraph.store.sqlite import SQLiteStore
+from scholargraph.text.names import normalise_name
+from scholargraph.text.stopwords import STOPWORDS
 
 DIM = 1024
 _WORD = re.compile(r"[a-z0-9]+")

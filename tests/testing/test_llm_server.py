@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import threading
 import time
 
 import httpx
@@ -151,21 +152,26 @@ def test_api_key_is_required_when_set():
         assert httpx.get(f"{server.base_url}/models", headers={"Authorization": "Bearer k"}).status_code == 200
 
 
-def test_sustains_many_concurrent_slow_requests():
-    async def burst(n: int) -> float:
+def test_serves_many_requests_at_once():
+    """128 requests are in flight together: each responder waits until all 128 have arrived (a
+    server that answered one connection at a time would break the barrier instead)."""
+    everyone_in = threading.Barrier(128, timeout=60)
+
+    def respond(request: dict) -> str:
+        everyone_in.wait()
+        return "ok"
+
+    async def burst(n: int) -> None:
         limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
-        async with httpx.AsyncClient(limits=limits, timeout=10) as client:
-            started = time.perf_counter()
+        async with httpx.AsyncClient(limits=limits, timeout=120) as client:
             calls = [client.post(f"{server.base_url}/chat/completions", json=chat_body(f"q{i}")) for i in range(n)]
             responses = await asyncio.gather(*calls)
-            assert all(r.status_code == 200 for r in responses)
-            return time.perf_counter() - started
+            assert [r.json()["choices"][0]["message"]["content"] for r in responses] == ["ok"] * n
 
-    with ScriptedLLMServer("ok", latency=0.5) as server:
-        elapsed = asyncio.run(burst(128))
+    with ScriptedLLMServer(respond) as server:
+        asyncio.run(burst(128))
     assert server.stats.peak_concurrency == 128
-    assert elapsed < 3.0  # in parallel: one after another would take 64 s
-    assert server.stats.mean_concurrency() > 64  # 128 requests of 0.5 s overlapping in a short window
+    assert server.stats.responder_errors == []
 
 
 def test_concurrency_timeline_shows_idle_and_busy_slices():
@@ -184,8 +190,8 @@ def test_stats_reset_and_stop_is_prompt():
         assert server.stats.calls == 1
         server.stats.reset()
         assert server.stats.to_json()["calls"] == 0 and server.stats.requests == []
-        started = time.perf_counter()
-        server.stop()
-    assert time.perf_counter() - started < 5.0  # does not wait for the idle keep-alive connection
+        server.stop()  # returns although the client keeps its connection open (a hang trips the test timeout)
+        with pytest.raises(httpx.TransportError):  # that connection was closed, and no new one is accepted
+            client.post(f"{server.base_url}/chat/completions", json=chat_body("x"))
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{server.base_url}/models")

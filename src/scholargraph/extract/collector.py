@@ -1,6 +1,6 @@
 """Canonical entity/relation/keyword dicts gathered from model output (see :mod:`.parse`).
 
-Name and description cleaning, and :class:`_Collector`, which reads the JSON sections and items
+Name and description cleaning, and :class:`Collector`, which reads the JSON sections and items
 under their usual names (entities/nodes, relationships/edges/triples, entity_name, src_id/head,
 content_keywords...). :mod:`.delimited` adds delimiter-style records to the same collector.
 """
@@ -14,7 +14,7 @@ _EDGE_JUNK = " \t\r\n\"'`*#:;,\u201c\u201d\u2018\u2019"
 _MARKDOWN_RE = re.compile(r"\*\*|__|`")
 
 
-def _clean_name(value: Any) -> str:
+def clean_name(value: Any) -> str:
     """Quotes, markdown and stray tuple brackets stripped, whitespace collapsed."""
     if value is None or isinstance(value, (dict, bool)):
         return ""
@@ -32,7 +32,7 @@ def _clean_name(value: Any) -> str:
             return text
 
 
-def _clean_description(value: Any) -> str:
+def clean_description(value: Any) -> str:
     if value is None or isinstance(value, (dict, bool)):
         return ""
     if isinstance(value, list):
@@ -82,7 +82,7 @@ def _endpoint(value: Any) -> Any:
     return _name_of(_norm_keys(value)) if isinstance(value, dict) else value
 
 
-class _Collector:
+class Collector:
     """Canonical entity/relation/keyword dicts gathered from JSON and delimiter records."""
 
     def __init__(self) -> None:
@@ -107,7 +107,7 @@ class _Collector:
         rel = {"source": _endpoint(_pick(d, _SRC)), "target": _endpoint(_pick(d, _TGT)),
                "keywords": keywords, "description": _pick(d, _RDESC), "strength": _pick(d, _STRENGTH)}
         if rel["description"] is None and label is not None:
-            rel["description"] = f"{_clean_name(rel['source'])} {_clean_name(label)} {_clean_name(rel['target'])}"
+            rel["description"] = f"{clean_name(rel['source'])} {clean_name(label)} {clean_name(rel['target'])}"
         self.relations.append({k: v for k, v in rel.items() if v is not None})
 
     def section(self, kind: str, value: Any) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .collector import _clean_description, _clean_name
+from .collector import clean_description, clean_name
 
 if TYPE_CHECKING:
-    from .collector import _Collector
+    from .collector import Collector
 
 _COMPLETE_RE = re.compile(r"<\|?\s*COMPLETE\s*\|?>|\{?completion_delimiter\}?", re.I)
 _RECORD_SPLIT_RE = re.compile(
@@ -34,7 +34,7 @@ _PARTIAL_MARKER_RE = re.compile(r"<\|[#A-Za-z]*\|?>?\s*$")
 _MIN_FIELDS = {"entity": 4, "relation": 5, "keywords": 2}
 
 
-def _delimited(text: str, out: _Collector) -> int:
+def read_delimited(text: str, out: Collector) -> int:
     """Adds the delimiter-style records in ``text`` to ``out``; returns how many were found.
 
     Without a completion marker, a last record that is cut off (an open parenthesis, or fewer
@@ -59,7 +59,7 @@ def _delimited(text: str, out: _Collector) -> int:
             fields.pop()
         if len(fields) < 2:
             continue
-        kind = _RECORD_KINDS.get(_clean_name(fields[0]).lower().replace("-", "_"))
+        kind = _RECORD_KINDS.get(clean_name(fields[0]).lower().replace("-", "_"))
         if kind is None:
             continue
         if open_tail and n == len(pieces) - 1 and ((opened and not closed) or len(fields) < _MIN_FIELDS[kind]):
@@ -71,7 +71,7 @@ def _delimited(text: str, out: _Collector) -> int:
     return found
 
 
-def _add_record(out: _Collector, kind: str, fields: list[str]) -> bool:
+def _add_record(out: Collector, kind: str, fields: list[str]) -> bool:
     """One record's fields into ``out``; False for a relation without both endpoints."""
     if kind == "entity":
         out.entities.append({"name": fields[1], "type": fields[2] if len(fields) > 2 else None,
@@ -79,7 +79,7 @@ def _add_record(out: _Collector, kind: str, fields: list[str]) -> bool:
     elif kind == "keywords":
         out.keywords.append(", ".join(fields[1:]))
     elif len(fields) >= 3:
-        rest = [_clean_description(f) for f in fields[3:]]
+        rest = [clean_description(f) for f in fields[3:]]
         strength = rest.pop() if rest and _STRENGTH_RE.fullmatch(rest[-1]) else None
         # Old LightRAG: DESC, KEYWORDS, STRENGTH; new: KEYWORDS, DESC. The wordier is the description.
         desc = max(rest, key=lambda f: len(f.split()), default="")

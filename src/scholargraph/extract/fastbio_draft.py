@@ -89,7 +89,7 @@ def map_relation_type(raw: str, relation_types: Sequence[str]) -> str | None:
     return None
 
 
-def _pick(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def first_value(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
     for k in keys:
         v = d.get(k)
         if v not in (None, "", []):
@@ -139,15 +139,15 @@ class _Extras:
         if not isinstance(value, dict):
             return
         d = {re.sub(r"[\s\-]+", "_", str(k).strip().lower()): v for k, v in value.items()}
-        src, tgt = _pick(d, _SRC_KEYS), _pick(d, _TGT_KEYS)
+        src, tgt = first_value(d, _SRC_KEYS), first_value(d, _TGT_KEYS)
         if isinstance(src, str) and isinstance(tgt, str):
-            rtype = _pick(d, _RTYPE_KEYS)
+            rtype = first_value(d, _RTYPE_KEYS)
             self.relations.setdefault((match_key(src), match_key(tgt)), (
-                rtype if isinstance(rtype, str) else None, _confidence(_pick(d, _CONF_KEYS))))
+                rtype if isinstance(rtype, str) else None, _confidence(first_value(d, _CONF_KEYS))))
             return
-        name = _pick(d, _NAME_KEYS)
+        name = first_value(d, _NAME_KEYS)
         if isinstance(name, str):
-            aliases = _as_names(_pick(d, _ALIAS_KEYS))
+            aliases = _as_names(first_value(d, _ALIAS_KEYS))
             if aliases:
                 self.aliases.setdefault(match_key(name), []).extend(aliases)
             return

@@ -20,10 +20,11 @@ import numpy as np
 from ..errors import LLMError, LLMUnavailableError, ModelOutputError
 from ..ingest.chunking import layout
 from ..models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
+from ..text.sentences import sentence_spans
+from ..text.stopwords import STOPWORDS
 from .bio_normalise import match_key
-from .fastbio_draft import _pick
+from .fastbio_draft import first_value
 from .json_repair import parse_json, strip_reasoning
-from .text_utils import sentence_spans
 
 DEFAULT_REFINE_THRESHOLD = 0.6
 DEFAULT_REFINE_PARAGRAPHS = 3
@@ -33,11 +34,10 @@ MAX_PASSAGE_CHARS = 1500  # longer paragraphs are cut at sentence ends: bounds e
 MAX_DESCRIPTION_CHARS = 1200
 
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
-_STOP = frozenset(
-    "a an the of in on for to and or is are was were be been by with as at from that this these those which what who "
-    "how why when where does do did can could should would may might it its their there than then into about over "
-    "under between among also not no such other any all some more less very relationship relation interaction role "
-    "effect effects associated association study studies patients patient".split())
+# words too common in biomedical relation descriptions to tell passages apart
+_GENERIC_BIO_WORDS = frozenset(
+    "relationship relation interaction role effect effects associated association study studies patients patient".split())
+_STOP = STOPWORDS | _GENERIC_BIO_WORDS
 _NO_EVIDENCE = re.compile(
     r"\b(?:does not|do not|doesn't|don't)\s+(?:mention|provide|contain|describe|report|discuss|specify|state)\b"
     r"|\bno (?:information|mention|evidence)\b|\bnot (?:mentioned|described|reported|discussed)\b"
@@ -75,7 +75,7 @@ class RefineTarget:
     target_names: list[str]
 
 
-def _chunk_at(chunks: Sequence[Chunk], offset: int, default: str) -> str:
+def chunk_at(chunks: Sequence[Chunk], offset: int, default: str) -> str:
     for c in chunks:
         if c.char_start is not None and c.char_end is not None and c.char_start <= offset < c.char_end:
             return c.id
@@ -135,7 +135,7 @@ def main_passages(doc: Document, chunks: Sequence[Chunk], skip_before: int = 0) 
             for piece, offset in _split_long(m.group(0), begin):
                 piece = " ".join(piece.split())
                 if len(piece) >= MIN_PASSAGE_CHARS:
-                    out.append(Passage(piece, offset, _chunk_at(chunks, offset, default)))
+                    out.append(Passage(piece, offset, chunk_at(chunks, offset, default)))
     return out
 
 
@@ -155,7 +155,7 @@ def clean_refined(raw: str) -> str | None:
         except ModelOutputError:
             value = None
         if isinstance(value, dict):
-            value = _pick({str(k).lower(): v for k, v in value.items()},
+            value = first_value({str(k).lower(): v for k, v in value.items()},
                           ("description", "updated_description", "relationship_description", "text", "answer"))
         if not isinstance(value, str):
             raise ModelOutputError("refine output is structured data, not a description", raw)

@@ -33,17 +33,17 @@ _LITERALS = {
     # NaN/Infinity are not data anyone wants downstream (a NaN strength poisons weights).
     "nan": None, "infinity": None, "-infinity": None, "+infinity": None, "inf": None, "-inf": None,
 }
-_NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
-class _SyntaxProblem(Exception):
+class SyntaxProblem(Exception):
     def __init__(self, message: str, pos: int):
         self.message = message
         self.pos = pos
         super().__init__(f"{message} at char {pos}")
 
 
-class _Reader:
+class Reader:
     """Reads one JSON value starting at ``pos``; ``complete`` is False when the text ended inside."""
 
     def __init__(self, text: str, pos: int):
@@ -51,7 +51,7 @@ class _Reader:
         self.i = pos
         self.n = len(text)
         self.notes: list[str] = []
-        self.problems: list[_SyntaxProblem] = []
+        self.problems: list[SyntaxProblem] = []
         self.stack: list[str] = []
 
     # -- low level -------------------------------------------------------------------------
@@ -137,10 +137,10 @@ class _Reader:
             self.i += 1
         return s[start:].strip(), False
 
-    def fail(self, message: str) -> _SyntaxProblem:
-        return _SyntaxProblem(message, self.i)
+    def fail(self, message: str) -> SyntaxProblem:
+        return SyntaxProblem(message, self.i)
 
-    def recover(self, problem: _SyntaxProblem) -> None:
+    def recover(self, problem: SyntaxProblem) -> None:
         """Skip to the next ``,`` or closer of the current container (strings respected)."""
         self.problems.append(problem)
         self.notes.append(f"skipped malformed text: {problem}")
@@ -181,7 +181,7 @@ class _Reader:
         low = token.lower()
         if low in _LITERALS:
             return _LITERALS[low], complete
-        if _NUMBER_RE.fullmatch(token):
+        if NUMBER_RE.fullmatch(token):
             num = float(token)
             if not math.isfinite(num):
                 return None, complete
@@ -207,7 +207,7 @@ class _Reader:
                 try:
                     if not self.member(out):
                         return out, False
-                except _SyntaxProblem as problem:
+                except SyntaxProblem as problem:
                     self.recover(problem)
         finally:
             self.stack.pop()
@@ -275,7 +275,7 @@ class _Reader:
                 item_start = self.i
                 try:
                     item, complete = self.value()
-                except _SyntaxProblem as problem:
+                except SyntaxProblem as problem:
                     self.recover(problem)
                     continue
                 if not complete:

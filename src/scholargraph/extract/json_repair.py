@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ModelOutputError
-from .json_reader import _Reader, _SyntaxProblem
+from .json_reader import Reader, SyntaxProblem
 from .schema_coerce import SPLIT_RE as SPLIT_RE
 from .schema_coerce import Invalid, coerce, coerce_value
 
@@ -65,12 +65,12 @@ def _is_structured(value: Any) -> bool:
     return isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)
 
 
-def _read_values(text: str) -> tuple[list[Any], bool, list[str], _SyntaxProblem | None]:
+def _read_values(text: str) -> tuple[list[Any], bool, list[str], SyntaxProblem | None]:
     """(values, truncated, repair notes, first syntax problem) of the JSON values found in ``text``."""
     notes: list[str] = []
     found: list[Any] = []
     truncated = False
-    last_problem: _SyntaxProblem | None = None
+    last_problem: SyntaxProblem | None = None
     failures = 0
     pos = 0
     while True:
@@ -78,10 +78,10 @@ def _read_values(text: str) -> tuple[list[Any], bool, list[str], _SyntaxProblem 
         if not starts:
             break
         start = min(starts)
-        reader = _Reader(text, start)
+        reader = Reader(text, start)
         try:
             value, complete = reader.value()  # containers recover from their own syntax problems
-        except _SyntaxProblem as problem:  # pragma: no cover - defensive
+        except SyntaxProblem as problem:  # pragma: no cover - defensive
             value, complete = None, True
             reader.problems.append(problem)
         if reader.problems and not value:

@@ -1,6 +1,6 @@
 """Offline extraction profile: a draft knowledge graph without any language model.
 
-Deterministic and pure Python (regexes + small word lists from :mod:`.text_utils`):
+Deterministic and pure Python (regexes + small word lists from :mod:`scholargraph.text`):
 
 * **Candidate terms** -- noun-phrase chunks found without a POS tagger: maximal runs of content
   words between boundaries (punctuation, numbers, stopwords, a closed list of common verbs,
@@ -45,12 +45,13 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ..models import EntityRecord, Extraction
+from ..text.names import normalise_name
+from ..text.stopwords import STOPWORDS
 from .offline_keywords import keywords
 from .offline_relations import relations
-from .offline_terms import TermFinder, _ChunkAnalysis, _clean_ws, _Mention, _trim
-from .offline_types import _GENE_CUES, DEFAULT_ENTITY_TYPES, _categories, _fallback_type, _resolve_type, guess_type
-from .offline_words import _HAS_ALPHA_RE, GENERIC_ADJECTIVES, GENERIC_WORDS, LEADING_MODIFIERS, _looks_adjective
-from .text_utils import STOPWORDS, normalise_name
+from .offline_terms import ChunkAnalysis, Mention, TermFinder, clean_ws, shorten
+from .offline_types import DEFAULT_ENTITY_TYPES, GENE_CUES, fallback_type, guess_type, name_categories, resolve_type
+from .offline_words import GENERIC_ADJECTIVES, GENERIC_WORDS, HAS_ALPHA_RE, LEADING_MODIFIERS, looks_adjective
 
 __all__ = ["DEFAULT_ENTITY_TYPES", "OfflineExtractor", "guess_type"]
 
@@ -59,7 +60,7 @@ DESCRIPTION_CHARS = 300
 SHORT_DOCUMENT_CHARS = 6000
 
 
-def _acronyms(analyses: list[_ChunkAnalysis]) -> tuple[dict[str, str], dict[str, list[str]]]:
+def _acronyms(analyses: list[ChunkAnalysis]) -> tuple[dict[str, str], dict[str, list[str]]]:
     """(acronym key -> long-form key, long-form key -> acronyms) from the document's definitions."""
     acr_map: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}
@@ -75,7 +76,7 @@ def _acronyms(analyses: list[_ChunkAnalysis]) -> tuple[dict[str, str], dict[str,
     return acr_map, aliases
 
 
-def _resolve_mention(m: _Mention, acr_map: dict[str, str], mid_caps: set[str]) -> None:
+def _resolve_mention(m: Mention, acr_map: dict[str, str], mid_caps: set[str]) -> None:
     """An acronym mention becomes an alias of its long form; a sentence-initial capital is lower-cased."""
     if m.key in acr_map:
         m.key = acr_map[m.key]
@@ -112,15 +113,15 @@ class OfflineExtractor:
         self.min_single_word_freq = min_single_word_freq
         self.min_phrase_freq = min_phrase_freq
         self.max_words = max_words
-        self._terms = TermFinder(max_words, organisms=_resolve_type("organism", self.entity_types) is not None)
+        self._terms = TermFinder(max_words, organisms=resolve_type("organism", self.entity_types) is not None)
         self._resolved: dict[str, str | None] = {}
-        self._fallback = _fallback_type(self.entity_types)
+        self._fallback = fallback_type(self.entity_types)
 
     def _guess_type(self, name: str, gene_cue: bool) -> str:
         """:func:`guess_type` with the category -> type resolution cached."""
-        for category in _categories(name, gene_cue):
+        for category in name_categories(name, gene_cue):
             if category not in self._resolved:
-                self._resolved[category] = _resolve_type(category, self.entity_types)
+                self._resolved[category] = resolve_type(category, self.entity_types)
             if self._resolved[category]:
                 return self._resolved[category]
         return self._fallback
@@ -146,7 +147,7 @@ class OfflineExtractor:
 
     # ---------------------------------------------------------------- document statistics
 
-    def _document_stats(self, analyses: list[_ChunkAnalysis]) -> dict:
+    def _document_stats(self, analyses: list[ChunkAnalysis]) -> dict:
         acr_map, aliases = _acronyms(analyses)
         mid_caps = {w for a in analyses for w in a.mid_caps}
         surfaces: dict[str, Counter] = {}
@@ -179,7 +180,7 @@ class OfflineExtractor:
             names[key] = min(counter, key=lambda s: (-counter[s], first_seen[(key, s)]))
         types: dict[str, str] = {}
         for key, name in names.items():
-            cue = any(w in _GENE_CUES for w in next_words.get(key, ()))
+            cue = any(w in GENE_CUES for w in next_words.get(key, ()))
             types[key] = self._guess_type(name, cue)
         return {
             "acr_map": acr_map,
@@ -190,7 +191,7 @@ class OfflineExtractor:
             "n_chunks": max(1, len(analyses)),
             "technical": technical,
             "types": types,
-            "fallback_type": _fallback_type(self.entity_types),
+            "fallback_type": fallback_type(self.entity_types),
             # in a short text (an abstract) every phrase counts; in a paper one-off phrases are noise
             "phrase_freq": 1 if sum(len(a.text) for a in analyses) < SHORT_DOCUMENT_CHARS else self.min_phrase_freq,
         }
@@ -206,7 +207,7 @@ class OfflineExtractor:
             or w in GENERIC_WORDS
             or w in GENERIC_ADJECTIVES
             or w in LEADING_MODIFIERS
-            or not _HAS_ALPHA_RE.search(w)
+            or not HAS_ALPHA_RE.search(w)
             for w in words
         ):
             return False
@@ -215,7 +216,7 @@ class OfflineExtractor:
                 return len(key) >= 2
             if len(key) < 3 or not key.replace("'", "").replace(" ", "").isalpha():
                 return False
-            if _looks_adjective(key):
+            if looks_adjective(key):
                 return False
             # Ordinary single words need repeated mentions unless their type is recognised
             # ("accuracy" -> Metric, "classification" -> Task, "glucose" -> Drug/Compound).
@@ -227,10 +228,10 @@ class OfflineExtractor:
 
     # ---------------------------------------------------------------- records
 
-    def _emit(self, a: _ChunkAnalysis, doc: dict) -> Extraction:
+    def _emit(self, a: ChunkAnalysis, doc: dict) -> Extraction:
         out = Extraction()
         kept_mentions = [m for m in a.mentions if self._keep(m.key, doc)]
-        sentence_text = [_clean_ws(a.text[s.start : s.end]) for s in a.sentences]
+        sentence_text = [clean_ws(a.text[s.start : s.end]) for s in a.sentences]
         # Entities, in order of first appearance.
         first_sentence: dict[str, int] = {}
         for m in kept_mentions:
@@ -240,7 +241,7 @@ class OfflineExtractor:
                 EntityRecord(
                     name=doc["names"][key],
                     type=doc["types"][key],
-                    description=_trim(sentence_text[s_idx], DESCRIPTION_CHARS),
+                    description=shorten(sentence_text[s_idx], DESCRIPTION_CHARS),
                     chunk_id=a.chunk_id,
                     aliases=list(doc["aliases"].get(key, [])),
                 )

@@ -12,19 +12,19 @@ import math
 from collections import Counter
 
 from ..models import KeywordRecord
-from .offline_terms import _P, _X, _ChunkAnalysis, _Mention
+from ..text.stopwords import STOPWORDS
+from .offline_terms import IGNORED, PUNCT, ChunkAnalysis, Mention
 from .offline_words import GENERIC_WORDS
-from .text_utils import STOPWORDS
 
 WORDS_PER_KEYWORD = 12
 
 
-def keywords(a: _ChunkAnalysis, mentions: list[_Mention], doc: dict, per_chunk: int) -> list[KeywordRecord]:
+def keywords(a: ChunkAnalysis, mentions: list[Mention], doc: dict, per_chunk: int) -> list[KeywordRecord]:
     """At most ``per_chunk`` keyphrases of one chunk from its kept ``mentions``."""
     if per_chunk <= 0 or not mentions:
         return []
     # Short chunks get fewer keyphrases: one per WORDS_PER_KEYWORD words, at least two.
-    n_words = sum(1 for s in a.sentences for c in s.classes if c not in (_P, _X))
+    n_words = sum(1 for s in a.sentences for c in s.classes if c not in (PUNCT, IGNORED))
     limit = min(per_chunk, max(2, n_words // WORDS_PER_KEYWORD))
     tf: Counter = Counter()
     first: dict[str, int] = {}

@@ -10,14 +10,14 @@ short distances.
 from __future__ import annotations
 
 from ..models import RelationRecord
-from .offline_terms import _V, _W, _ChunkAnalysis, _Mention, _trim
+from .offline_terms import VERB, WORD, ChunkAnalysis, Mention, shorten
 from .offline_words import GENERIC_ADJECTIVES, LEADING_MODIFIERS
 
 RELATION_DESCRIPTION_CHARS = 600
 PAIR_WINDOW = 15
 
 
-def _closest(first: list[_Mention], second: list[_Mention]) -> tuple[int, _Mention, _Mention] | None:
+def _closest(first: list[Mention], second: list[Mention]) -> tuple[int, Mention, Mention] | None:
     """(distance in tokens, left mention, right mention) of the closest non-overlapping pair."""
     best = None
     for ma in first:
@@ -31,16 +31,16 @@ def _closest(first: list[_Mention], second: list[_Mention]) -> tuple[int, _Menti
     return best
 
 
-def _pairs(mentions: list[_Mention]) -> dict[tuple[str, str], dict]:
+def _pairs(mentions: list[Mention]) -> dict[tuple[str, str], dict]:
     """Co-occurring entity pairs: count, closest distance, first sentence, tokens between, positions."""
     first_pos: dict[str, tuple[int, int]] = {}
-    by_sentence: dict[int, list[_Mention]] = {}
+    by_sentence: dict[int, list[Mention]] = {}
     for m in mentions:
         first_pos.setdefault(m.key, (m.sent, m.tok_start))
         by_sentence.setdefault(m.sent, []).append(m)
     pairs: dict[tuple[str, str], dict] = {}
     for s_idx, ms in by_sentence.items():
-        keys: dict[str, list[_Mention]] = {}
+        keys: dict[str, list[Mention]] = {}
         for m in ms:
             keys.setdefault(m.key, []).append(m)
         key_list = list(keys)
@@ -84,7 +84,7 @@ def _ranked(pairs: dict[tuple[str, str], dict], doc: dict, limit: int) -> list[t
     return ranked
 
 
-def _between_words(a: _ChunkAnalysis, st: dict, inside: set[int]) -> list[str]:
+def _between_words(a: ChunkAnalysis, st: dict, inside: set[int]) -> list[str]:
     """Up to three content words between the two mentions, verbs first."""
     sent = a.sentences[st["sent"]]
     lo, hi = st["between"]
@@ -95,10 +95,10 @@ def _between_words(a: _ChunkAnalysis, st: dict, inside: set[int]) -> list[str]:
         word = sent.tokens[k].text.lower()
         if len(word) < 3 or not word.isalpha():
             continue
-        if cls == _V and word not in verbs:
+        if cls == VERB and word not in verbs:
             verbs.append(word)
         elif (
-            cls == _W
+            cls == WORD
             and k not in inside
             and word not in others
             and word not in LEADING_MODIFIERS
@@ -109,7 +109,7 @@ def _between_words(a: _ChunkAnalysis, st: dict, inside: set[int]) -> list[str]:
 
 
 def relations(
-    a: _ChunkAnalysis, mentions: list[_Mention], doc: dict, sentence_text: list[str], limit: int
+    a: ChunkAnalysis, mentions: list[Mention], doc: dict, sentence_text: list[str], limit: int
 ) -> list[RelationRecord]:
     """Relation records of one chunk from its kept ``mentions`` (``doc``: document statistics)."""
     pairs = _pairs(mentions)
@@ -126,7 +126,7 @@ def relations(
             RelationRecord(
                 source=doc["names"][ka],
                 target=doc["names"][kb],
-                description=_trim(sentence_text[st["sent"]], RELATION_DESCRIPTION_CHARS),
+                description=shorten(sentence_text[st["sent"]], RELATION_DESCRIPTION_CHARS),
                 chunk_id=a.chunk_id,
                 keywords=_between_words(a, st, inside),
                 strength=float(st["count"]),

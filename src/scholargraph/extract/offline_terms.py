@@ -2,7 +2,7 @@
 
 Each token gets a word class (punctuation, number, stopword, verb, adverb, content word,
 ignored) and a technical kind (acronym, mixed case, letters+digits, capitalised); maximal runs of
-content words are trimmed into candidate phrases (:class:`_Mention`), and "long form (ACR)"
+content words are trimmed into candidate phrases (:class:`Mention`), and "long form (ACR)"
 definitions replace the phrases they overlap.
 """
 
@@ -11,52 +11,47 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .offline_types import _ORGANISM_WORDS
+from ..text.acronyms import find_acronym_definition_spans, is_acronym
+from ..text.names import fold_plural, normalise_name
+from ..text.sentences import sentence_spans
+from ..text.stopwords import STOPWORDS
+from ..text.tokens import Token, tokenize_with_offsets
+from .offline_types import ORGANISM_WORDS
 from .offline_words import (
-    _ADVERB_STOPWORDS,
-    _AUXILIARIES,
-    _DETERMINERS,
-    _GERUND_PREPS,
-    _HAS_ALPHA_RE,
-    _HAS_DIGIT_RE,
-    _IGNORED_RES,
-    _LY_NOUNS,
-    _MIXED_RE,
-    _MODIFIER_HEADS,
-    _NOMINAL_ING_LEADING,
-    _NUMBER_RE,
-    _PLACEHOLDER_RE,
-    _ROMAN_RE,
-    _SECTION_LABELS,
-    _SUBJECT_WORDS,
-    _TECH_GENERIC_HEADS,
+    ADVERB_STOPWORDS,
+    AUXILIARIES,
+    DETERMINERS,
     GENERIC_WORDS,
+    GERUND_PREPS,
+    HAS_ALPHA_RE,
+    HAS_DIGIT_RE,
+    IGNORED_RES,
     LEADING_MODIFIERS,
+    LY_NOUNS,
+    MIXED_RE,
+    MODIFIER_HEADS,
+    NOMINAL_ING_LEADING,
+    NUMBER_RE,
+    PLACEHOLDER_RE,
+    ROMAN_RE,
+    SECTION_LABELS,
+    SUBJECT_WORDS,
+    TECH_GENERIC_HEADS,
     VERBS,
-    _is_gerund,
-    _is_participle,
-    _is_possessive,
-    _is_verb_s,
-    _verb_like_ing,
-)
-from .text_utils import (
-    STOPWORDS,
-    Token,
-    find_acronym_definition_spans,
-    fold_plural,
-    is_acronym,
-    normalise_name,
-    sentence_spans,
-    tokenize_with_offsets,
+    is_gerund,
+    is_participle,
+    is_possessive,
+    is_verb_s,
+    verb_like_ing,
 )
 
 # Token classes
-_P, _N, _S, _V, _R, _W, _X = "P", "N", "S", "V", "R", "W", "X"
+PUNCT, NUMBER, STOP, VERB, ADVERB, WORD, IGNORED = "P", "N", "S", "V", "R", "W", "X"
 _TECH_KINDS = ("acr", "mixed", "alnum")
 
 
 @dataclass
-class _Mention:
+class Mention:
     key: str
     surface: str
     sent: int
@@ -69,7 +64,7 @@ class _Mention:
 
 
 @dataclass
-class _Sentence:
+class Sentence:
     start: int
     end: int
     tokens: list[Token]
@@ -78,22 +73,22 @@ class _Sentence:
 
 
 @dataclass
-class _ChunkAnalysis:
+class ChunkAnalysis:
     chunk_id: str
     text: str
-    sentences: list[_Sentence]
-    mentions: list[_Mention] = field(default_factory=list)
+    sentences: list[Sentence]
+    mentions: list[Mention] = field(default_factory=list)
     definitions: list[tuple[str, str, str]] = field(default_factory=list)  # (long key, long surface, acronym)
     mid_caps: list[str] = field(default_factory=list)
     word_tf: Counter = field(default_factory=Counter)
 
 
-def _clean_ws(text: str) -> str:
+def clean_ws(text: str) -> str:
     return " ".join(text.split())
 
 
-def _trim(text: str, limit: int) -> str:
-    text = _clean_ws(text)
+def shorten(text: str, limit: int) -> str:
+    text = clean_ws(text)
     if len(text) <= limit:
         return text
     cut = text.rfind(" ", 0, limit - 1)
@@ -103,7 +98,7 @@ def _trim(text: str, limit: int) -> str:
 def _ignored_mask(text: str) -> bytearray:
     """Non-zero at the characters of inline LaTeX and of citations ("Smith et al. (2020)")."""
     ignore = bytearray(len(text))
-    for rx in _IGNORED_RES:
+    for rx in IGNORED_RES:
         for m in rx.finditer(text):
             ignore[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
     return ignore
@@ -116,7 +111,7 @@ def _is_section_label(tokens: list[Token], i: int) -> bool:
         text.isupper()
         and text.isalpha()
         and len(text) > 2
-        and (text.lower() in _SECTION_LABELS or (i + 1 < len(tokens) and tokens[i + 1].text == ":"))
+        and (text.lower() in SECTION_LABELS or (i + 1 < len(tokens) and tokens[i + 1].text == ":"))
     )
 
 
@@ -128,31 +123,31 @@ def _verb_in_context(tokens: list[Token], classes: list[str], i: int) -> bool:
         return False
     prev = tokens[i - 1].text.lower()
     verb_s = word.endswith("s") and not word.endswith(("ss", "us", "is"))
-    if len(word) > 3 and prev in _SUBJECT_WORDS and (word.endswith("ed") or verb_s):
+    if len(word) > 3 and prev in SUBJECT_WORDS and (word.endswith("ed") or verb_s):
         return True
     return len(word) > 4 and (
-        (word.endswith("ed") and prev in _AUXILIARIES)
-        or (verb_s and (classes[i - 1] == _R or prev in _ADVERB_STOPWORDS))
+        (word.endswith("ed") and prev in AUXILIARIES)
+        or (verb_s and (classes[i - 1] == ADVERB or prev in ADVERB_STOPWORDS))
     )
 
 
 def _unshout(tokens: list[Token], classes: list[str], kinds: list[str]) -> list[str]:
     """Shouting (all-caps titles): capitals carry no information there, acronyms are plain capitals."""
-    n_words = sum(1 for c in classes if c in (_W, _S, _V, _R))
+    n_words = sum(1 for c in classes if c in (WORD, STOP, VERB, ADVERB))
     n_caps = sum(
         1
         for t, c in zip(tokens, classes, strict=True)
-        if c in (_W, _S, _V) and t.text.isupper() and len(t.text) > 2
+        if c in (WORD, STOP, VERB) and t.text.isupper() and len(t.text) > 2
     )
     if n_words >= 4 and n_caps * 10 >= n_words * 6:
         return ["cap" if k == "acr" else k for k in kinds]
     return kinds
 
 
-def _count_words(analysis: _ChunkAnalysis, sent: _Sentence, first_word: int, mid_caps: dict[str, None]) -> None:
+def _count_words(analysis: ChunkAnalysis, sent: Sentence, first_word: int, mid_caps: dict[str, None]) -> None:
     """Content-word frequencies of the chunk, and the capitalised words seen mid-sentence."""
     for i, (tok, cls, kind) in enumerate(zip(sent.tokens, sent.classes, sent.kinds, strict=True)):
-        if cls == _W:
+        if cls == WORD:
             analysis.word_tf[fold_plural(tok.text).lower()] += 1
             if kind == "cap" and i > first_word and tok.text[1:].islower():
                 mid_caps.setdefault(tok.text, None)
@@ -177,27 +172,27 @@ class TermFinder:
             return cached
         lw = word.lower()
         kind = ""
-        if not _HAS_ALPHA_RE.search(word) and not _HAS_DIGIT_RE.search(word):
-            cls = _P
-        elif _PLACEHOLDER_RE.fullmatch(word):
-            cls = _X
-        elif _NUMBER_RE.fullmatch(word) or not _HAS_ALPHA_RE.search(word):
-            cls = _N
+        if not HAS_ALPHA_RE.search(word) and not HAS_DIGIT_RE.search(word):
+            cls = PUNCT
+        elif PLACEHOLDER_RE.fullmatch(word):
+            cls = IGNORED
+        elif NUMBER_RE.fullmatch(word) or not HAS_ALPHA_RE.search(word):
+            cls = NUMBER
         elif lw in STOPWORDS or lw.strip("'\u2019") in STOPWORDS or (len(word) == 1 and word.islower()):
-            cls = _S
+            cls = STOP
         elif lw in VERBS and not (word.isupper() and len(word) > 1):
-            cls = _V
-        elif lw.endswith("ly") and len(lw) > 4 and lw not in _LY_NOUNS and "-" not in lw and not word.isupper():
-            cls = _R
+            cls = VERB
+        elif lw.endswith("ly") and len(lw) > 4 and lw not in LY_NOUNS and "-" not in lw and not word.isupper():
+            cls = ADVERB
         else:
-            cls = _W
+            cls = WORD
             if len(word) == 1:
                 kind = ""
-            elif is_acronym(word) and not _ROMAN_RE.fullmatch(word):
+            elif is_acronym(word) and not ROMAN_RE.fullmatch(word):
                 kind = "acr"
-            elif _MIXED_RE.search(word):
+            elif MIXED_RE.search(word):
                 kind = "mixed"
-            elif _HAS_DIGIT_RE.search(word) and not (len(word) <= 2 and word[0].islower()):
+            elif HAS_DIGIT_RE.search(word) and not (len(word) <= 2 and word[0].islower()):
                 kind = "alnum"  # "word2vec", "p53", "F1" (not the variable "i1")
             elif word[0].isupper():
                 kind = "cap"
@@ -205,18 +200,18 @@ class TermFinder:
             self._class_cache[word] = (cls, kind)
         return cls, kind
 
-    def analyse(self, chunk_id: str, text: str) -> _ChunkAnalysis:
+    def analyse(self, chunk_id: str, text: str) -> ChunkAnalysis:
         """Sentences, token classes, candidate mentions and acronym definitions of one chunk."""
         ignore = _ignored_mask(text)
-        sentences: list[_Sentence] = []
-        analysis = _ChunkAnalysis(chunk_id, text, sentences)
+        sentences: list[Sentence] = []
+        analysis = ChunkAnalysis(chunk_id, text, sentences)
         mid_caps: dict[str, None] = {}
         for s_start, s_end in sentence_spans(text):
             tokens = tokenize_with_offsets(text, s_start, s_end)
             classes, kinds = self._classify_sentence(tokens, ignore)
-            sentence = _Sentence(s_start, s_end, tokens, classes, kinds)
+            sentence = Sentence(s_start, s_end, tokens, classes, kinds)
             sentences.append(sentence)
-            first_word = next((i for i, c in enumerate(classes) if c not in (_P, _X)), 0)
+            first_word = next((i for i, c in enumerate(classes) if c not in (PUNCT, IGNORED)), 0)
             _count_words(analysis, sentence, first_word, mid_caps)
             self._chunk_sentence(analysis, len(sentences) - 1, sentence, first_word)
         analysis.mid_caps = list(mid_caps)
@@ -230,38 +225,38 @@ class TermFinder:
         for i, tok in enumerate(tokens):
             cls, kind = self._classify(tok.text)
             if ignore[tok.start] or _is_section_label(tokens, i):
-                cls, kind = _X, ""
-            elif cls == _W and _verb_in_context(tokens, classes, i):
-                cls = _V
+                cls, kind = IGNORED, ""
+            elif cls == WORD and _verb_in_context(tokens, classes, i):
+                cls = VERB
             classes.append(cls)
             kinds.append(kind)
         return classes, _unshout(tokens, classes, kinds)
 
-    def _chunk_sentence(self, analysis: _ChunkAnalysis, s_idx: int, sent: _Sentence, first_word: int) -> None:
+    def _chunk_sentence(self, analysis: ChunkAnalysis, s_idx: int, sent: Sentence, first_word: int) -> None:
         tokens, classes, kinds = sent.tokens, sent.classes, sent.kinds
         n = len(tokens)
         i = 0
         while i < n:
-            if classes[i] != _W:
+            if classes[i] != WORD:
                 i += 1
                 continue
             j = i + 1
             while j < n:
-                if classes[j] == _W:
+                if classes[j] == WORD:
                     j += 1
                 elif (
-                    classes[j] == _N
+                    classes[j] == NUMBER
                     and tokens[j].text.isdigit()
                     and len(tokens[j].text) <= 2
                     and tokens[j - 1].text.isalpha()
                     and tokens[j - 1].text.lower() not in GENERIC_WORDS
-                    and (j + 1 == n or classes[j + 1] != _N)
+                    and (j + 1 == n or classes[j + 1] != NUMBER)
                 ):
                     j += 1  # "caspase 3", "type 2 diabetes"
                 elif (
                     tokens[j].text == "of"
                     and j + 1 < n
-                    and classes[j + 1] == _W
+                    and classes[j + 1] == WORD
                     and kinds[j - 1] == "cap"
                     and kinds[j + 1] == "cap"
                     and j - 1 != first_word
@@ -272,32 +267,32 @@ class TermFinder:
             self._emit_run(analysis, s_idx, sent, i, j, first_word)
             i = j
 
-    def _emit_run(self, analysis: _ChunkAnalysis, s_idx: int, sent: _Sentence, i: int, j: int, first_word: int) -> None:
+    def _emit_run(self, analysis: ChunkAnalysis, s_idx: int, sent: Sentence, i: int, j: int, first_word: int) -> None:
         tokens, kinds = sent.tokens, sent.kinds
         start, end = i, j
         while start < end and (
             tokens[start].text.lower() in LEADING_MODIFIERS
-            or (_is_possessive(tokens[start].text) and tokens[start].text.islower())
+            or (is_possessive(tokens[start].text) and tokens[start].text.islower())
         ):
             start += 1
         # A gerund with an object: "computing optical flow" -> "optical flow".
         if (
             end - start > 1
-            and _is_gerund(tokens[start].text)
-            and tokens[start].text.lower() not in _NOMINAL_ING_LEADING
+            and is_gerund(tokens[start].text)
+            and tokens[start].text.lower() not in NOMINAL_ING_LEADING
             and (
-                start == first_word or sent.classes[start - 1] == _R or tokens[start - 1].text.lower() in _GERUND_PREPS
+                start == first_word or sent.classes[start - 1] == ADVERB or tokens[start - 1].text.lower() in GERUND_PREPS
             )
         ):
             start += 1
         while end > start and (
-            _is_participle(tokens[end - 1].text)
-            or (end < len(tokens) and tokens[end].text.lower() in _DETERMINERS and _is_verb_s(tokens[end - 1].text))
-            or (end - start > 1 and _is_gerund(tokens[end - 1].text) and _verb_like_ing(tokens, end - 1))
+            is_participle(tokens[end - 1].text)
+            or (end < len(tokens) and tokens[end].text.lower() in DETERMINERS and is_verb_s(tokens[end - 1].text))
+            or (end - start > 1 and is_gerund(tokens[end - 1].text) and verb_like_ing(tokens, end - 1))
         ):
             end -= 1
         if end - start > 1 and all(kinds[k] in _TECH_KINDS for k in range(start, end - 1)):
-            if fold_plural(tokens[end - 1].text).lower() in _TECH_GENERIC_HEADS:
+            if fold_plural(tokens[end - 1].text).lower() in TECH_GENERIC_HEADS:
                 end -= 1
         main = start < end and end - start <= self.max_words
         # Technical tokens nested in a longer phrase ("BERT" in "BERT-based reranker") stand alone too,
@@ -305,13 +300,13 @@ class TermFinder:
         if j - i > 1:
             for k in range(i, j):
                 if (
-                    kinds[k] in _TECH_KINDS or (self._organisms and tokens[k].text.lower() in _ORGANISM_WORDS)
+                    kinds[k] in _TECH_KINDS or (self._organisms and tokens[k].text.lower() in ORGANISM_WORDS)
                 ) and not (main and start == k and end == k + 1):
                     self._add(analysis, s_idx, sent, k, k + 1, standalone=False, first_word=first_word)
         # The modifier of a measurement-like head: "glucose levels" -> "glucose".
-        if main and 1 < end - start and fold_plural(tokens[end - 1].text).lower() in _MODIFIER_HEADS:
+        if main and 1 < end - start and fold_plural(tokens[end - 1].text).lower() in MODIFIER_HEADS:
             m_start = start
-            while m_start < end - 1 and _is_participle(tokens[m_start].text):
+            while m_start < end - 1 and is_participle(tokens[m_start].text):
                 m_start += 1
             if end - 1 - m_start <= 3 and not (end - 1 - m_start == 1 and kinds[m_start] in _TECH_KINDS):
                 if m_start < end - 1:
@@ -321,9 +316,9 @@ class TermFinder:
 
     def _add(
         self,
-        analysis: _ChunkAnalysis,
+        analysis: ChunkAnalysis,
         s_idx: int,
-        sent: _Sentence,
+        sent: Sentence,
         i: int,
         j: int,
         *,
@@ -331,18 +326,18 @@ class TermFinder:
         first_word: int,
     ) -> None:
         tokens, kinds = sent.tokens, sent.kinds
-        surface = _clean_ws(analysis.text[tokens[i].start : tokens[j - 1].end])
+        surface = clean_ws(analysis.text[tokens[i].start : tokens[j - 1].end])
         key = normalise_name(surface)
-        if not key or not _HAS_ALPHA_RE.search(key):
+        if not key or not HAS_ALPHA_RE.search(key):
             return
         initial_title = i == first_word and kinds[i] == "cap" and tokens[i].text[1:].islower()
         # Capitalised words count as technical except the sentence-initial one.
         technical = any(kinds[k] in _TECH_KINDS or (kinds[k] == "cap" and k != first_word) for k in range(i, j))
         analysis.mentions.append(
-            _Mention(key, surface, s_idx, i, j, technical, standalone=standalone, initial_title=initial_title)
+            Mention(key, surface, s_idx, i, j, technical, standalone=standalone, initial_title=initial_title)
         )
 
-    def _apply_definitions(self, analysis: _ChunkAnalysis) -> None:
+    def _apply_definitions(self, analysis: ChunkAnalysis) -> None:
         """Turn "long form (ACR)" into one long-form mention; the acronym becomes an alias mention."""
         defs = find_acronym_definition_spans(analysis.text)
         if not defs:
@@ -381,8 +376,8 @@ class TermFinder:
             )
             initial_title = ti == 0 and sent.kinds[ti] == "cap"
             kept.append(
-                _Mention(long_key, _clean_ws(d.long_form), s_idx, ti, tj, technical, initial_title=initial_title)
+                Mention(long_key, clean_ws(d.long_form), s_idx, ti, tj, technical, initial_title=initial_title)
             )
             kept.sort(key=lambda m: (m.sent, m.tok_start, -m.tok_end))
             analysis.mentions = kept
-            analysis.definitions.append((long_key, _clean_ws(d.long_form), d.acronym))
+            analysis.definitions.append((long_key, clean_ws(d.long_form), d.acronym))

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .offline_words import _HAS_DIGIT_RE, _MIXED_RE, _words
-from .text_utils import fold_plural, is_acronym
+from ..text.acronyms import is_acronym
+from ..text.names import fold_plural
+from .offline_words import HAS_DIGIT_RE, MIXED_RE, word_set
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = ("Task", "Method", "Model", "Dataset", "Metric", "Concept")
 
@@ -39,12 +40,12 @@ _TYPE_ALIASES: dict[str, tuple[str, ...]] = {
     "concept": ("concept", "knowledgeconcept", "otherscientificterm", "term", "topic", "other", "entity"),
 }
 
-_DATASET_HEADS = _words("dataset corpus treebank benchmark database databank")
-_METRIC_HEADS = _words(
+_DATASET_HEADS = word_set("dataset corpus treebank benchmark database databank")
+_METRIC_HEADS = word_set(
     "accuracy precision recall f1 f-score f-measure f1-score bleu rouge meteor cider perplexity auc auroc "
     "mrr ndcg wer cer metric map@k"
 )
-_TASK_HEADS = _words(
+_TASK_HEADS = word_set(
     """
     task classification recognition translation parsing extraction detection generation segmentation
     summarization summarisation answering tagging labeling labelling retrieval prediction identification
@@ -52,7 +53,7 @@ _TASK_HEADS = _words(
     forecasting localization localisation tracking recommendation
     """
 )
-_METHOD_HEADS = _words(
+_METHOD_HEADS = word_set(
     """
     model network algorithm method approach technique framework architecture classifier encoder decoder
     transformer parser tagger learning optimization optimisation regularization regularisation embedding
@@ -60,8 +61,8 @@ _METHOD_HEADS = _words(
     autoencoder lstm cnn rnn gan modeling modelling
     """
 )
-_MODEL_HEADS = _words("model network transformer encoder decoder classifier autoencoder perceptron machine")
-_DISEASE_WORDS = _words(
+_MODEL_HEADS = word_set("model network transformer encoder decoder classifier autoencoder perceptron machine")
+_DISEASE_WORDS = word_set(
     """
     cancer disease syndrome disorder deficiency infection tumor tumour carcinoma diabetes hypertension obesity
     dementia epilepsy asthma autism schizophrenia depression injury failure defect dysfunction toxicity pain
@@ -76,7 +77,7 @@ _DISEASE_SUFFIXES = tuple(
     toxicity kinesia kinesias cardia ataxia epsy
     """.split()
 )
-_DISEASE_NOT = _words(
+_DISEASE_NOT = word_set(
     "diploma stroma aroma genoma chroma coma soma hypothesis analysis basis diagnosis prognosis emphasis apoptosis "
     "mitosis meiosis osmosis symbiosis hypnosis synthesis biosynthesis homeostasis anastomosis"
 )
@@ -86,12 +87,12 @@ _DRUG_SUFFIXES = tuple(
     tidine profen olone asone azepam barbital dopa azine ine ide ol ate one acid
     """.split()
 )
-_DRUG_WORDS = _words(
+_DRUG_WORDS = word_set(
     "drug compound inhibitor agonist antagonist antibiotic chemotherapy steroid hormone toxin acid "
     "ethanol alcohol glucose iodide nicotine caffeine cocaine oxygen iron calcium sodium potassium zinc "
     "copper lipid cholesterol placebo"
 )
-_DRUG_NOT = _words(
+_DRUG_NOT = word_set(
     """
     machine baseline pipeline online offline routine guideline engine line fine medicine discipline magazine
     vaccine doctrine decline outline deadline headline timeline spline cosine sine define combine determine
@@ -107,45 +108,45 @@ _DRUG_NOT = _words(
     millennium tedium opium delirium symposium gymnasium auditorium moratorium genome-scale nucleotide peptide polypeptide oligonucleotide
     whole alcohol cholesterol nucleotides peptides acid amine
     """
-) - _words("alcohol cholesterol acid amine")
-_ORGANISM_WORDS = _words(
+) - word_set("alcohol cholesterol acid amine")
+ORGANISM_WORDS = word_set(
     """
     human mouse mice rat yeast zebrafish drosophila bacteria bacterium virus patient woman women man men
     murine rodent primate monkey macaque dog cat pig cattle chicken arabidopsis fly worm
     """
 )
-_PATHWAY_HEADS = _words("pathway cascade")
-_ANATOMY_WORDS = _words(
+_PATHWAY_HEADS = word_set("pathway cascade")
+_ANATOMY_WORDS = word_set(
     """
     liver kidney brain heart lung muscle blood serum plasma tissue cortex hippocampus thyroid gland mucosa bone
     skin retina artery vein intestine colon stomach pancreas spleen cerebellum striatum myocardium aorta
     breast prostate ovary testis uterus placenta cornea lens cochlea spinal cord tendon cartilage
     """
 )
-_CELL_WORDS = _words(
+_CELL_WORDS = word_set(
     """
     macrophage neuron fibroblast hepatocyte lymphocyte monocyte keratinocyte astrocyte microglia cardiomyocyte
     adipocyte erythrocyte platelet neutrophil oocyte podocyte osteoblast osteoclast myoblast
     """
 )
-_ORG_WORDS = _words(
+_ORG_WORDS = word_set(
     """
     university institute laboratory laboratories corporation inc ltd company consortium foundation ministry
     agency google microsoft openai facebook ibm amazon nvidia deepmind
     """
 )
-_GENE_HEADS = _words(
+_GENE_HEADS = word_set(
     "gene protein receptor kinase enzyme transporter symporter channel antibody ligand mrna isoform subunit "
     "phosphatase polymerase synthase oxidase reductase ligase protease transferase peptidase lipase"
 )
-_GENE_CUES = _words("gene genes protein proteins expression mutation mutations receptor mrna promoter allele alleles")
+GENE_CUES = word_set("gene genes protein proteins expression mutation mutations receptor mrna promoter allele alleles")
 
 
 def _norm_type(name: str) -> str:
     return re.sub(r"[\s_\-]+", "", name.casefold())
 
 
-def _resolve_type(category: str, entity_types: Sequence[str]) -> str | None:
+def resolve_type(category: str, entity_types: Sequence[str]) -> str | None:
     table = {_norm_type(t): t for t in entity_types}
     for alias in _TYPE_ALIASES.get(category, ()):
         if alias in table:
@@ -153,15 +154,15 @@ def _resolve_type(category: str, entity_types: Sequence[str]) -> str | None:
     return None
 
 
-def _fallback_type(entity_types: Sequence[str]) -> str:
-    return _resolve_type("concept", entity_types) or (entity_types[-1] if entity_types else "Concept")
+def fallback_type(entity_types: Sequence[str]) -> str:
+    return resolve_type("concept", entity_types) or (entity_types[-1] if entity_types else "Concept")
 
 
 def _ends_with_any(word: str, suffixes: tuple[str, ...], min_len: int = 5) -> bool:
     return len(word) >= min_len and word.endswith(suffixes)
 
 
-def _categories(name: str, gene_cue: bool) -> list[str]:
+def name_categories(name: str, gene_cue: bool) -> list[str]:
     """Heuristic categories for ``name``, most specific first (see :func:`guess_type`)."""
     tokens = name.split()
     words = [t.lower() for t in tokens]
@@ -189,22 +190,22 @@ def _categories(name: str, gene_cue: bool) -> list[str]:
         or re.fullmatch(r"hyp(?:o|er)\w+ism", head)
     ):
         out.append("disease")
-    if head in _ORGANISM_WORDS or head.endswith("virus") or name.lower() in ("e. coli", "escherichia coli"):
+    if head in ORGANISM_WORDS or head.endswith("virus") or name.lower() in ("e. coli", "escherichia coli"):
         out.append("organism")
     if (
         head in _GENE_HEADS
         or gene_cue
-        or (len(tokens) == 1 and _GENE_RE.fullmatch(tokens[0]) and _HAS_DIGIT_RE.search(tokens[0]))
+        or (len(tokens) == 1 and _GENE_RE.fullmatch(tokens[0]) and HAS_DIGIT_RE.search(tokens[0]))
     ):
         out.append("gene")
     if head in _ANATOMY_WORDS:
         out.append("anatomy")
     if (head in _DRUG_WORDS or (head not in _DRUG_NOT and _ends_with_any(head, _DRUG_SUFFIXES, 6))) and not (
-        len(tokens) == 1 and (is_acronym(tokens[0]) or _HAS_DIGIT_RE.search(tokens[0]))
+        len(tokens) == 1 and (is_acronym(tokens[0]) or HAS_DIGIT_RE.search(tokens[0]))
     ):
         out.append("drug")
     # Symbolic names (acronyms, CamelCase, letters+digits) -- not merely capitalised words.
-    symbolic = any(is_acronym(t) or _MIXED_RE.search(t) or (_HAS_DIGIT_RE.search(t) and len(t) > 1) for t in tokens)
+    symbolic = any(is_acronym(t) or MIXED_RE.search(t) or (HAS_DIGIT_RE.search(t) and len(t) > 1) for t in tokens)
     if symbolic and (len(tokens) == 1 or head in _METHOD_HEADS):
         out.append("model")
     if head in _MODEL_HEADS:
@@ -233,8 +234,8 @@ def guess_type(name: str, entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES, *,
     match case-, space- and underscore-insensitively through aliases ("GeneOrGeneProduct",
     "Genetic Variation", "OtherScientificTerm"...).
     """
-    for category in _categories(name, gene_cue):
-        resolved = _resolve_type(category, entity_types)
+    for category in name_categories(name, gene_cue):
+        resolved = resolve_type(category, entity_types)
         if resolved:
             return resolved
-    return _fallback_type(entity_types)
+    return fallback_type(entity_types)

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import re
 
-from .text_utils import Token
+from ..text.tokens import Token
 
 # --------------------------------------------------------------------------------------------
 # Word lists
 # --------------------------------------------------------------------------------------------
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
 # Generic academic nouns: never an entity on their own, and a phrase made only of these (plus
 # generic adjectives) is dropped. Compared against normalised (singular, lower-case) words.
-GENERIC_WORDS = _words(
+GENERIC_WORDS = word_set(
     """
     result table figure fig section work paper study approach method methodology technique model system
     framework algorithm task problem solution way case example number set use usage part type kind form level
@@ -48,7 +48,7 @@ GENERIC_WORDS = _words(
     """
 )
 
-GENERIC_ADJECTIVES = _words(
+GENERIC_ADJECTIVES = word_set(
     """
     experimental empirical extensive comprehensive detailed overall main key major general possible available
     following above present previous existing recent current future further additional final initial
@@ -66,7 +66,7 @@ GENERIC_ADJECTIVES = _words(
 )
 
 # Modifiers trimmed from the of a phrase ("a novel framework" -> "framework").
-LEADING_MODIFIERS = _words(
+LEADING_MODIFIERS = word_set(
     """
     new novel proposed simple various different several many multiple existing previous recent current
     other such same similar certain particular specific given good better best significant important
@@ -120,7 +120,7 @@ _VERB_FORMS_EXTRA = """
     extracting retrieves computes annotates
 """
 # "-ing" forms that are usually nouns in scientific text; never treated as verbs.
-_NOMINAL_ING = _words(
+_NOMINAL_ING = word_set(
     """
     learning training processing parsing modeling modelling embedding clustering tagging labeling labelling
     reasoning understanding planning mapping matching ranking encoding decoding sampling pooling pretraining
@@ -135,7 +135,7 @@ _NOMINAL_ING = _words(
 
 
 # "-ing" words that stay nouns at the start of a phrase ("learning rate"); "computing X" is a verb.
-_NOMINAL_ING_LEADING = _NOMINAL_ING - _words("computing finding building setting reading writing thinking testing")
+NOMINAL_ING_LEADING = _NOMINAL_ING - word_set("computing finding building setting reading writing thinking testing")
 
 
 def _inflect(base: str) -> list[str]:
@@ -158,7 +158,7 @@ VERBS: frozenset[str] = (
 )
 
 # "-ly" words that are not adverbs.
-_LY_NOUNS = _words(
+LY_NOUNS = word_set(
     """
     family anomaly assembly supply italy monopoly early daily weekly monthly yearly friendly costly timely
     elderly holy fly poly ply ally rally belly jelly bully lily reply multiply apply comply butterfly firefly
@@ -167,19 +167,19 @@ _LY_NOUNS = _words(
 )
 
 # A gerund right after these takes an object: "for computing optical flow", "by estimating X".
-_GERUND_PREPS = _words("for by of in on to from with without when while after before via through into upon")
-_EXTRA_VERB_STEMS = _words("duplicate express move carry harbor harbour encode lack contain target bind cause")
+GERUND_PREPS = word_set("for by of in on to from with without when while after before via through into upon")
+_EXTRA_VERB_STEMS = word_set("duplicate express move carry harbor harbour encode lack contain target bind cause")
 
 
 _ADJ_SUFFIXES = ("able", "ible", "ive", "ous", "ful", "less", "ish")
-_ADJ_NOT = _words(
+_ADJ_NOT = word_set(
     """
     objective alternative derivative initiative representative detective adjective directive narrative
     perspective incentive collective native relative archive executive explosive additive sedative
     antioxidant vegetable table cable variable syllable timetable constable fable
     """
 )
-_COMMON_ADJECTIVES = _words(
+_COMMON_ADJECTIVES = word_set(
     """
     glad positive negative reverse good bad happy sad true false real able likely unlikely due clear
     available possible impossible necessary sufficient simple complex general specific
@@ -187,13 +187,13 @@ _COMMON_ADJECTIVES = _words(
 )
 
 
-_HYPHEN_ADJ_HEADS = _words(
+_HYPHEN_ADJ_HEADS = word_set(
     "based level scale aware free specific oriented resource shot lingual like wise driven dependent independent "
     "invariant sensitive agnostic efficient intensive related end time"
 )
 
 
-def _looks_adjective(word: str) -> bool:
+def looks_adjective(word: str) -> bool:
     """Single words that are probably adjectives ("predictable", "positive", "cross-lingual")."""
     if word in _COMMON_ADJECTIVES:
         return True
@@ -204,28 +204,28 @@ def _looks_adjective(word: str) -> bool:
 
 
 # A lower-case "-s" word right before one of these is a verb: "the DRD2 gene plays a role".
-_DETERMINERS = _words("a an the this these those its their our his her")
+DETERMINERS = word_set("a an the this these those its their our his her")
 
 
-def _is_verb_s(word: str) -> bool:
+def is_verb_s(word: str) -> bool:
     return len(word) > 3 and word.islower() and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
 
 
-def _is_possessive(word: str) -> bool:
+def is_possessive(word: str) -> bool:
     return word.endswith(("'s", "\u2019s"))
 
 
 # Words ending in "-ed" that are not participles.
-_ED_NOUNS = _words("seed speed need bed feed red shed bleed breed embed hundred kindred sacred wicked naked")
+_ED_NOUNS = word_set("seed speed need bed feed red shed bleed breed embed hundred kindred sacred wicked naked")
 
-_AUXILIARIES = _words("is are was were be been being has have had having")
-_ADVERB_STOPWORDS = _words("further often still thus then always never usually generally also even greatly")
+AUXILIARIES = word_set("is are was were be been being has have had having")
+ADVERB_STOPWORDS = word_set("further often still thus then always never usually generally also even greatly")
 
 # A lower-case "-s"/"-ed" word right after these is a verb ("which subsumes", "it facilitates").
-_SUBJECT_WORDS = _words("it which that who former latter he she also then we they")
+SUBJECT_WORDS = word_set("it which that who former latter he she also then we they")
 
 # "glucose levels" also mentions "glucose"; "iodide uptake" also "iodide".
-_MODIFIER_HEADS = _words(
+MODIFIER_HEADS = word_set(
     """
     level concentration uptake metabolism expression activity production release treatment therapy
     administration infusion injection exposure intake signaling signalling pathway gene mutation variant
@@ -235,10 +235,10 @@ _MODIFIER_HEADS = _words(
 )
 
 # Generic heads after a technical symbol: "NIS gene" -> "NIS", "BERT model" -> "BERT".
-_TECH_GENERIC_HEADS = _words("model method approach system framework algorithm technique architecture gene protein")
+TECH_GENERIC_HEADS = word_set("model method approach system framework algorithm technique architecture gene protein")
 
 # All-caps section labels in structured abstracts ("RESULTS:").
-_SECTION_LABELS = _words(
+SECTION_LABELS = word_set(
     """
     objective objectives background methods method results result conclusion conclusions purpose aims aim
     design setting settings patients patient participants interventions intervention measurements findings
@@ -247,7 +247,7 @@ _SECTION_LABELS = _words(
     """
 )
 
-_NUMBER_RE = re.compile(
+NUMBER_RE = re.compile(
     r"[+\-\u2212]?\d+(?:[.,]\d+)*(?:%|st|nd|rd|th|x|(?![dD]\b)[a-zA-Z\u00b5\u03bc]{1,3})?"
     r"(?:[-\u2013/]\d+(?:[.,]\d+)*%?)*"
     # "37-year-old", "5-fold", "24-h", "3-day": numbers with a unit, not terms
@@ -255,12 +255,12 @@ _NUMBER_RE = re.compile(
     r"|mg|kg|g|ml|mm|cm|km|nm|bp|kb|nt))*"
 )
 # "RoBERTa", "mRNA", "ELMo", "XLNet", "PyTorch", "BERT-base" (an all-caps part of a hyphenated word).
-_MIXED_RE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|(?:^|[-/])[A-Z][A-Z0-9]+(?=[-/])|[-/][A-Z][A-Z0-9]+$")
-_PLACEHOLDER_RE = re.compile(r"[A-Z]{2,}REF\d+|.*_.*")  # "BIBREF3"/"FIGREF1" (parsed papers), "x_1"
-_ROMAN_RE = re.compile(r"[IVXLC]{1,4}")
-_HAS_DIGIT_RE = re.compile(r"\d")
-_HAS_ALPHA_RE = re.compile(r"[^\W\d_]")
-_IGNORED_RES = (
+MIXED_RE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|(?:^|[-/])[A-Z][A-Z0-9]+(?=[-/])|[-/][A-Z][A-Z0-9]+$")
+PLACEHOLDER_RE = re.compile(r"[A-Z]{2,}REF\d+|.*_.*")  # "BIBREF3"/"FIGREF1" (parsed papers), "x_1"
+ROMAN_RE = re.compile(r"[IVXLC]{1,4}")
+HAS_DIGIT_RE = re.compile(r"\d")
+HAS_ALPHA_RE = re.compile(r"[^\W\d_]")
+IGNORED_RES = (
     re.compile(r"\$[^$\n]{0,200}\$"),  # inline LaTeX math
     re.compile(r"\\[A-Za-z]+"),  # LaTeX commands: \rightarrow, \textbf
     re.compile(r"\([^()]*\b(?:19|20)\d{2}[a-z]?\b[^()]*\)"),
@@ -274,15 +274,15 @@ _IGNORED_RES = (
 # --------------------------------------------------------------------------------------------
 
 
-def _is_participle(word: str) -> bool:
+def is_participle(word: str) -> bool:
     lw = word.lower()
     return len(lw) > 4 and lw.endswith("ed") and lw not in _ED_NOUNS and word.islower() and "-" not in lw
 
-def _is_gerund(word: str) -> bool:
+def is_gerund(word: str) -> bool:
     lw = word.lower()
     return len(lw) > 5 and lw.endswith("ing") and word.islower() and "-" not in lw and lw not in _NOMINAL_ING
 
-def _verb_like_ing(tokens: list[Token], k: int) -> bool:
+def verb_like_ing(tokens: list[Token], k: int) -> bool:
     """A phrase-final "-ing" word is a verb after a plural ("objects moving") or when its stem is a known verb."""
     lw = tokens[k].text.lower()
     stem = lw[:-3]

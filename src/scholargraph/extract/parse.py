@@ -22,10 +22,10 @@ from typing import Any
 
 from ..errors import ModelOutputError
 from ..models import EntityRecord, Extraction, KeywordRecord, RelationRecord
-from .collector import _clean_description, _clean_name, _Collector
-from .delimited import _delimited
+from ..text.names import fold_plural
+from .collector import Collector, clean_description, clean_name
+from .delimited import read_delimited
 from .json_repair import SPLIT_RE, Invalid, coerce, coerce_value, parse_json, parse_json_result, strip_reasoning
-from .text_utils import fold_plural
 
 __all__ = ["EXTRACTION_SCHEMA", "coerce", "map_entity_type", "parse_extraction", "parse_json"]
 
@@ -73,7 +73,7 @@ def map_entity_type(raw_type: str, entity_types: list[str], default_type: str = 
     if not entity_types:
         return default_type
     fallback = next((t for t in entity_types if _type_key(t) == _type_key(default_type)), entity_types[-1])
-    raw = _clean_name(raw_type)
+    raw = clean_name(raw_type)
     key = _type_key(raw)
     if len(key) < 2:
         return fallback
@@ -98,7 +98,7 @@ def map_entity_type(raw_type: str, entity_types: list[str], default_type: str = 
 # --------------------------------------------------------------------------------------------
 
 
-def _add_entities(result: Extraction, out: _Collector, chunk_id: str, entity_types: list[str], default_type: str,
+def _add_entities(result: Extraction, out: Collector, chunk_id: str, entity_types: list[str], default_type: str,
                   seen: set) -> None:
     problems = out.problems
     type_cache: dict[str, str] = {}
@@ -109,21 +109,21 @@ def _add_entities(result: Extraction, out: _Collector, chunk_id: str, entity_typ
         except Invalid as err:
             problems.append(f"entities[{n}]: dropped: {err}")
             continue
-        name = _clean_name(ent["name"])
+        name = clean_name(ent["name"])
         if not name or len(name) > MAX_NAME_CHARS:
             problems.append(f"entities[{n}]: dropped: {'empty' if not name else 'overlong'} name")
             continue
-        raw_type = _clean_name(ent.get("type"))
+        raw_type = clean_name(ent.get("type"))
         if raw_type not in type_cache:
             type_cache[raw_type] = map_entity_type(raw_type, entity_types, default_type)
-        record = EntityRecord(name, type_cache[raw_type], _clean_description(ent.get("description")), chunk_id)
+        record = EntityRecord(name, type_cache[raw_type], clean_description(ent.get("description")), chunk_id)
         key = (name.casefold(), record.type, record.description)
         if key not in seen:
             seen.add(key)
             result.entities.append(record)
 
 
-def _add_relations(result: Extraction, out: _Collector, chunk_id: str, seen: set) -> None:
+def _add_relations(result: Extraction, out: Collector, chunk_id: str, seen: set) -> None:
     problems = out.problems
     for n, raw_relation in enumerate(out.relations):
         try:
@@ -131,7 +131,7 @@ def _add_relations(result: Extraction, out: _Collector, chunk_id: str, seen: set
         except Invalid as err:
             problems.append(f"relations[{n}]: dropped: {err}")
             continue
-        source, target = _clean_name(rel["source"]), _clean_name(rel["target"])
+        source, target = clean_name(rel["source"]), clean_name(rel["target"])
         if not source or not target or max(len(source), len(target)) > MAX_NAME_CHARS:
             problems.append(f"relations[{n}]: dropped: empty or overlong endpoint")
             continue
@@ -140,7 +140,7 @@ def _add_relations(result: Extraction, out: _Collector, chunk_id: str, seen: set
             continue
         keywords = _split_keywords(rel.get("keywords", []))
         strength = rel.get("strength")
-        record = RelationRecord(source, target, _clean_description(rel.get("description")), chunk_id,
+        record = RelationRecord(source, target, clean_description(rel.get("description")), chunk_id,
                                 keywords=keywords, strength=1.0 if strength is None else float(strength))
         key = ("r", source.casefold(), target.casefold(), record.description)
         if key not in seen:
@@ -148,7 +148,7 @@ def _add_relations(result: Extraction, out: _Collector, chunk_id: str, seen: set
             result.relations.append(record)
 
 
-def _build(out: _Collector, chunk_id: str, entity_types: list[str], default_type: str) -> Extraction:
+def _build(out: Collector, chunk_id: str, entity_types: list[str], default_type: str) -> Extraction:
     """Validated, deduplicated records from what ``out`` collected (problems go to ``out.problems``)."""
     result = Extraction()
     seen: set[tuple | str] = set()
@@ -164,7 +164,7 @@ def _build(out: _Collector, chunk_id: str, entity_types: list[str], default_type
 
 def _split_keywords(items: list[str]) -> list[str]:
     """Clean keywords: each item split on commas/semicolons, deduplicated, overlong ones dropped."""
-    out = (_clean_name(part) for item in items for part in SPLIT_RE.split(item))
+    out = (clean_name(part) for item in items for part in SPLIT_RE.split(item))
     return list(dict.fromkeys(k for k in out if 0 < len(k) <= MAX_NAME_CHARS))
 
 
@@ -175,8 +175,8 @@ def _parse_extraction(raw: str, chunk_id: str, entity_types: list[str], default_
     text = strip_reasoning(raw)
     if not text.strip():
         raise ModelOutputError("output has only reasoning (<think>), no extraction", raw)
-    out = _Collector()
-    records = _delimited(text, out)
+    out = Collector()
+    records = read_delimited(text, out)
     json_error: ModelOutputError | None = None
     truncated = False
     try:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from ..errors import ConfigError
-from ..extract.text_utils import split_sentences
+from ..text.sentences import split_sentences
 from .memory import MemoryGraph, load_graph
 
 DESCRIPTION_CHARS = 400

@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import ScholarGraphError
-from ..extract.acronyms import is_acronym
 from ..llm.embeddings import Embedder
 from ..store.graph_sql import SourceDescriptions
 from ..store.sqlite import SQLiteStore
+from ..text.acronyms import is_acronym
 
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
 TokenCounter = Callable[[str], int]

@@ -57,7 +57,7 @@ b. **Variants never merge.** Each surface has a *variant signature*: its numbers
    "Transformer"/"Transformer-XL", "BERT-base"/"BERT-large". Rule d compares numbers only
    (the letters of an acronym are spelt out by its long form).
 c. **Same key.** The same compact key — every word plural-folded
-   (:func:`~scholargraph.extract.text_utils.fold_plural`), case-folded, leading article,
+   (:func:`~scholargraph.text.names.fold_plural`), case-folded, leading article,
    possessive "'s", hyphens, spaces and punctuation dropped, Greek letter names and roman
    numerals of two or more letters written as a letter/number: "LLM" = "LLMs", "ADAM-10" =
    "ADAM10", "Parkinson's disease" = "Parkinson disease", "beta-catenin" = "b-catenin",
@@ -135,15 +135,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import networkx as nx
-import numpy as np
 
-from .resolve_blocks import _candidate_pairs
-from .resolve_names import _surface, _surfaces, acronym_matches, name_similarity
-from .resolve_rules import _explain, _linked, _same_context
-from .resolve_types import type_class, types_compatible
+from .resolve_blocks import candidate_pairs
+from .resolve_names import acronym_matches, make_surface, name_similarity, surfaces_of
+from .resolve_rules import explain_pair, linked, same_context
+from .resolve_types import Candidate, ResolutionSettings, type_class, types_compatible
 
 __all__ = [
     "Candidate",
@@ -159,33 +157,6 @@ __all__ = [
 ]
 
 
-@dataclass
-class Candidate:
-    """One entity (or mention) to resolve. ``vector``: the caller's embedding of
-    "name: description" (normalised here); ``None`` = no vector evidence."""
-
-    id: str
-    name: str
-    type: str = ""
-    description: str = ""
-    aliases: list[str] = field(default_factory=list)
-    vector: np.ndarray | None = None  # unit vector of "name: description" (or similar)
-
-
-@dataclass
-class ResolutionSettings:
-    """Tunable thresholds (see "Thresholds" in the module docstring) and search sizes."""
-
-    threshold: float = 0.9  # cosine for rule f (similar names) and spread-out containment
-    name_threshold: float = 0.5  # character-trigram Jaccard of compact names for rule f
-    alias_threshold: float = 0.3  # cosine for acronyms, code/proper-name prefixes, typos, same-key acronyms
-    max_group: int = 50  # largest group returned; a bigger clique is cut
-    k: int = 10  # vector neighbours per candidate
-    exact_limit: int = 10000  # above this many vectors, neighbours come from an inverted-file index
-    nprobe: int = 2  # cells each vector is filed under (inverted-file index)
-    block_limit: int = 64  # name blocks larger than this are only paired through their short names
-
-
 def link_pairs(cands: Sequence[Candidate], settings: ResolutionSettings | None = None) -> list[tuple[str, str]]:
     """Linked id pairs ``(a, b)``, ``a`` before ``b`` in input order, sorted by that order.
 
@@ -195,12 +166,12 @@ def link_pairs(cands: Sequence[Candidate], settings: ResolutionSettings | None =
     settings = settings or ResolutionSettings()
     if len(cands) < 2:
         return []
-    surfaces = [_surfaces(c) for c in cands]
-    rows, cols, cos = _candidate_pairs(cands, surfaces, settings)
+    surfaces = [surfaces_of(c) for c in cands]
+    rows, cols, cos = candidate_pairs(cands, surfaces, settings)
     links = []
     for i, j, c in zip(rows.tolist(), cols.tolist(), cos.tolist(), strict=True):
-        value = None if c != c or _same_context(cands[i], cands[j]) else c
-        if _linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, value):
+        value = None if c != c or same_context(cands[i], cands[j]) else c
+        if linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, value):
             links.append((cands[i].id, cands[j].id))
     return links
 
@@ -211,7 +182,7 @@ def explain(a: Candidate, b: Candidate, settings: ResolutionSettings | None = No
     Types, the cosine, whether it counts (not when both have the same description), the lowest
     cosine a rule asks for, the best name similarity, and the verdict.
     """
-    return _explain(a, b, settings or ResolutionSettings())
+    return explain_pair(a, b, settings or ResolutionSettings())
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,7 +281,7 @@ def _partition_component(comp: list[int], adj: dict[int, set[int]], max_group: i
 
 
 def _keep_key(c: Candidate) -> tuple:
-    s = _surface(c.name)
+    s = make_surface(c.name)
     return (s.acronym, -len(c.aliases or []), 0 if (c.description or "").strip() else 1, c.id)
 
 

@@ -13,15 +13,15 @@ import functools
 import re
 from collections.abc import Sequence
 
-_SPLIT_PARTS = re.compile(r"[-\u2010\u2011\u2012\u2013\u2014\u2212_/]+")
-_EDGE = " \t.,;:!?'\"()[]{}<>*#|\\"
+SPLIT_PARTS_RE = re.compile(r"[-\u2010\u2011\u2012\u2013\u2014\u2212_/]+")
+EDGE_PUNCT = " \t.,;:!?'\"()[]{}<>*#|\\"
 # Lower-case words that may or may not give a letter to an acronym.
 _FUNCTION_WORDS = frozenset({"of", "and", "the", "for", "in", "on", "to", "with", "by", "a", "an", "at", "from",
                              "de", "der", "den", "von", "van", "la", "le", "du", "&", "or", "via", "into"})
 
 
 @functools.lru_cache(maxsize=262144)
-def _is_acronym_word(word: str) -> bool:
+def is_acronym_word(word: str) -> bool:
     """"RAG", "LLMs", "IoT", "nDCG", "apoE", "Dll4", "TF-IDF", "5-FU", "SF1625" (not "Transformer")."""
     if not 2 <= len(word) <= 12 or not any(c.isalpha() for c in word):
         return False
@@ -36,7 +36,7 @@ def _is_acronym_word(word: str) -> bool:
     return word[0].isupper() and any(c.isdigit() for c in word)
 
 
-def _acronym_letters(word_text: str) -> tuple[str, ...]:
+def acronym_letters(word_text: str) -> tuple[str, ...]:
     """Letters an acronym-like surface spells: all letters, and the capitals alone if different."""
     letters, capitals = [], []
     for w in word_text.split():
@@ -52,11 +52,11 @@ def _acronym_letters(word_text: str) -> tuple[str, ...]:
     return tuple(s for s in out if s)
 
 @functools.lru_cache(maxsize=262144)
-def _word_parts(word: str) -> tuple[tuple[str, bool], ...]:
+def word_parts(word: str) -> tuple[tuple[str, bool], ...]:
     """(letters, optional?) of each hyphen/slash part of one long-form word; numbers dropped."""
     out = []
-    for part in _SPLIT_PARTS.split(word):
-        part = part.strip(_EDGE + "+")
+    for part in SPLIT_PARTS_RE.split(word):
+        part = part.strip(EDGE_PUNCT + "+")
         if not part:
             continue
         letters = "".join(c for c in part if c.isalpha()).lower()
@@ -69,7 +69,7 @@ def _word_parts(word: str) -> tuple[tuple[str, bool], ...]:
 
 def _long_form_words(words: Sequence[str]) -> list[tuple[str, bool]] | None:
     """(letters of the word, optional?) for each word/part of a long form; None if unusable."""
-    out = [p for w in words for p in _word_parts(w)]
+    out = [p for w in words for p in word_parts(w)]
     return out or None
 
 
@@ -105,7 +105,7 @@ def _spells(acr: str, words: list[tuple[str, bool]]) -> bool:
 
 
 @functools.lru_cache(maxsize=262144)
-def _acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
+def acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
     """Do the acronym-like words ``wa`` abbreviate the words ``wb`` (rule d's spelling test)?"""
     long_words = _long_form_words(wb)
     if not long_words:
@@ -114,11 +114,11 @@ def _acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
     first = next((c.lower() for c in wa[0] if c.isalpha()), "")
     if not first or not any(w[0] == first for w, _opt in long_words[:3]):
         return False
-    if not all(_is_acronym_word(w) for w in wa):
+    if not all(is_acronym_word(w) for w in wa):
         return False
-    if len(wb) == 1 and _is_acronym_word(wb[0]):
+    if len(wb) == 1 and is_acronym_word(wb[0]):
         return False
-    letters = _acronym_letters(" ".join(wa))
+    letters = acronym_letters(" ".join(wa))
     if not letters:
         return False
     n_content = sum(1 for _w, opt in long_words if not opt)

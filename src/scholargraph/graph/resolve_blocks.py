@@ -13,20 +13,17 @@ import itertools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..extract.text_utils import STOPWORDS
-from .resolve_acronyms import _acronym_letters, _is_acronym_word, _word_parts
-from .resolve_names import _Surface
-from .resolve_rules import _TYPO_MIN_LEN
-
-if TYPE_CHECKING:
-    from .resolve import Candidate, ResolutionSettings
+from ..text.stopwords import STOPWORDS
+from .resolve_acronyms import acronym_letters, is_acronym_word, word_parts
+from .resolve_names import Surface
+from .resolve_rules import TYPO_MIN_LEN
+from .resolve_types import Candidate, ResolutionSettings
 
 
-def _candidate_pairs(cands: Sequence[Candidate], surfaces: list[list[_Surface]], settings: ResolutionSettings
+def candidate_pairs(cands: Sequence[Candidate], surfaces: list[list[Surface]], settings: ResolutionSettings
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, cols, cosine) of every candidate pair, rows < cols, sorted by (row, col).
 
@@ -57,7 +54,7 @@ def _unit_matrix(cands: Sequence[Candidate], has_vec: np.ndarray) -> np.ndarray:
     return mat
 
 
-def _vector_pair_codes(mat: np.ndarray, has_vec: np.ndarray, surfaces: list[list[_Surface]],
+def _vector_pair_codes(mat: np.ndarray, has_vec: np.ndarray, surfaces: list[list[Surface]],
                        settings: ResolutionSettings) -> np.ndarray:
     """Pair codes ``i * n + j`` (i < j) of the vector neighbours worth checking."""
     n = len(mat)
@@ -102,7 +99,7 @@ class _NameIndex:
     acr_long: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
 
 
-def _index_names(surfaces: list[list[_Surface]]) -> _NameIndex:
+def _index_names(surfaces: list[list[Surface]]) -> _NameIndex:
     index = _NameIndex()
     for i, ss in enumerate(surfaces):
         for s in ss:
@@ -124,7 +121,7 @@ def _index_names(surfaces: list[list[_Surface]]) -> _NameIndex:
     return index
 
 
-def _name_blocks(surfaces: list[list[_Surface]], settings: ResolutionSettings) -> set[tuple[int, int]]:
+def _name_blocks(surfaces: list[list[Surface]], settings: ResolutionSettings) -> set[tuple[int, int]]:
     """Index pairs (i < j) that share a name block."""
     index = _index_names(surfaces)
     found = itertools.chain(
@@ -168,7 +165,7 @@ def _acronym_block_pairs(index: _NameIndex, settings: ResolutionSettings) -> Ite
 _MAX_SPAN_WORDS = 8
 
 
-def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
+def _acronym_keys(s: Surface) -> tuple[list[str], list[str]]:
     """Block keys for rule d: (keys as an abbreviation, keys as a long form).
 
     Both have the form "words before#letters#words after": "SMV thrombosis" gives "#smv#thrombosis"
@@ -188,11 +185,11 @@ def _acronym_keys(s: _Surface) -> tuple[list[str], list[str]]:
 def _abbreviation_keys(words: Sequence[str], keys: Sequence[str]) -> list[str]:
     """Keys of each run of one or two acronym-like words, as an abbreviation."""
     short: list[str] = []
-    is_acr = [_is_acronym_word(w) for w in words]
+    is_acr = [is_acronym_word(w) for w in words]
     for i in range(len(words)):
         for j in range(i + 1, min(len(words), i + 2) + 1):
             if all(is_acr[i:j]):
-                for letters in _acronym_letters(" ".join(words[i:j])):
+                for letters in acronym_letters(" ".join(words[i:j])):
                     short.append(f"{'|'.join(keys[:i])}#{letters}#{'|'.join(keys[j:])}")
     return short
 
@@ -201,7 +198,7 @@ def _long_form_keys(words: Sequence[str], keys: Sequence[str]) -> list[str]:
     """Keys of each span of two or more word parts, as a long form (initials with and without
     function words)."""
     long: list[str] = []
-    parts = [_word_parts(w) for w in words]
+    parts = [word_parts(w) for w in words]
     full_i = ["".join(p[0][0] for p in ps) for ps in parts]
     content_i = ["".join(p[0][0] for p in ps if not p[1]) for ps in parts]
     n_parts = [len(ps) for ps in parts]
@@ -227,7 +224,7 @@ def _typo_keys(tokens: Sequence[str]) -> list[str]:
         return []
     keys = []
     for idx, tok in enumerate(tokens):
-        if len(tok) < _TYPO_MIN_LEN - 1 or not tok.isalpha():
+        if len(tok) < TYPO_MIN_LEN - 1 or not tok.isalpha():
             continue
         rest = " ".join(tokens[:idx]) + "|" + " ".join(tokens[idx + 1 :])
         variants = {tok} | {tok[:i] + tok[i + 1 :] for i in range(len(tok))}

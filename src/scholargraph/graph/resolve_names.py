@@ -1,7 +1,7 @@
 """Name surfaces for resolution: keys, tokens, variant signatures, trigrams, acronym pairs.
 
 A candidate's *surfaces* are its name, each alias, and the outside and inside of a parenthesis in
-the name. Each :class:`_Surface` carries what the rules of :mod:`scholargraph.graph.resolve` compare:
+the name. Each :class:`Surface` carries what the rules of :mod:`scholargraph.graph.resolve` compare:
 folded tokens, the compact key (rule c), the variant signature (rule b), acronym letters (rule d)
 and character trigrams (rule f).
 """
@@ -13,13 +13,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..extract.text_utils import fold_plural
-from .resolve_acronyms import _EDGE, _SPLIT_PARTS, _acronym_letters, _acronym_words, _is_acronym_word
-
-if TYPE_CHECKING:
-    from .resolve import Candidate
+from ..text.names import fold_plural
+from .resolve_acronyms import EDGE_PUNCT, SPLIT_PARTS_RE, acronym_letters, acronym_words, is_acronym_word
+from .resolve_types import Candidate
 
 __all__ = ["acronym_matches", "name_similarity"]
 
@@ -60,8 +57,8 @@ def _split_parenthetical(name: str) -> tuple[str, list[str]]:
     inner = last.group(1).strip()
     alias: list[str] = []
     if not name[last.end():].strip() and outer:
-        inner_acr = 0 < len(inner.split()) <= 3 and all(_is_acronym_word(w) for w in inner.split())
-        if inner_acr or _acronym_words(tuple(outer.split()), tuple(_raw_words(inner))):
+        inner_acr = 0 < len(inner.split()) <= 3 and all(is_acronym_word(w) for w in inner.split())
+        if inner_acr or acronym_words(tuple(outer.split()), tuple(_raw_words(inner))):
             alias = [inner]  # "Long Form (LF)" or "LF (Long Form)"; not "SF1625 (5 credits)"
     return (outer or name), alias
 
@@ -70,10 +67,10 @@ def _raw_words(text: str) -> list[str]:
     """Whitespace words, possessive "'s" and edge punctuation dropped (case kept)."""
     out = []
     for w in text.split():
-        w = w.strip(_EDGE)
+        w = w.strip(EDGE_PUNCT)
         if w.endswith("'s"):
             w = w[:-2]
-        w = w.strip(_EDGE)
+        w = w.strip(EDGE_PUNCT)
         if w:
             out.append(w)
     return out
@@ -83,8 +80,8 @@ def _raw_words(text: str) -> list[str]:
 def _word_tokens(word: str) -> tuple[str, ...]:
     """Folded tokens of one whitespace word: hyphen/slash parts, plural-folded, case-folded."""
     out = []
-    for part in _SPLIT_PARTS.split(word):
-        part = part.strip(_EDGE + "+")
+    for part in SPLIT_PARTS_RE.split(word):
+        part = part.strip(EDGE_PUNCT + "+")
         if not part:
             continue
         out.append(fold_plural(part).casefold())
@@ -158,11 +155,11 @@ def _trigrams(compact: str) -> frozenset[str]:
 
 def name_similarity(a: str, b: str) -> float:
     """Character-trigram Jaccard of the compact keys of two names (rule f's name test)."""
-    sa, sb = _surface(a), _surface(b)
-    return _jaccard(sa.trigrams, sb.trigrams)
+    sa, sb = make_surface(a), make_surface(b)
+    return jaccard(sa.trigrams, sb.trigrams)
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     inter = len(a & b)
@@ -175,7 +172,7 @@ def _surface_trigrams(compact: str) -> frozenset[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Surface:
+class Surface:
     text: str
     words: tuple[str, ...]  # raw words, case kept
     word_keys: tuple[str, ...]  # per raw word: its folded tokens joined
@@ -195,25 +192,25 @@ class _Surface:
 
 
 @functools.lru_cache(maxsize=262144)
-def _surface(text: str) -> _Surface:
+def make_surface(text: str) -> Surface:
     text = _surface_text(text)
     words = _raw_words(text)
     word_keys = tuple("".join(_word_tokens(w)) for w in words)
     start = 1 if len(words) > 1 and words[0].casefold() in _ARTICLES else 0
     tokens = tuple(t for w in words[start:] for t in _word_tokens(w))
     compact = re.sub(r"[^\w]|_", "", "".join(_canon_token(t) for t in tokens))
-    acronym = 0 < len(words) <= 3 and all(_is_acronym_word(w) for w in words)
-    letters = _acronym_letters(" ".join(words)) if acronym else ()
+    acronym = 0 < len(words) <= 3 and all(is_acronym_word(w) for w in words)
+    letters = acronym_letters(" ".join(words)) if acronym else ()
     has_digit = any(c.isdigit() for c in compact)
     has_alpha = any(c.isalpha() for c in compact)
     code = len(words) == 1 and has_digit and has_alpha and len(compact) <= 14
     proper = acronym or (len(words) == 1 and words[0][:1].isupper())
-    has_acronym = any(_is_acronym_word(w) for w in words)
-    return _Surface(text, tuple(words), word_keys, tokens, compact, acronym, has_acronym, letters, code, proper,
+    has_acronym = any(is_acronym_word(w) for w in words)
+    return Surface(text, tuple(words), word_keys, tokens, compact, acronym, has_acronym, letters, code, proper,
                     _signature(tokens), _numbers(tokens))
 
 
-def _surfaces(c: Candidate) -> list[_Surface]:
+def surfaces_of(c: Candidate) -> list[Surface]:
     texts = [c.name]
     outer, inner = _split_parenthetical(c.name)
     if inner:
@@ -224,7 +221,7 @@ def _surfaces(c: Candidate) -> list[_Surface]:
     for t in texts:
         if not t or not t.strip():
             continue
-        s = _surface(t)
+        s = make_surface(t)
         if s.compact and s.compact not in seen:
             seen.add(s.compact)
             out.append(s)
@@ -236,10 +233,10 @@ def acronym_matches(short: str, long: str) -> bool:
     >>> acronym_matches("LLMs", "large language models"), acronym_matches("LLM", "language models")
     (True, False)
     """
-    return _acronym_pair(_surface(short), _surface(long))
+    return acronym_pair(make_surface(short), make_surface(long))
 
 
-def _acronym_pair(a: _Surface, b: _Surface) -> bool:
+def acronym_pair(a: Surface, b: Surface) -> bool:
     if a.numbers != b.numbers or b.acronym:
         return False
     wa, wb = a.words, b.words
@@ -254,4 +251,4 @@ def _acronym_pair(a: _Surface, b: _Surface) -> bool:
     wa, wb = wa[lead : len(wa) - trail], wb[lead : len(wb) - trail]
     if not wa or not wb or len(wa) > 2:
         return False
-    return _acronym_words(wa, wb)
+    return acronym_words(wa, wb)

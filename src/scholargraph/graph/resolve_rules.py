@@ -1,23 +1,19 @@
 """Link rules for one pair of candidates (rules a–f of :mod:`scholargraph.graph.resolve`).
 
 :func:`_pair_requirement` gives the lowest cosine at which two surfaces link (``_NEVER`` when no
-rule applies); :func:`_linked` applies it to two candidates, after the type check; :func:`_explain`
+rule applies); :func:`linked` applies it to two candidates, after the type check; :func:`explain_pair`
 reports the verdict and its parts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..extract.text_utils import STOPWORDS
-from .resolve_names import _acronym_pair, _jaccard, _Surface, _surfaces
-from .resolve_types import types_compatible
-
-if TYPE_CHECKING:
-    from .resolve import Candidate, ResolutionSettings
+from ..text.stopwords import STOPWORDS
+from .resolve_names import Surface, acronym_pair, jaccard, surfaces_of
+from .resolve_types import Candidate, ResolutionSettings, types_compatible
 
 # Head nouns that add nothing to a proper name: "JAVELIN system" = "JAVELIN".
 _GENERIC_HEADS = frozenset(
@@ -36,14 +32,14 @@ _HEAD_CHANGERS = frozenset(
 _NEVER = 2.0  # a cosine no pair reaches
 
 
-def _pair_requirement(a: _Surface, b: _Surface, settings: ResolutionSettings) -> float:
+def _pair_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> float:
     """Lowest cosine at which surfaces ``a`` and ``b`` link (``_NEVER`` when no rule applies)."""
     if a.compact == b.compact:  # rule c
         return settings.alias_threshold if (a.acronym and b.acronym) else -1.0
     # Rule d: acronyms (numbers only: its letters are spelt out).
-    if a.has_acronym and not b.acronym and _acronym_pair(a, b):
+    if a.has_acronym and not b.acronym and acronym_pair(a, b):
         return settings.alias_threshold
-    if b.has_acronym and not a.acronym and _acronym_pair(b, a):
+    if b.has_acronym and not a.acronym and acronym_pair(b, a):
         return settings.alias_threshold
     if a.signature != b.signature:  # rule b
         return _NEVER
@@ -61,12 +57,12 @@ def _pair_requirement(a: _Surface, b: _Surface, settings: ResolutionSettings) ->
         return _NEVER
     if _typo_pair(ta, tb):  # rule f: one slip of the pen in one long word
         return settings.alias_threshold
-    if _jaccard(a.trigrams, b.trigrams) >= settings.name_threshold:  # rule f
+    if jaccard(a.trigrams, b.trigrams) >= settings.name_threshold:  # rule f
         return settings.threshold
     return _NEVER
 
 
-def _containment_requirement(short: _Surface, long: _Surface, settings: ResolutionSettings) -> float:
+def _containment_requirement(short: Surface, long: Surface, settings: ResolutionSettings) -> float:
     """Rule e: the words of ``short`` all occur in ``long`` (a prefix, a suffix or spread out)."""
     ts, tl = short.tokens, long.tokens
     if tl[: len(ts)] == ts:  # rule e: prefix
@@ -81,7 +77,7 @@ def _containment_requirement(short: _Surface, long: _Surface, settings: Resoluti
     return settings.threshold  # words spread through the longer name
 
 
-_TYPO_MIN_LEN = 9
+TYPO_MIN_LEN = 9
 
 
 def _typo_pair(ta: Sequence[str], tb: Sequence[str]) -> bool:
@@ -97,7 +93,7 @@ def _typo_pair(ta: Sequence[str], tb: Sequence[str]) -> bool:
     if len(diff) != 1:
         return False
     x, y = diff[0]
-    if min(len(x), len(y)) < _TYPO_MIN_LEN or not (x.isalpha() and y.isalpha()):
+    if min(len(x), len(y)) < TYPO_MIN_LEN or not (x.isalpha() and y.isalpha()):
         return False
     if len(x) > len(y):
         x, y = y, x
@@ -121,7 +117,7 @@ def _cosine(a: Candidate, b: Candidate) -> float | None:
     return float(np.dot(va, vb)) / norm if norm > 0 else 0.0
 
 
-def _linked(ca: Candidate, cb: Candidate, sa: list[_Surface], sb: list[_Surface], settings: ResolutionSettings,
+def linked(ca: Candidate, cb: Candidate, sa: list[Surface], sb: list[Surface], settings: ResolutionSettings,
             cos: float | None) -> bool:
     if not types_compatible(ca.type, cb.type):
         return False
@@ -133,24 +129,24 @@ def _linked(ca: Candidate, cb: Candidate, sa: list[_Surface], sb: list[_Surface]
     return cos >= need
 
 
-def _same_context(a: Candidate, b: Candidate) -> bool:
+def same_context(a: Candidate, b: Candidate) -> bool:
     """Both described by the same text (two names in one sentence): the vectors then differ
     only by the names and say nothing about whether the two are one thing."""
     da, db = (a.description or "").split(), (b.description or "").split()
     return bool(da) and da == db
 
 
-def _explain(a: Candidate, b: Candidate, settings: ResolutionSettings) -> dict:
+def explain_pair(a: Candidate, b: Candidate, settings: ResolutionSettings) -> dict:
     """:func:`scholargraph.graph.resolve.explain` with the settings given."""
-    sa, sb = _surfaces(a), _surfaces(b)
+    sa, sb = surfaces_of(a), surfaces_of(b)
     need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
     cos = _cosine(a, b)
-    same = _same_context(a, b)
+    same = same_context(a, b)
     return {
         "types_compatible": types_compatible(a.type, b.type),
         "cosine": cos,
         "same_description": same,
         "required_cosine": None if need >= _NEVER else need,
-        "name_similarity": max((_jaccard(x.trigrams, y.trigrams) for x in sa for y in sb), default=0.0),
-        "linked": _linked(a, b, sa, sb, settings, None if same else cos),
+        "name_similarity": max((jaccard(x.trigrams, y.trigrams) for x in sa for y in sb), default=0.0),
+        "linked": linked(a, b, sa, sb, settings, None if same else cos),
     }

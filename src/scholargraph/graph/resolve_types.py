@@ -1,4 +1,5 @@
-"""Entity-type classes for resolution (rule a of :mod:`scholargraph.graph.resolve`).
+"""The data of entity resolution (:class:`Candidate`, :class:`ResolutionSettings`) and entity-type
+classes (rule a of :mod:`scholargraph.graph.resolve`).
 
 Types are mapped to classes (Method = Model = Tool ..., Gene = Protein, ...); two entities may be
 one thing only when their classes agree or either type is a catch-all ("Concept", "Other", ...).
@@ -9,8 +10,11 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
-__all__ = ["type_class", "types_compatible"]
+import numpy as np
+
+__all__ = ["Candidate", "ResolutionSettings", "type_class", "types_compatible"]
 
 _WILDCARD_TYPES = frozenset(
     {"", "concept", "knowledgeconcept", "otherscientificterm", "other", "generic", "term", "entity", "unknown",
@@ -58,3 +62,30 @@ def types_compatible(a: str, b: str) -> bool:
     """Rule a: may entities of these two types be the same thing?"""
     ca, cb = type_class(a), type_class(b)
     return ca == "*" or cb == "*" or ca == cb or frozenset((ca, cb)) in _COMPATIBLE_CLASSES
+
+
+@dataclass
+class Candidate:
+    """One entity (or mention) to resolve. ``vector``: the caller's embedding of
+    "name: description" (normalised here); ``None`` = no vector evidence."""
+
+    id: str
+    name: str
+    type: str = ""
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    vector: np.ndarray | None = None  # unit vector of "name: description" (or similar)
+
+
+@dataclass
+class ResolutionSettings:
+    """Tunable thresholds (see "Thresholds" in the module docstring) and search sizes."""
+
+    threshold: float = 0.9  # cosine for rule f (similar names) and spread-out containment
+    name_threshold: float = 0.5  # character-trigram Jaccard of compact names for rule f
+    alias_threshold: float = 0.3  # cosine for acronyms, code/proper-name prefixes, typos, same-key acronyms
+    max_group: int = 50  # largest group returned; a bigger clique is cut
+    k: int = 10  # vector neighbours per candidate
+    exact_limit: int = 10000  # above this many vectors, neighbours come from an inverted-file index
+    nprobe: int = 2  # cells each vector is filed under (inverted-file index)
+    block_limit: int = 64  # name blocks larger than this are only paired through their short names

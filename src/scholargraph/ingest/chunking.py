@@ -21,7 +21,7 @@ import hashlib
 from dataclasses import dataclass
 
 from ..models import Chunk, Document, Section
-from .segment import sentence_spans
+from ..text.sentences import sentence_spans
 from .tokenizer import TextTokenizer
 
 SECTION_SEPARATOR = "\n\n"

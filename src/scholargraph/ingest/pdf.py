@@ -18,6 +18,7 @@ from ..models import Document, Section
 from . import pdf_layout as L
 from . import pdf_pymupdf, pdf_pypdf
 from .identity import doc_id
+from .pdf_year import detect_year
 from .registry import LoaderSpec, LoadOptions
 from .sections import classify_heading
 
@@ -262,6 +263,7 @@ def load_pdf(path: Path, options: LoadOptions | None = None, backend: str = "aut
         sections=sections if options.include_references else indexed,
         source_path=str(path),
         authors=info["authors"],
+        year=detect_year(layout),
         abstract=next((s.text for s in sections if s.kind == "abstract"), ""),
         metadata={
             "pages": len(layout.pages),

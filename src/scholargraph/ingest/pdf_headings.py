@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .pdf_text import _WS, _close, clean_text, collapse_letter_spacing, join_lines
+from .pdf_text import clean_text, collapse_letter_spacing, join_lines, same_size, squash_ws
 
 if TYPE_CHECKING:
     from .pdf_layout import Line, OutlineItem
@@ -52,6 +53,8 @@ class _State:
     appendix: bool = False
     top_size: float = 0.0
     column: float = 0.0  # typical width of a body line
+    starts: list[float] = field(default_factory=list)  # x where body lines usually begin (column edges)
+    anchored: bool = False  # a numbered or well-known heading has been seen
 
 
 def _heading_rest_ok(rest: str) -> bool:
@@ -93,7 +96,7 @@ def _bold_run(lines: list[Line], i: int) -> bool:
         if 0 <= j < len(lines):
             other = lines[j]
             near = other.page == line.page and abs(other.y0 - line.y0) < 1.8 * line.size
-            if near and other.bold and _close(other.size, line.size) and abs(other.x0 - line.x0) < 3 * line.size:
+            if near and other.bold and same_size(other.size, line.size) and abs(other.x0 - line.x0) < 3 * line.size:
                 if not (_NUM.match(other.text) or _KNOWN.match(other.text.strip(" .:"))):
                     return True
     return False
@@ -108,6 +111,61 @@ def _para_start(lines: list[Line], i: int) -> bool:
     )
 
 
+_MEASURE = re.compile(r"[=<>±%]|\d")
+
+
+def _may_be_unnumbered_heading(lines: list[Line], i: int, st: _State) -> bool:
+    """An unnumbered bold line (or bold run-in) can be a heading only where a heading can stand: past
+    the front matter (authors and affiliations precede the first numbered or well-known heading), at
+    a column's left edge, and not inside a figure or table."""
+    line = lines[i]
+    if not st.anchored and line.page <= 1:
+        return False
+    if st.starts and not any(-2.0 <= line.x0 - x <= 2.5 * line.size for x in st.starts):
+        return False
+    words = line.text.split()
+    if sum(1 for w in words if _MEASURE.search(w)) >= max(1, len(words) / 2) or "=" in line.text:
+        return False
+    return not _figure_text(lines, i, st)
+
+
+def _figure_text(lines: list[Line], i: int, st: _State) -> bool:
+    """A figure's labels or a table's cells: pieces in a row, or a label with empty space (an image) below."""
+    return _spread_out(lines[i]) or _in_a_row(lines, i, st) or _alone_above_space(lines, i)
+
+
+def _spread_out(line: Line) -> bool:
+    """Pieces far apart on one baseline: figure panel labels or table cells, not a heading."""
+    pieces = [s for s in line.spans if s.text.strip()]
+    return any(b.x0 - a.x1 > 2.0 * max(a.size, b.size) for a, b in zip(pieces, pieces[1:], strict=False))
+
+
+def _in_a_row(lines: list[Line], i: int, st: _State) -> bool:
+    """Another piece of text on the same baseline within one column's width: a table row or a row of
+    figure labels (the other column of a two-column page is a column's width or more away)."""
+    line = lines[i]
+    for j in range(max(0, i - 6), min(len(lines), i + 7)):
+        other = lines[j]
+        if j == i or other.page != line.page or other.rotated:
+            continue
+        overlap = min(line.y1, other.y1) - max(line.y0, other.y0)
+        if overlap > 0.5 * min(line.y1 - line.y0, other.y1 - other.y0) and abs(other.x0 - line.x0) < 0.9 * st.column:
+            return True
+    return False
+
+
+def _alone_above_space(lines: list[Line], i: int) -> bool:
+    """The next line in the same column is far below (an image follows), or there is none on the page."""
+    line = lines[i]
+    for nxt in lines[i + 1 :]:
+        if nxt.page != line.page or nxt.y1 < line.y1:  # next page or next column: the text goes on there
+            return False
+        if nxt.x1 < line.x0 or nxt.x0 > line.x1:  # beside it, not under it
+            continue
+        return nxt.y0 - line.y1 > 3.0 * line.size
+    return False
+
+
 def _line_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading | None:
     line = lines[i]
     text = line.text
@@ -115,12 +173,17 @@ def _line_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading
         return None
     name = text.strip(" .:")
     if early and (m := _INLINE_ABSTRACT.match(text)) and not line.bold:
+        st.anchored = True
         return Heading(i, "Abstract", 1, rest=m.group(2))
     if _strong(line, st) and line.words <= 16 and (num := _numbered(line, st)):
+        st.anchored = True
         return Heading(i, num[0], num[1])
-    if _KNOWN.match(name) and (_strong(line, st) or name.isupper()):
+    if _KNOWN.match(name) and (_strong(line, st) or name.isupper()) and not _figure_text(lines, i, st):
         st.appendix = st.appendix or name.lower().startswith(("appendi", "reference", "bibliography"))
+        st.anchored = True
         return Heading(i, name, 1)
+    if not _may_be_unnumbered_heading(lines, i, st):
+        return None
     short = line.x1 - line.x0 < 0.8 * st.column
     if (
         line.all_bold
@@ -148,7 +211,7 @@ def _continuation(lines: list[Line], h: Heading) -> int:
     while h.index + extra + 1 < len(lines) and extra < 2:
         nxt = lines[h.index + extra + 1]
         prev = lines[h.index + extra]
-        same = nxt.page == line.page and nxt.bold == line.bold and _close(nxt.size, line.size)
+        same = nxt.page == line.page and nxt.bold == line.bold and same_size(nxt.size, line.size)
         if not same or nxt.y0 - prev.y1 > 0.8 * line.size or nxt.x0 < line.x0 - 1 or nxt.words > 8:
             break
         if (
@@ -166,7 +229,8 @@ def detect_headings(lines: list[Line], body: float, skip: set[int]) -> list[Head
     """Headings from numbering patterns, known section names, font size and weight."""
     st = _State(body=body)
     st.top_size = _top_heading_size(lines, body)
-    st.column = median([ln.x1 - ln.x0 for ln in lines if _close(ln.size, body)], 200.0)
+    st.column = median([ln.x1 - ln.x0 for ln in lines if same_size(ln.size, body)], 200.0)
+    st.starts = _column_starts(lines, body)
     out: list[Heading] = []
     i = 0
     while i < len(lines):
@@ -182,6 +246,13 @@ def detect_headings(lines: list[Line], body: float, skip: set[int]) -> list[Head
         out.append(h)
         i += 1 + h.extra
     return out
+
+
+def _column_starts(lines: list[Line], body: float) -> list[float]:
+    """Left edges where body-text lines usually begin (one per column and page layout)."""
+    starts = Counter(round(ln.x0) for ln in lines if same_size(ln.size, body) and not ln.rotated)
+    total = sum(starts.values())
+    return [float(x) for x, n in starts.items() if n >= max(5, 0.03 * total)]
 
 
 def _top_heading_size(lines: list[Line], body: float) -> float:
@@ -210,7 +281,7 @@ def outline_headings(lines: list[Line], outline: list[OutlineItem]) -> list[Head
 
 
 def _find_outline_line(lines: list[Line], pos: int, item: OutlineItem, key: str) -> Heading | None:
-    title = _WS.sub(" ", clean_text(item.title)).strip()
+    title = squash_ws(item.title)
     for i in range(pos, len(lines)):
         line = lines[i]
         if item.page and line.page < item.page:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .pdf_headings import Heading, detect_headings, median, outline_headings
 from .pdf_sections import Block, assemble, flatten, paragraphs
-from .pdf_text import _WS, LIGATURES, append_line, clean_text, collapse_letter_spacing, is_bold_font, join_lines
+from .pdf_text import LIGATURES, append_line, clean_text, collapse_letter_spacing, is_bold_font, join_lines, squash_ws
 from .pdf_title import detect_title, looks_like_title, title_text
 
 __all__ = [
@@ -117,6 +117,7 @@ class PdfLayout:
     backend: str = ""
     warnings: list[str] = field(default_factory=list)
     gap_spaces: bool = True  # False: span texts already contain the spaces between words
+    meta_date: str = ""  # the document information's CreationDate, e.g. "D:20200519234246Z"
 
 
 # --- lines ---------------------------------------------------------------------------------
@@ -153,7 +154,7 @@ def _line_text(spans: list[Span], gap_spaces: bool) -> str:
             gap = span.x0 - prev.x1
             text += "  " if gap > 0.8 * span.size else " " if gap > 0.25 * max(span.size, prev.size) else ""
         text += piece
-    return _WS.sub(" ", collapse_letter_spacing(clean_text(text))).strip()
+    return " ".join(collapse_letter_spacing(clean_text(text)).split())
 
 
 def make_line(spans: list[Span], gap_spaces: bool = True) -> Line:
@@ -183,7 +184,7 @@ def make_line(spans: list[Span], gap_spaces: bool = True) -> Line:
         rotated=all(s.rotated for s in body),
     )
     line.all_bold = chars > 0 and bold_chars == chars
-    line.bold_prefix = "" if line.all_bold else _WS.sub(" ", clean_text(prefix)).strip()
+    line.bold_prefix = "" if line.all_bold else squash_ws(prefix)
     return line
 
 

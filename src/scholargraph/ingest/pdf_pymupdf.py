@@ -96,7 +96,8 @@ def extract(path: Path) -> PdfLayout:
             ["PDF structure was damaged and has been repaired; text may be incomplete"] if doc.is_repaired else []
         )
         meta = doc.metadata or {}
-        return PdfLayout(pages, _outline(doc), meta.get("title") or "", meta.get("author") or "", NAME, warnings)
+        return PdfLayout(pages, _outline(doc), meta.get("title") or "", meta.get("author") or "", NAME, warnings,
+                         meta_date=meta.get("creationDate") or "")
     finally:
         doc.close()
 

@@ -208,12 +208,14 @@ def extract(path: Path) -> PdfLayout:
                 layouts.append(PageLayout(number, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}"))
         meta = _metadata(reader)
         outline = _outline(reader)
-    return PdfLayout(layouts, outline, meta.get("title", ""), meta.get("author", ""), NAME, warnings, gap_spaces=False)
+    return PdfLayout(layouts, outline, meta.get("title", ""), meta.get("author", ""), NAME, warnings, gap_spaces=False,
+                     meta_date=meta.get("date", ""))
 
 
 def _metadata(reader: Any) -> dict[str, str]:
     try:
         info = reader.metadata or {}
-        return {"title": str(info.get("/Title", "") or ""), "author": str(info.get("/Author", "") or "")}
+        return {"title": str(info.get("/Title", "") or ""), "author": str(info.get("/Author", "") or ""),
+                "date": str(info.get("/CreationDate", "") or "")}
     except Exception:
         return {}

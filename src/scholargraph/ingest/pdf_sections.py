@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .pdf_text import _close, append_line
+from .pdf_text import append_line, same_size
 
 if TYPE_CHECKING:
     from .pdf_headings import Heading
@@ -56,7 +56,7 @@ def _continues_caption(last: Line, line: Line) -> bool:
     step = line.y1 - last.y1
     return (
         line.page == last.page
-        and _close(line.size, last.size)
+        and same_size(line.size, last.size)
         and 0 < step < 1.8 * line.size
         and (last.x0 - 2 * line.size < line.x0 < last.x1)
     )

@@ -84,5 +84,11 @@ def join_lines(parts: list[str], keep_hyphen: bool = False) -> str:
     return out
 
 
-def _close(a: float, b: float) -> bool:
+def same_size(a: float, b: float) -> bool:
+    """Two font sizes that are the same for layout purposes (within 0.6 pt or 5%)."""
     return abs(a - b) <= max(0.6, 0.05 * max(a, b))
+
+
+def squash_ws(text: str) -> str:
+    """``text`` cleaned (:func:`clean_text`) with whitespace runs collapsed to one space, stripped."""
+    return _WS.sub(" ", clean_text(text)).strip()

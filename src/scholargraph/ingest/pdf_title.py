@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .pdf_text import _close, collapse_letter_spacing, join_lines
+from .pdf_text import collapse_letter_spacing, join_lines, same_size
 
 if TYPE_CHECKING:
     from .pdf_layout import Line
@@ -42,7 +42,7 @@ def _title_group(lines: list[Line], start: int) -> list[Line]:
         prev = group[-1]
         gap = line.y0 - prev.y1
         if (
-            not _close(line.size, first.size)
+            not same_size(line.size, first.size)
             or line.bold != first.bold
             or gap > 1.5 * first.size
             or gap < -0.5 * first.size
@@ -60,16 +60,33 @@ def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 
     """Largest horizontal font on the first page (then the second), bold preferred; multi-line joined.
 
     ``min_size``: a title is printed larger than the body text; smaller candidates are ignored.
+    A single word in the largest font (a logo such as "PaperSearch" above "PaSa: An LLM Agent for
+    ...") gives way to a title of several words in the next sizes when one is printed clearly
+    larger than the body text; alone, it is the title.
     """
     for lines in pages[:max_pages]:
         cands = [ln for ln in lines if _title_candidate(ln) and ln.size >= min_size]
+        if not cands:
+            continue
         ids = {id(ln) for ln in cands}
+        largest = max(ln.size for ln in cands)
+        logo: tuple[str, list[Line]] | None = None
         for size in sorted({ln.size for ln in cands}, reverse=True)[:3]:
-            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and _close(ln.size, size)]
+            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and same_size(ln.size, size)]
             bold = [i for i in at_size if lines[i].bold]
             group = _title_group(lines, (bold or at_size)[0])
             text = title_text(group)
             words = len(text.split())
-            if 2 <= words <= 40 or (words == 1 and len(text) >= 4 and size == max(ln.size for ln in cands)):
+            if 2 <= words <= 40 and (logo is None or _stands_out(group, largest, min_size)):
                 return text, group
+            if logo is None and words == 1 and len(text) >= 4 and size == largest:
+                logo = (text, group)
+        if logo is not None:
+            return logo
     return "", []
+
+
+def _stands_out(group: list[Line], largest: float, min_size: float) -> bool:
+    """A title below a logo word: bold, or at least half the logo's size, and well above body text."""
+    size = group[0].size
+    return size >= min_size + 2.0 and (group[0].bold or size >= 0.5 * largest)

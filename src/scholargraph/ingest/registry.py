@@ -7,6 +7,7 @@ format means writing one module and registering it here.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,10 +45,16 @@ def register(spec: LoaderSpec) -> None:
         _LOADERS[suffix.lower()] = spec
 
 
+# built-in loader modules; each exposes ``SPECS: list[LoaderSpec]`` (imported on first use)
+BUILTIN_LOADER_MODULES = ("text", "jsonfile", "csvfile", "pubmed", "pdf", "html")
+
+
 def _ensure_builtin() -> None:
     if _LOADERS:
         return
-    from . import builtin  # noqa: F401  (registers the built-in loaders)
+    for name in BUILTIN_LOADER_MODULES:
+        for spec in importlib.import_module(f"{__package__}.{name}").SPECS:
+            register(spec)
 
 
 def loaders() -> dict[str, LoaderSpec]:

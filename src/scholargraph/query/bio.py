@@ -35,12 +35,12 @@ from collections.abc import Callable
 from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
 from ..extract.bio_normalise import BioDictionary, dictionary_from_settings
 from ..models import Answer
-from .bio_evidence import Evidence, _Filters, _paper_sources, _search
-from .bio_generate import _generate, batches, format_papers, format_references
+from .bio_evidence import Evidence, Filters, paper_sources, search_evidence
+from .bio_generate import batches, format_papers, format_references, generate_answer
 from .bio_parse import ENTITY_TYPE_HINTS, MAX_NGRAM, PARSE_SCHEMA, BioQuery, llm_parse, resolve_names, vocabulary_parse
 from .citations import verify_citations
-from .engine import Retrieval, merge_usage
 from .extractive import extractive_answer
+from .retrieval import Retrieval, merge_usage
 
 DEFAULT_THRESHOLD = 0.3
 
@@ -84,7 +84,7 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
         if missing:
             retrieval.notes.append(f"not in the graph: {', '.join(missing)} (no filter on them)")
     retrieval.timings["parse_s"] = time.perf_counter() - t0
-    filters = _Filters(
+    filters = Filters(
         named={i for n in query.genes + query.other for i in resolved.get(n, [])},
         diseases={i for n in query.diseases for i in resolved.get(n, [])},
         entity_types=set(query.entity_types), relation_types=set(query.relation_types))
@@ -95,11 +95,11 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     cutoff = _threshold(settings, threshold)
     min_weight = _weight_threshold(settings, weight_threshold)
     how = _edge_combine(settings)
-    evidence = await _search(store, settings, embedder, question, filters, cutoff, min_weight, how, retrieval)
+    evidence = await search_evidence(store, settings, embedder, question, filters, cutoff, min_weight, how, retrieval)
     retrieval.timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    retrieval.sources = _paper_sources(store, evidence)
+    retrieval.sources = paper_sources(store, evidence)
     retrieval.context = format_papers(retrieval.sources)
     retrieval.details.update({"threshold": cutoff, "edge_weight": how, "weight_threshold": min_weight,
                               "relations": len({e.relation_id for e in evidence}), "papers": len(retrieval.sources)})
@@ -132,7 +132,7 @@ async def bio_answer(store, settings, embedder, llm, question: str, weight_thres
     else:
         before = llm.usage_snapshot()
         budget = batch_tokens or settings.query.max_context_tokens
-        raw = await _generate(llm, settings, question, retrieval.sources, answer.notes, budget)
+        raw = await generate_answer(llm, settings, question, retrieval.sources, answer.notes, budget)
         check = verify_citations(raw, {s.number for s in retrieval.sources})
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
         if check.removed:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..graph.weights import combine, node_weights, paper_weight
 from ..models import Source
-from .engine import Retrieval
+from .retrieval import Retrieval
 
 _BATCH = 400
 
@@ -61,7 +61,7 @@ def _sources_of(store, ids: Sequence[str]) -> list[tuple[str, str, str, str, str
 
 
 @dataclass
-class _Filters:
+class Filters:
     named: set[str]  # gene / other entity ids
     diseases: set[str]
     entity_types: set[str]
@@ -77,7 +77,7 @@ class _Filters:
         return not (use_relation and self.relation_types and not (set(row[2]) & self.relation_types))
 
 
-async def _search(store, settings, embedder, question, filters: _Filters, cutoff: float, min_weight: float | None,
+async def search_evidence(store, settings, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
                   how: str, retrieval: Retrieval) -> list[Evidence]:
     if store.count("relations") == 0:
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
@@ -121,7 +121,7 @@ async def _search(store, settings, embedder, question, filters: _Filters, cutoff
     return out
 
 
-def _named_candidates(store, filters: _Filters) -> set[str] | None:
+def _named_candidates(store, filters: Filters) -> set[str] | None:
     ids = list(filters.named or filters.diseases)
     if not ids:
         return None
@@ -134,7 +134,7 @@ def _named_candidates(store, filters: _Filters) -> set[str] | None:
     return out
 
 
-def _apply_type_filters(rows: dict, filters: _Filters, retrieval: Retrieval) -> dict:
+def _apply_type_filters(rows: dict, filters: Filters, retrieval: Retrieval) -> dict:
     """Entity- and relation-type filters; a filter that would leave nothing is dropped, with a note."""
     if not rows:
         return {}
@@ -154,7 +154,7 @@ def _apply_type_filters(rows: dict, filters: _Filters, retrieval: Retrieval) -> 
     return {}
 
 
-def _paper_sources(store, evidence: list[Evidence]) -> list[Source]:
+def paper_sources(store, evidence: list[Evidence]) -> list[Source]:
     by_doc: dict[str, list[Evidence]] = {}
     for e in evidence:
         by_doc.setdefault(e.document_id, []).append(e)

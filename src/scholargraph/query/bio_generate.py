@@ -56,7 +56,7 @@ def _language(settings) -> str:
     return f"in {lang}" if lang else "in the language of the question"
 
 
-async def _generate(llm, settings, question: str, sources: list[Source], notes: list[str], budget: int) -> str:
+async def generate_answer(llm, settings, question: str, sources: list[Source], notes: list[str], budget: int) -> str:
     count = getattr(llm, "count_tokens", None) or estimate_tokens
     groups = batches(sources, budget, count)
     prompt = load_prompt("bio_answer")

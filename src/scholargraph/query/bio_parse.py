@@ -14,9 +14,10 @@ from ..errors import ModelOutputError
 from ..extract.bio_normalise import BioDictionary, match_key
 from ..extract.fastbio import RELATION_TYPE_HINTS, bio_entity_types, map_relation_type
 from ..extract.json_repair import coerce, parse_json
-from ..extract.text_utils import fold_plural, normalise_name
 from ..extract.types import BIO_RELATION_TYPES
 from ..prompts import load_prompt
+from ..text.names import fold_plural, normalise_name
+from ..text.stopwords import QUESTION_WORDS, STOPWORDS
 
 MAX_NGRAM = 5
 
@@ -37,12 +38,7 @@ ENTITY_TYPE_HINTS = {
     "phenotype": "Phenotype",
 }
 _QWORD = re.compile(r"[^\W_]+(?:[-'’/.][^\W_]+)*", re.UNICODE)
-_STOP = frozenset(
-    "a an the of in on for to and or is are was were be been by with as at from that this these those which what who whom "
-    "how why when where does do did can could should would may might it its their there than then into about over under "
-    "between among also not no yes such other any all some most more less very role roles effect effects associated "
-    "association related relationship relationships involved contribute contributes cause causes known list "
-    "tell me please give find show up down".split())
+_STOP = STOPWORDS | QUESTION_WORDS
 
 
 @dataclass

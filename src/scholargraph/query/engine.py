@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from ..errors import ConfigError
 from ..graph.memory import cached_graph, load_graph
 from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
-from ..models import Answer, Source, Usage
+from ..models import Answer, Source
 from ..prompts import load_prompt
 from ..store.sqlite import SQLiteStore
 from .citations import StreamingCitationFilter, verify_citations
@@ -32,44 +31,11 @@ from .extractive import extractive_answer
 from .fusion import Budgets, build_sources, fuse, with_passages
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
 from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
+from .retrieval import Retrieval, merge_usage, truncate_sources
 from .sources import chunk_sources, format_context
 
 MODES = ("naive", "local", "subgraph", "global", "hybrid")
 BIO_MODE = "bio"  # query/bio.py (its own retrieval and answer); dispatched here, imported lazily
-
-
-@dataclass
-class Retrieval:
-    question: str
-    mode: str
-    sources: list[Source]
-    context: str
-    timings: dict[str, float] = field(default_factory=dict)
-    usage: dict[str, Usage] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    # graph modes: {"high_level", "low_level", "clues", "source"} (None for naive)
-    keywords: dict | None = None
-    # graph modes: matched entities, paths, pruned/expanded relations... (for inspection and tests)
-    details: dict = field(default_factory=dict)
-
-
-def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:
-    out: dict[str, Usage] = {}
-    for part in parts:
-        for purpose, u in part.items():
-            out.setdefault(purpose, Usage()).add(u)
-    return out
-
-
-def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], int]) -> list[Source]:
-    kept, used = [], 0
-    for s in sources:
-        n = count(s.text)
-        if kept and used + n > budget:
-            break
-        kept.append(s)
-        used += n
-    return kept
 
 
 class QueryEngine:

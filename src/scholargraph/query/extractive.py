@@ -8,21 +8,17 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ..ingest.segment import sentence_spans
 from ..models import Source
+from ..text.sentences import sentence_spans
+from ..text.stopwords import STOPWORDS
 from .citations import neutralise_source_citations
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]+")
-_STOP = frozenset(
-    "a an the of in on for to and or is are was were be been by with as at from that this these those which what who whom "
-    "how why when where does do did can could should would may might it its their there than then into about over under "
-    "between among also not no yes such other any all some most more less very".split()
-)
 LABEL = "Extractive answer (no LLM configured; these are the passages that best match the question):"
 
 
 def _terms(text: str) -> list[str]:
-    return [w for w in (t.lower() for t in _WORD.findall(text)) if w not in _STOP and len(w) > 1]
+    return [w for w in (t.lower() for t in _WORD.findall(text)) if w not in STOPWORDS and len(w) > 1]
 
 
 def _stem(word: str) -> str:

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..extract.text_utils import normalise_name
 from ..graph.memory import MemoryGraph
+from ..text.names import normalise_name
 
 # Bounds that keep one query cheap on a large graph.
 MAX_MATCHED = 12  # matched nodes that enter path finding (66 pairs)

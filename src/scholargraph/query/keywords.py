@@ -21,9 +21,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import LLMError, ModelOutputError, ScholarGraphError
-from ..extract.text_utils import STOPWORDS, fold_plural, is_acronym, tokenize_with_offsets
 from ..models import Usage
 from ..prompts import load_prompt
+from ..text.acronyms import is_acronym
+from ..text.names import fold_plural
+from ..text.stopwords import QUESTION_WORDS, STOPWORDS
+from ..text.tokens import tokenize_with_offsets
 
 MAX_HIGH = 6
 MAX_LOW = 10
@@ -39,20 +42,6 @@ KEYWORDS_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-# Words that carry the question's grammar rather than its content ("How does X affect Y?").
-_QUESTION_WORDS = frozenset(
-    """
-    use used uses using does do did done compare compared comparing comparison differ differs difference
-    differences explain explained describe described affect affects affected influence influences improve
-    improves improved work works role roles relationship relationships relate relates related relation mean
-    means meaning main key best known find list give tell show shows shown help helps make makes play plays
-    paper papers study studies research researchers article articles author authors literature propose proposed
-    according based kind kinds type types way ways example examples effect effects impact impacts lead leads
-    include includes including involve involves involved associated association exist exists existing
-    current recent new possible potential important common good better link links linked linking connect
-    connects connected connection connections
-    """.split()
-)
 _WORDISH = re.compile(r"\w")
 
 
@@ -120,7 +109,7 @@ def query_terms(question: str, max_words: int = 4) -> list[str]:
     for tok in tokenize_with_offsets(question):
         word = tok.text
         low = word.lower()
-        content = (_WORDISH.search(word) is not None and low not in STOPWORDS and low not in _QUESTION_WORDS
+        content = (_WORDISH.search(word) is not None and low not in STOPWORDS and low not in QUESTION_WORDS
                    and not (len(word) < 2 and not word.isdigit()))
         if content:
             current.append(word)

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..llm.wire import messages_text
+from .llm_script import Fault, InFlight, Reply
 
 if TYPE_CHECKING:
-    from .llm_server import Reply, ScriptedLLMServer, _Fault, _InFlight
+    from .llm_server import ScriptedLLMServer
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -164,9 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             flight.end()
 
-    def _answer_chat(self, request: dict[str, Any], flight: _InFlight) -> None:
-        from .llm_server import Reply
-
+    def _answer_chat(self, request: dict[str, Any], flight: InFlight) -> None:
         app = self.app
         model = request.get("model")
         if app.strict_models and model not in app.models:
@@ -203,7 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
         tokens: tuple[int, int],
         first: float,
         spread: float,
-        flight: _InFlight,
+        flight: InFlight,
     ) -> None:
         time.sleep(first)
         self.send_response(200)
@@ -252,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         self._send_json(200, {"object": "list", "data": data, "model": request.get("model", ""), "usage": usage})
 
-    def _apply_fault(self, fault: _Fault, flight: _InFlight | None) -> bool:
+    def _apply_fault(self, fault: Fault, flight: InFlight | None) -> bool:
         """Act out an injected fault; True when the request should then be answered normally."""
         if fault.kind == "hang":
             time.sleep(fault.seconds)

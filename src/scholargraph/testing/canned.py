@@ -12,16 +12,9 @@ import json
 import re
 from typing import Any
 
+from .canned_bio import bio_query_rules, fastbio_rules
+from .canned_terms import terms, user_text
 from .llm_server import Reply, Rule
-
-_TERM = re.compile(r"\b(?:[A-Z][a-zA-Z0-9-]+(?:\s+[A-Z][a-zA-Z0-9-]+){0,3}|[A-Z]{2,}[a-z]?s?\d*)\b")
-_STOP = {"The", "This", "These", "In", "We", "Our", "It", "A", "An", "For", "To", "Of", "On", "And", "As", "By", "With",
-         "Paper", "Section", "Passage", "Figure", "Table", "However", "Here", "If", "When", "While", "Already"}
-
-
-def _user_text(request: dict[str, Any]) -> str:
-    msgs = request.get("messages", [])
-    return "\n".join(m.get("content") or "" for m in msgs if m.get("role") == "user")
 
 
 def _passage(text: str) -> str:
@@ -30,22 +23,8 @@ def _passage(text: str) -> str:
     return passage or text
 
 
-def terms(text: str, limit: int = 12) -> list[str]:
-    found = []
-    for match in _TERM.finditer(text):
-        term = match.group(0).strip()
-        first = term.split()[0]
-        if first in _STOP or len(term) < 3:
-            continue
-        if term not in found:
-            found.append(term)
-        if len(found) >= limit:
-            break
-    return found
-
-
 def extraction_reply(request: dict[str, Any]) -> str:
-    passage = _passage(_user_text(request))
+    passage = _passage(user_text(request))
     names = terms(passage)
     entities = [{"name": n, "type": "Concept", "description": f"{n} is discussed in the passage."} for n in names]
     relations = [
@@ -61,27 +40,27 @@ def glean_reply(request: dict[str, Any]) -> str:
 
 
 def keywords_reply(request: dict[str, Any]) -> str:
-    text = _user_text(request)
+    text = user_text(request)
     names = terms(text, 6)
     return json.dumps({"high_level": [n.lower() for n in names[:3]] or ["research"], "low_level": names[:6] or ["method"]})
 
 
 def answer_reply(request: dict[str, Any]) -> str:
-    text = _user_text(request)
+    text = user_text(request)
     numbers = re.findall(r"^\[(\d+)\]", text, flags=re.MULTILINE)[:2] or ["1"]
     cites = "".join(f"[{n}]" for n in numbers)
     return f"According to the sources, the answer is supported by the retrieved passages {cites}."
 
 
 def summary_reply(request: dict[str, Any]) -> str:
-    text = _user_text(request)
+    text = user_text(request)
     lines = [line[2:] for line in text.splitlines() if line.startswith("- ")]
     return " ".join(lines[:2])[:400] or "Summary."
 
 
 def judge_reply(request: dict[str, Any]) -> str:
     """Prefers the longer answer (a deterministic stand-in for a judge)."""
-    text = _user_text(request)
+    text = user_text(request)
     first = text.partition("Answer 1:\n")[2].partition("\n\nAnswer 2:")[0]
     second = text.partition("Answer 2:\n")[2]
     winner = "1" if len(first) >= len(second) else "2"
@@ -90,7 +69,7 @@ def judge_reply(request: dict[str, Any]) -> str:
 
 
 def questions_reply(request: dict[str, Any]) -> str:
-    names = terms(_user_text(request), 8) or ["the collection"]
+    names = terms(user_text(request), 8) or ["the collection"]
     users = [{"user": f"researcher {u}", "tasks": [
         {"task": f"task {t}", "questions": [f"How does {names[(u + t + q) % len(names)]} relate to the other topics?"
                                            for q in range(2)]} for t in range(2)]} for u in range(2)]
@@ -99,8 +78,6 @@ def questions_reply(request: dict[str, Any]) -> str:
 
 def default_rules() -> list[Rule]:
     """Rules matched in order against the whole request text (system + user)."""
-    from .canned_bio import bio_query_rules, fastbio_rules
-
     return [*fastbio_rules(), *bio_query_rules(),
         Rule("glean", r"Already extracted:", glean_reply),
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),

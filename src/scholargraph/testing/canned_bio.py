@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from .canned import terms
+from .canned_terms import terms, user_text
 from .llm_server import Rule
 
 DRAFT_MARK = r"Extract the findings of a biomedical abstract"
@@ -19,13 +19,9 @@ _TYPES = ["Gene/Protein", "Disease", "Drug/Compound", "Pathway"]
 _RTYPES = ["Biomarker", "Regulation", "Causal", "Risk Factor"]
 
 
-def _user(request: dict[str, Any]) -> str:
-    return "\n".join(m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user")
-
-
 def draft_reply(request: dict[str, Any]) -> str:
     """Entities = the abstract's capitalised terms; relations chain them; descriptions name the title."""
-    text = _user(request)
+    text = user_text(request)
     title = re.search(r"^Title: (.*)$", text, re.M).group(1)
     abstract = text.split("Abstract: ", 1)[1]
     names = [t for t in terms(abstract, 8) if len(t) > 2]
@@ -38,7 +34,7 @@ def draft_reply(request: dict[str, Any]) -> str:
 
 def refine_reply(request: dict[str, Any]) -> str:
     """Quotes the start of the first paragraph it was given, so provenance can be checked."""
-    text = _user(request)
+    text = user_text(request)
     source = re.search(r"^Source: (.*)$", text, re.M).group(1)
     target = re.search(r"^Target: (.*)$", text, re.M).group(1)
     passage = text.split("Text:\n", 1)[1].split("\n\n")[0]
@@ -46,17 +42,17 @@ def refine_reply(request: dict[str, Any]) -> str:
 
 
 def batch_answer(request: dict[str, Any]) -> str:
-    numbers = re.findall(r"^\[(\d+)\]", _user(request), re.M)
+    numbers = re.findall(r"^\[(\d+)\]", user_text(request), re.M)
     return " ".join(f"Finding from paper [{n}]." for n in numbers) + " Also an invented one [42]."
 
 
 def merge_answer(request: dict[str, Any]) -> str:
-    cites = re.findall(r"\[\d+\]", _user(request))
+    cites = re.findall(r"\[\d+\]", user_text(request))
     return "Merged: " + " ".join(dict.fromkeys(cites)) + " and [77]."
 
 
 def parse_reply(request: dict[str, Any]) -> str:
-    names = terms(_user(request), 4)
+    names = terms(user_text(request), 4)
     return json.dumps({"genes": [n for n in names if n.isupper()], "diseases": [n for n in names if not n.isupper()],
                        "other": [], "entity_types": [], "relation_types": []})
 

@@ -2,18 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from scholargraph.extract.text_utils import (
-    STOPWORDS,
-    find_acronym_definition_spans,
-    find_acronym_definitions,
-    fold_plural,
-    is_acronym,
-    normalise_name,
-    sentence_spans,
-    split_sentences,
-    tokenize,
-    tokenize_with_offsets,
-)
+from scholargraph.text.acronyms import find_acronym_definition_spans, find_acronym_definitions, is_acronym
+from scholargraph.text.names import fold_plural, normalise_name
+from scholargraph.text.sentences import sentence_spans, split_sentences
+from scholargraph.text.stopwords import STOPWORDS
+from scholargraph.text.tokens import tokenize, tokenize_with_offsets
 
 # --- sentences ---------------------------------------------------------------------------------
 

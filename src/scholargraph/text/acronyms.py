@@ -1,8 +1,7 @@
 """Acronym detection: acronym-like tokens and "long form (SF)" definitions.
 
 Schwartz & Hearst (2003) with a plural-"s" extension ("large language models (LLMs)"), tried
-after a word-initials match ("Retrieval-Augmented Generation (RAG)"). Re-exported by
-:mod:`.text_utils`.
+after a word-initials match ("Retrieval-Augmented Generation (RAG)").
 """
 
 from __future__ import annotations

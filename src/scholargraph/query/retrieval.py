@@ -1,0 +1,45 @@
+"""What every query mode returns before an answer is written: :class:`Retrieval` (numbered
+sources, context, timings, usage, notes), and small helpers shared by the modes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..models import Source, Usage
+
+__all__ = ["Retrieval", "merge_usage", "truncate_sources"]
+
+
+@dataclass
+class Retrieval:
+    question: str
+    mode: str
+    sources: list[Source]
+    context: str
+    timings: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, Usage] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    # graph modes: {"high_level", "low_level", "clues", "source"} (None for naive)
+    keywords: dict | None = None
+    # graph modes: matched entities, paths, pruned/expanded relations... (for inspection and tests)
+    details: dict = field(default_factory=dict)
+
+
+def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:
+    out: dict[str, Usage] = {}
+    for part in parts:
+        for purpose, u in part.items():
+            out.setdefault(purpose, Usage()).add(u)
+    return out
+
+
+def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], int]) -> list[Source]:
+    kept, used = [], 0
+    for s in sources:
+        n = count(s.text)
+        if kept and used + n > budget:
+            break
+        kept.append(s)
+        used += n
+    return kept
