@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ScholarGraphError
 from ..models import Answer
 from . import sse
-from .app import ServerState, state_of
+from .state import ServerState, state_of
 
 router = APIRouter(prefix="/api", tags=["questions"])
 log = logging.getLogger("scholargraph.server")

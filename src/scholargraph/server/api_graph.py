@@ -9,8 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from .api_library import job_response
-from .app import Admin, state_of
+from .state import Admin, job_response, state_of
 
 router = APIRouter(prefix="/api", tags=["graph"])
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Literal
 
@@ -14,13 +13,10 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import sse
-from .app import Admin, ServerState, state_of
-from .jobs import FINAL, Job
+from .jobs import FINAL
+from .state import Admin, ServerState, job_response, state_of
 
 router = APIRouter(prefix="/api", tags=["library"])
-
-WAIT_MAX = 600.0
-
 
 def document_json(row: dict, names: dict[str, str]) -> dict:
     """A status row for HTTP clients: the display name instead of the server's file path."""
@@ -29,11 +25,6 @@ def document_json(row: dict, names: dict[str, str]) -> dict:
     out["file_name"] = names.get(path) or (Path(path).name if path and not path.startswith("(") else None)
     out["has_pdf"] = path.lower().endswith(".pdf")
     return out
-
-
-async def job_response(state: ServerState, job: Job, wait: float) -> JSONResponse:
-    await state.jobs.wait(job, min(max(wait, 0.0), WAIT_MAX))
-    return JSONResponse({"job": job.to_json()}, 200 if job.status in FINAL else 202)
 
 
 @router.get("/info")
@@ -227,8 +218,6 @@ async def events(request: Request, job: str | None = Query(None)):
                 yield sse.event(item["event"], item)
                 if job is not None and item["event"] in FINAL:
                     return
-        except asyncio.CancelledError:
-            raise
         finally:
             state.jobs.unsubscribe(subscriber)
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 import uuid
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -28,39 +27,15 @@ from ..errors import (
     WorkspaceError,
 )
 from ..kb import KnowledgeBase
+from . import api_ask, api_graph, api_library, openai_compat
 from .jobs import JobManager
 from .middleware import Auth, BodyLimit, BodyTooLarge, HostCheck, OriginCheck, SecurityHeaders
 from .runner import KBRunner
-from .security import ADMIN, KeyRing, load_keys
+from .security import KeyRing, load_keys
+from .state import ServerState
 from .uploads import UploadStore
 
 log = logging.getLogger("scholargraph.server")
-
-
-@dataclass
-class ServerState:
-    settings: Settings
-    runner: KBRunner
-    jobs: JobManager
-    uploads: UploadStore
-    keys: KeyRing
-
-    @property
-    def kb(self) -> KnowledgeBase:
-        return self.runner.kb
-
-
-def state_of(request: Request) -> ServerState:
-    return request.app.state.sg
-
-
-def require_admin(request: Request) -> None:
-    """Routes that change the knowledge base need an admin key (403 for a read-only one)."""
-    if request.scope.get("state", {}).get("role") != ADMIN:
-        raise HTTPException(403, "forbidden")
-
-
-Admin = Depends(require_admin)
 
 
 def static_dir() -> Path:
@@ -94,8 +69,6 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
                     "knowledge graph. With keys configured every route needs `Authorization: Bearer KEY`.",
         exception_handlers=_exception_handlers(),
     )
-    from . import api_ask, api_graph, api_library, openai_compat
-
     for module in (api_library, api_ask, api_graph, openai_compat):
         app.include_router(module.router)
     _mount_web_app(app)

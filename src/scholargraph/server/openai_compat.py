@@ -23,7 +23,7 @@ from ..query.engine import BIO_MODE, MODES
 from ..query.sources import format_reference
 from . import sse
 from .api_ask import answer_events, check_question
-from .app import state_of
+from .state import state_of
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
 BASE_MODEL = "scholargraph"
