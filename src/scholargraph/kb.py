@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -337,7 +338,8 @@ class KnowledgeBase:
         return [{"question": q, "answer": a} for q, a in self.store.session_history(name, limit)]
 
     def entity_types(self) -> dict[str, int]:
-        return dict(self.store.entity_type_counts().most_common())
+        entities = self.store.get_entities(self.store.all_entity_ids(), sources=False)
+        return dict(Counter(e.type or "" for e in entities.values()).most_common())
 
     def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict:
         """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -29,7 +28,7 @@ from ..errors import (
 from ..kb import KnowledgeBase
 from . import api_ask, api_graph, api_library, openai_compat
 from .jobs import JobManager
-from .middleware import Auth, BodyLimit, BodyTooLarge, HostCheck, OriginCheck, SecurityHeaders
+from .middleware import Auth, BodyLimit, BodyTooLarge, CatchAll, HostCheck, OriginCheck, SecurityHeaders
 from .runner import KBRunner
 from .security import KeyRing, load_keys
 from .state import ServerState
@@ -80,7 +79,7 @@ def _has_pending(kb: KnowledgeBase) -> bool:
 
 
 def _middleware(settings: Settings, keys: KeyRing) -> list[Middleware]:
-    stack = [Middleware(SecurityHeaders), Middleware(HostCheck, settings=settings.server)]
+    stack = [Middleware(SecurityHeaders), Middleware(CatchAll), Middleware(HostCheck, settings=settings.server)]
     if settings.server.cors_origins:
         stack.append(Middleware(CORSMiddleware, allow_origins=settings.server.cors_origins, allow_credentials=False,
                                 allow_methods=["GET", "POST", "DELETE"], allow_headers=["Authorization", "Content-Type"]))
@@ -102,7 +101,7 @@ def _mount_web_app(app: FastAPI) -> None:
         return FileResponse(page, headers={"Cache-Control": "no-store"})
 
 
-# -- errors: a clear message for what a user caused, a bare 500 with an id for the rest ----------
+# -- errors: a clear message for what a user caused (the rest: middleware.CatchAll) ----------------
 
 STATUS = ((NotFoundError, 404), (ConfigError, 400), (LLMUnavailableError, 503), (LLMError, 502), (WorkspaceError, 409))
 
@@ -126,13 +125,8 @@ def _exception_handlers() -> dict:
     async def too_large(request: Request, exc: BodyTooLarge) -> JSONResponse:
         return JSONResponse({"error": "request body too large"}, 413)
 
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        incident = uuid.uuid4().hex[:12]
-        log.exception("internal error %s on %s %s", incident, request.method, request.url.path)
-        return JSONResponse({"error": "internal error", "incident": incident}, 500)
-
     return {ScholarGraphError: product_error, StarletteHTTPException: http_error, RequestValidationError: invalid,
-            BodyTooLarge: too_large, Exception: unexpected}
+            BodyTooLarge: too_large}
 
 
 def register_jobs(jobs: JobManager, uploads: UploadStore) -> None:

@@ -1,12 +1,14 @@
 """ASGI middleware: host check, cross-site request refusal, authentication, body limits, headers.
 
-Outermost first: headers -> host check -> (CORS, when configured) -> origin check -> auth ->
+Outermost first: headers -> catch-all (500 with an incident id) -> host check -> (CORS, when configured) -> origin check -> auth ->
 body limit -> the app. Refusals carry a bare status word, never a reason a caller could probe.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +21,8 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = logging.getLogger("scholargraph.server")
 
 UPLOAD_PATH = "/api/uploads"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -63,6 +67,37 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+class CatchAll:
+    """Any unexpected exception becomes ``500 {"error": "internal error", "incident": ID}``; the
+    traceback goes to the server log under that id, never to the client."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception:  # noqa: BLE001 - the point of this middleware
+            incident = uuid.uuid4().hex[:12]
+            log.exception("internal error %s on %s %s", incident, scope.get("method"), scope.get("path"))
+            if not started:
+                body = json.dumps({"error": "internal error", "incident": incident}).encode()
+                await send({"type": "http.response.start", "status": 500,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
 
 
 class HostCheck:
