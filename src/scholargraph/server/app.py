@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
@@ -33,8 +32,6 @@ from .runner import KBRunner
 from .security import KeyRing, load_keys
 from .state import ServerState
 from .uploads import UploadStore
-
-log = logging.getLogger("scholargraph.server")
 
 
 def static_dir() -> Path:
