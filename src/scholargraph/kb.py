@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
@@ -38,6 +39,8 @@ from .sync import run_sync
 from .text.names import normalise_name
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class KnowledgeBase:
@@ -156,7 +159,7 @@ class KnowledgeBase:
             message = f"another scholargraph process is indexing {self.workdir} ({lock.holder()})"
             if not wait:
                 raise WorkspaceBusyError(f"{message}; try again when it has finished")
-            self.progress.log(f"{message}; waiting for it to finish…")
+            log.warning("%s; waiting for it to finish…", message)
             while not lock.acquire():
                 await asyncio.sleep(0.5)
         try:
