@@ -56,7 +56,7 @@ def test_index_builds_chunks_graph_and_keywords(corpus, workdir):
 def test_acronym_entity_is_shared_across_papers(corpus, workdir):
     with make_kb(workdir) as kb:
         kb.insert([corpus])
-        rows = kb.store.conn.execute("SELECT name, aliases FROM entities").fetchall()
+        rows = [(e.name, json.dumps(e.aliases)) for e in kb.store.get_entities(kb.store.all_entity_ids()).values()]
     rag = [r for r in rows if "rag" in r[1].lower() or r[0].lower() == "rag"]
     assert len(rag) == 1, rows  # "RAG" in paper B joined paper A's "Retrieval-Augmented Generation (RAG)"
 
@@ -99,11 +99,10 @@ def test_unknown_extension_given_explicitly(tmp_path, workdir):
 
 def test_delete_then_readd_gives_the_same_graph(corpus, workdir):
     def snapshot(kb):
-        c = kb.store.conn
-        return (sorted(r[0] for r in c.execute("SELECT id FROM entities")),
-                sorted(r[0] for r in c.execute("SELECT id FROM relations")),
-                sorted(r[0] for r in c.execute("SELECT id FROM chunks")),
-                sorted((r[0], r[1]) for r in c.execute("SELECT id, description FROM entities")))
+        s = kb.store
+        entities = s.get_entities(s.all_entity_ids())
+        return (sorted(entities), sorted(rid for rid, *_ in s.all_edges()), sorted(cid for cid, _ in s.iter_chunk_texts()),
+                sorted((e.id, e.description) for e in entities.values()))
 
     with make_kb(workdir) as kb:
         kb.insert([corpus])

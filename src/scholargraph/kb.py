@@ -13,14 +13,16 @@ LLM client, extractor) are created on first use, so ``status`` and ``stats`` sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .config import Settings, load_settings
-from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError
+from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
 from .extract.base import Extractor
+from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
 from .ingest.registry import LoadOptions
@@ -34,7 +36,7 @@ from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
-from .store.sqlite import SQLiteStore
+from .store import open_store
 from .sync import run_sync
 from .text.names import normalise_name
 
@@ -47,7 +49,8 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
-        self.store = SQLiteStore(self.settings.workdir)
+        self.store = open_store(self.settings.workdir)
+        self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None
         self._tokenizer: TextTokenizer | None = None
@@ -140,8 +143,35 @@ class KnowledgeBase:
 
     async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict] = (), scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
-                      options: LoadOptions | None = None, dry_run: bool = False) -> IndexReport:
-        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata)."""
+                      options: LoadOptions | None = None, dry_run: bool = False, wait: bool = True) -> IndexReport:
+        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
+        When another process is indexing the same workspace, wait for it (``wait=False``: raise
+        ``WorkspaceBusyError``)."""
+        if dry_run:
+            return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
+        async with self.exclusive_indexing(wait):
+            return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
+
+    @contextlib.asynccontextmanager
+    async def exclusive_indexing(self, wait: bool = True) -> AsyncIterator[None]:
+        """Held while indexing (or re-embedding): one process at a time per SQLite workspace. When
+        another holds it, wait (without blocking the event loop) or raise ``WorkspaceBusyError``."""
+        lock = self.store.indexing_lock()
+        if not lock.acquire():
+            message = f"another scholargraph process is indexing {self.workdir} ({lock.holder()})"
+            if not wait:
+                raise WorkspaceBusyError(f"{message}; try again when it has finished")
+            self.progress.log(f"{message}; waiting for it to finish…")
+            while not lock.acquire():
+                await asyncio.sleep(0.5)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict], scope: str,
+                       only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
+                       dry_run: bool) -> IndexReport:
         started = time.perf_counter()
         extractor = self._extractor(profile)
         report = IndexReport(profile=extractor.name)
@@ -199,7 +229,7 @@ class KnowledgeBase:
     # -- querying -------------------------------------------------------------------------
 
     def engine(self) -> QueryEngine:
-        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm)
+        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs)
 
     async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                         clues: bool = True, subgraph: bool = True) -> Retrieval:
@@ -246,7 +276,10 @@ class KnowledgeBase:
         }
 
     def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict]:
-        return self.store.list_entities(type_, search, limit)
+        """Entities with degree and source documents; ``search`` matches names and aliases."""
+        return [{"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": e.aliases,
+                 "weight": e.weight, "degree": e.degree, "documents": e.document_ids}
+                for e in self.store.list_entities(type_, search, limit)]
 
     def _one_entity(self, ref: str) -> str:
         ids = self.store.find_entity(ref)

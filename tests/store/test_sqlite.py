@@ -32,9 +32,18 @@ def store(tmp_path):
     s.close()
 
 
+def _sql(path, sql: str, params=()) -> list[tuple]:
+    """What another process sees: a fresh connection to the file."""
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
 def test_schema_is_versioned_and_wal(tmp_path, store):
-    assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert _sql(store.path, "PRAGMA user_version")[0][0] == SCHEMA_VERSION
+    assert _sql(store.path, "PRAGMA journal_mode")[0][0] == "wal"
 
 
 def test_newer_schema_is_refused(tmp_path):
@@ -55,13 +64,16 @@ def test_not_a_database(tmp_path):
         SQLiteStore(path)
 
 
-def test_rolled_back_transaction_leaves_no_vectors_in_memory(store):
+def test_rolled_back_unit_of_work_leaves_no_vectors_in_memory(store):
     index = store.vector_index("chunk")
+
+    def crash() -> None:
+        store.put_vectors("chunk", ["a"], np.ones((1, 4), dtype=np.float32))
+        raise RuntimeError("crash")
+
     with pytest.raises(RuntimeError):
-        with store.transaction():
-            store.put_vectors("chunk", ["a"], np.ones((1, 4), dtype=np.float32))
-            raise RuntimeError("crash")
-    assert len(index) == 0 and store.conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 0
+        store.write(crash)
+    assert len(index) == 0 and _sql(store.path, "SELECT COUNT(*) FROM vectors")[0][0] == 0
     store.put_vectors("chunk", ["b"], np.ones((1, 4), dtype=np.float32))
     assert index.search(np.ones(4, dtype=np.float32), 5)[0][0] == "b"
     store.delete_vectors("chunk", ["b"])
@@ -111,10 +123,8 @@ def _commit(store, doc_id, extraction):
     store.insert_chunks([Chunk(f"{doc_id}-c", doc_id, 0, "t", 1)])
     known = store.entities_by_keys([key(e.name) for e in extraction.entities] + ["rag"])
     writes = plan_writes(doc_id, extraction, key, known)
-    with store.transaction():
-        store.write_entities(writes.entities)
-        store.write_relations(writes.relations)
-        store.write_keywords(writes.keywords)
+    store.write(lambda: (store.write_entities(writes.entities), store.write_relations(writes.relations),
+                         store.write_keywords(writes.keywords)))
     return writes
 
 
@@ -126,10 +136,9 @@ def test_delete_keeps_entities_supported_elsewhere(store):
     w2 = _commit(store, "d2", only_d2)
     rag_id = w2.entities[0].id
     assert store.count("entities") == 2  # "RAG" in d2 joined the entity defined in d1
-    with store.transaction():
-        gone = store.delete_graph_of("d1")
-    assert rag_id not in gone["entity"] and len(gone["entity"]) == 1  # BERT disappeared
-    assert len(gone["relation"]) == 1 and store.count("relations") == 0
+    gone = store.delete_graph_of("d1")
+    assert rag_id not in gone.entity and len(gone.entity) == 1  # BERT disappeared
+    assert len(gone.relation) == 1 and store.count("relations") == 0
     assert store.dirty_ids("entities") == [rag_id]
     assert store.count("keywords") == 0
 
@@ -138,4 +147,19 @@ def test_pending_documents_come_largest_first(store):
     for doc_id, words in (("small", 5), ("large", 500), ("medium", 50)):
         store.add_pending(Document(id=doc_id, title=doc_id, sections=[Section("body", "word " * words)]), "full", "offline")
     store.set_status("medium", DocStatus.PROCESSED)
-    assert store.pending_largest_first() == ["large", "small"]
+    assert store.pending_ids() == ["large", "small"]
+
+
+def test_graph_version_sees_a_reused_rowid(store):
+    """The last relation deleted and another inserted (by another connection): SQLite reuses the rowid,
+    the id differs, and the version must still change."""
+    for eid in ("a", "b", "c"):
+        store.write_entities([EntityRecord(eid, "", "", "c1", id=eid, key=eid, document_id="d")])
+    store.write_relations([RelationRecord("a", "b", "", "c1", id="r1", source_id="a", target_id="b", document_id="d")])
+    before = store.graph_version()
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute("DELETE FROM relations WHERE id = 'r1'")
+        conn.execute("INSERT INTO relations(id, source_id, target_id, updated_at) VALUES ('r2', 'a', 'c', 0)")
+    conn.close()
+    assert store.graph_version() != before and [e[0] for e in store.all_edges()] == ["r2"]

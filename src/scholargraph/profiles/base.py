@@ -18,12 +18,13 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..config import Settings
+    from ..graph.memory import GraphCache
     from ..ingest.tokenizer import TextTokenizer
     from ..llm.client import LLMClient
     from ..llm.embeddings import Embedder
     from ..models import Answer
     from ..query.retrieval import Retrieval
-    from ..store.sqlite import SQLiteStore
+    from ..store.base import Store
 
 __all__ = ["ABLATION_FLAGS", "Extractor", "ExtractorContext", "Profile", "QueryContext", "QueryMode", "QueryRequest"]
 
@@ -44,11 +45,12 @@ class ExtractorContext:
 class QueryContext:
     """The workspace as a query mode sees it."""
 
-    store: SQLiteStore
+    store: Store
     settings: Settings
     embedder: Embedder
     tokenizer: TextTokenizer
     llm: LLMClient | None = None
+    graphs: GraphCache | None = None  # the in-memory graph, shared across queries (graph modes)
 
 
 @dataclass(frozen=True)

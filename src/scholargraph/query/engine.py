@@ -15,13 +15,14 @@ from collections.abc import Callable, Sequence
 
 from ..config import Settings
 from ..errors import ConfigError
+from ..graph.memory import GraphCache
 from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..models import Answer
 from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
 from ..profiles.registry import get_mode
 from ..prompts import load_prompt
-from ..store.sqlite import SQLiteStore
+from ..store.base import Store
 from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
 from .retrieval import Retrieval, history_text, merge_usage
@@ -30,13 +31,15 @@ __all__ = ["QueryEngine"]
 
 
 class QueryEngine:
-    def __init__(self, store: SQLiteStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None):
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
+                 graphs: GraphCache | None = None):
         self.store = store
+        self.graphs = graphs or GraphCache()  # give the knowledge base's to reuse the graph across engines
         self.settings = settings
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.llm = llm
-        self.context = QueryContext(store, settings, embedder, tokenizer, llm)
+        self.context = QueryContext(store, settings, embedder, tokenizer, llm, self.graphs)
 
     def _mode(self, name: str | None, request: QueryRequest) -> QueryMode:
         if not request.question.strip():

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..graph.memory import MemoryGraph, cached_graph, load_graph
+from ..graph.memory import GraphCache, MemoryGraph
 from ..profiles.base import QueryContext, QueryMode, QueryRequest
 from .fusion import Budgets, build_sources, fuse, with_passages
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
@@ -117,8 +117,9 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
     qv = await _query_vectors(ctx, req, retrieval)
 
     t = time.perf_counter()
-    before = cached_graph(ctx.store)
-    graph = load_graph(ctx.store)
+    graphs = ctx.graphs or GraphCache()
+    before = graphs.current
+    graph = graphs.get(ctx.store)
     timings["graph_s"] = time.perf_counter() - t  # version check, plus the load when the graph changed
     if graph is not before:
         retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
