@@ -361,7 +361,8 @@ class SQLiteStore(SQLiteGraph):
         with self._index_lock:
             for op, namespace, payload in ops:
                 if op == "clear":
-                    self._indexes.clear()
+                    for loaded in self._indexes.values():
+                        loaded.clear()
                     continue
                 index = self._indexes.get(namespace)
                 if index is None:
