@@ -11,7 +11,6 @@ from typing import Any
 from . import cli_output as show
 from .config import demo_corpus_candidates, load_settings, settings_summary
 from .errors import ConfigError, ScholarGraphError
-from .fastbm_cli import cmd_fastbm  # noqa: F401  (the `fastbm` command)
 from .kb import KnowledgeBase
 from .progress import RichProgress
 
