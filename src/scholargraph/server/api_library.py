@@ -33,11 +33,11 @@ async def info(request: Request) -> dict:
     state = state_of(request)
     settings = state.settings
     from ..kb import KnowledgeBase
-    from ..query.engine import BIO_MODE, MODES
+    from ..profiles.registry import mode_names
 
     return {
         "version": request.app.version, "role": request.scope["state"]["role"],
-        "workspace": settings.workdir.name, "modes": [*MODES, BIO_MODE], "default_mode": settings.query.mode,
+        "workspace": settings.workdir.name, "modes": mode_names(), "default_mode": settings.query.mode,
         "llm": settings.llm.configured, "model": settings.llm.model if settings.llm.configured else None,
         "communities": hasattr(KnowledgeBase, "communities"),
         "limits": {"max_file_mb": settings.server.max_file_mb, "max_files": settings.server.max_files,

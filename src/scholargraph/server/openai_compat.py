@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Answer
-from ..query.engine import BIO_MODE, MODES
+from ..profiles.registry import mode_names
 from ..query.sources import format_reference
 from . import sse
 from .api_ask import answer_events, check_question
@@ -43,7 +43,7 @@ class ChatRequest(BaseModel):
 
 
 def _models() -> list[str]:
-    return [BASE_MODEL, *(f"{BASE_MODEL}-{m}" for m in (*MODES, BIO_MODE))]
+    return [BASE_MODEL, *(f"{BASE_MODEL}-{m}" for m in mode_names())]
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
