@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
 
@@ -82,7 +82,8 @@ class ChunkingSettings(_Section):
 
 
 class ExtractionSettings(_Section):
-    profile: Literal["auto", "offline", "academic", "fastbio", "none"] = "auto"
+    profile: str = Field("auto", description="auto (academic with an LLM, else offline), or a registered profile: "
+                                              "none, offline, academic, fastbio, ... (scholargraph.profiles)")
     gleaning: int = Field(1, ge=0, le=5)
     entity_types: str | list[str] = Field("paper", description="preset name (paper, kgrag, syllabus, biomedical) or a list")
     relation_types: list[str] | None = None
@@ -96,9 +97,18 @@ class ExtractionSettings(_Section):
     refine_threshold: float = Field(0.6, ge=-1, le=1, description="paragraph similarity for stage-2 refinement")
     refine_paragraphs: int = Field(3, ge=1, le=20)
 
+    @field_validator("profile")
+    @classmethod
+    def _registered_profile(cls, v: str) -> str:
+        from .profiles.registry import AUTO, profile_names  # the plug-ins are imported on first use
+
+        if v != AUTO and v not in profile_names():
+            raise ValueError(f"unknown profile {v!r}; available: {', '.join([AUTO, *profile_names()])}")
+        return v
+
 
 class QuerySettings(_Section):
-    mode: Literal["naive", "local", "subgraph", "global", "hybrid", "bio", "summary"] = "hybrid"
+    mode: str = Field("hybrid", description="a registered query mode: naive, local, subgraph, global, hybrid, bio, ...")
     top_k: int = Field(10, ge=1, le=1000)
     clue_threshold: float = Field(0.5, ge=-1, le=1)
     max_context_tokens: int = Field(6000, ge=100)
@@ -118,6 +128,46 @@ class QuerySettings(_Section):
     entity_tokens: int | None = Field(None, ge=0, description="budget of the Entities part; default 20% of max_context_tokens")
     relation_tokens: int | None = Field(None, ge=0,
                                         description="budget of the Relations part; default 25% of max_context_tokens")
+
+    @field_validator("mode")
+    @classmethod
+    def _registered_mode(cls, v: str) -> str:
+        from .profiles.registry import mode_names  # the plug-ins are imported on first use
+
+        if v not in mode_names():
+            raise ValueError(f"unknown query mode {v!r}; available: {', '.join(mode_names())}")
+        return v
+
+
+def _comma_list(value: Any) -> Any:
+    """``"a, b"`` (an environment variable) -> ``["a", "b"]``; lists pass through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class ServerSettings(_Section):
+    """`scholargraph serve`: HTTP API and web app. Loopback by default; any other bind needs keys."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="admin keys (bearer tokens); env: comma-separated")
+    read_only_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="keys that may read and ask but not upload, delete or edit")
+    key_file: Path | None = Field(None, description="file of 'admin|read sha256:<hex>' lines (scholargraph keygen)")
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list, description="empty = CORS off")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Host headers accepted; empty = loopback names when bound to loopback")
+    max_file_mb: float = Field(100.0, gt=0, description="largest uploaded file")
+    max_files: int = Field(50, ge=1, description="files per upload request (archive members included)")
+    max_unpacked_mb: float = Field(500.0, gt=0, description="total size of an upload after unpacking archives")
+    max_body_kb: int = Field(256, ge=1, description="largest JSON request body")
+    max_question_chars: int = Field(4000, ge=1)
+    uploads_dir: Path | None = Field(None, description="default: <workdir>/uploads")
+    resume_on_start: bool = Field(True, description="index documents left PENDING by an earlier run at start")
+
+    _split = field_validator("api_keys", "read_only_keys", "cors_origins", "allowed_hosts", mode="before")(_comma_list)
 
 
 class CommunitySettings(_Section):
@@ -152,6 +202,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     communities: CommunitySettings = Field(default_factory=CommunitySettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .config import Settings, load_settings
 from .errors import EmbeddingMismatchError, LLMUnavailableError, NotFoundError, ScholarGraphError, WorkspaceBusyError
-from .extract.base import Extractor, make_extractor, resolve_profile
+from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
@@ -30,6 +32,9 @@ from .ingest.tokenizer import TextTokenizer, load_tokenizer
 from .llm.embeddings import Embedder, make_embedder
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
+from .profiles.base import ExtractorContext
+from .profiles.core import NoExtraction
+from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
@@ -38,6 +43,8 @@ from .sync import run_sync
 from .text.names import normalise_name
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class KnowledgeBase:
@@ -126,13 +133,15 @@ class KnowledgeBase:
                         self._refresher(), self.progress)
 
     def _extractor(self, profile: str | None) -> Extractor:
+        """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
         settings = self.settings
         if profile:
             settings = settings.model_copy(deep=True)
             settings.extraction.profile = profile
-        name = resolve_profile(settings)
-        embed = self.embedder.embed if name == "fastbio" else None
-        return make_extractor(name, settings, self.llm if name in {"academic", "fastbio"} else None, embed)
+        plugin = get_profile(resolve_profile_name(settings.extraction.profile, settings.llm.configured))
+        context = ExtractorContext(settings, self.llm if plugin.needs_llm else None,
+                                   lambda texts: self.embedder.embed(texts))
+        return plugin.make_extractor(context)
 
     # -- indexing -------------------------------------------------------------------------
 
@@ -156,7 +165,7 @@ class KnowledgeBase:
             message = f"another scholargraph process is indexing {self.workdir} ({lock.holder()})"
             if not wait:
                 raise WorkspaceBusyError(f"{message}; try again when it has finished")
-            self.progress.log(f"{message}; waiting for it to finish…")
+            log.warning("%s; waiting for it to finish…", message)
             while not lock.acquire():
                 await asyncio.sleep(0.5)
         try:
@@ -171,9 +180,9 @@ class KnowledgeBase:
         extractor = self._extractor(profile)
         report = IndexReport(profile=extractor.name)
         report.notes += getattr(extractor, "notes", [])
-        if extractor.name == "offline" and (profile or self.settings.extraction.profile) == "auto":
-            report.notes.append("no LLM configured: using the offline extraction profile (a draft graph); "
-                                "set llm.base_url and llm.model for the academic profile")
+        if (profile or self.settings.extraction.profile) == AUTO and not self.settings.llm.configured:
+            report.notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
+                                f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
         if extractor.uses_llm and not dry_run:
             await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
         pipeline = self._pipeline(extractor)
@@ -240,7 +249,7 @@ class KnowledgeBase:
             from .graph.citations import document_deleted
 
             await self.store.awrite(lambda: document_deleted(self.store, row))
-        return await self._pipeline(self._extractor("none")).delete(doc_id)
+        return await self._pipeline(NoExtraction()).delete(doc_id)
 
     def delete(self, doc_id: str) -> dict:
         return self.run(self.adelete(doc_id))
@@ -262,9 +271,12 @@ class KnowledgeBase:
 
     async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                      session: str | None = None, on_text: Callable[[str], None] | None = None,
-                     clues: bool = True, subgraph: bool = True) -> Answer:
+                     clues: bool = True, subgraph: bool = True,
+                     history: Sequence[tuple[str, str]] | None = None) -> Answer:
+        """``session`` keeps the conversation in the workspace; ``history`` ((question, answer) turns)
+        gives it explicitly instead (an OpenAI-style chat request carries its own)."""
         await self._ensure_llm_ready()
-        history = self.store.session_history(session) if session else []
+        history = list(history or []) if not session else self.store.session_history(session)
         answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text, clues=clues,
                                             subgraph=subgraph)
         if session:
@@ -384,6 +396,61 @@ class KnowledgeBase:
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
+
+    # -- browsing (HTTP server, notebooks) --------------------------------------------------
+
+    def document(self, doc_id: str) -> dict:
+        """One document's status row plus its bibliographic fields."""
+        row = self.store.get_document(doc_id)
+        if row is None:
+            raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
+        return {**_status_row(row), "authors": row.authors, "year": row.year, "venue": row.venue, "doi": row.doi,
+                "pmid": row.pmid}
+
+    def passage(self, chunk_id: str) -> dict:
+        """A stored chunk with the paper, section and pages it came from (what a citation points to)."""
+        chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise NotFoundError(f"no passage (chunk) with id {chunk_id!r}")
+        doc = self.document(chunk.document_id)
+        return {"chunk_id": chunk.id, "document_id": chunk.document_id, "ordinal": chunk.ordinal,
+                "section": chunk.section, "page_start": chunk.page_start, "page_end": chunk.page_end, "text": chunk.text,
+                "title": doc["title"], "authors": doc["authors"], "year": doc["year"], "venue": doc["venue"],
+                "doi": doc["doi"], "source_path": doc["source_path"]}
+
+    def session_history(self, name: str, limit: int = 50) -> list[dict]:
+        return [{"question": q, "answer": a} for q, a in self.store.session_history(name, limit)]
+
+    def entity_types(self) -> dict[str, int]:
+        entities = self.store.get_entities(self.store.all_entity_ids(), sources=False)
+        return dict(Counter(e.type or "" for e in entities.values()).most_common())
+
+    def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict:
+        """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""
+        from .graph.browse import neighbourhood
+
+        return neighbourhood(self.store, self._one_entity(ref), depth, limit)
+
+    def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict:
+        """The entities and the shortest paths joining them as ``{"nodes", "edges", "paths"}``."""
+        from .graph.browse import subgraph
+
+        return subgraph(self.store, [self._one_entity(r) for r in refs], max_length)
+
+    def relation(self, relation_id: str) -> dict:
+        """A relation with its evidence: the sentences of its source passages naming both ends."""
+        from .graph.browse import relation_evidence
+
+        found = relation_evidence(self.store, relation_id)
+        if found is None:
+            raise NotFoundError(f"no relation with id {relation_id!r}")
+        return found
+
+    def export_graph(self, fmt: str = "json") -> str:
+        """The whole graph as node-link JSON or GraphML."""
+        from .graph.browse import export_graph
+
+        return export_graph(self.store, fmt)
 
     # -- lifecycle ------------------------------------------------------------------------
 

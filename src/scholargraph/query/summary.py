@@ -25,6 +25,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
 from ..models import Answer, CommunityReport, Source
+from ..profiles.base import QueryContext, QueryMode, QueryRequest
 from ..prompts import load_prompt
 from ..store.base import Store
 from ..text.sentences import split_sentences
@@ -230,3 +231,16 @@ async def _map_reduce(answer: Answer, llm, settings: Settings, level: int) -> No
     if check.removed:
         answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(answer.sources)} reports")
     answer.usage = merge_usage(answer.usage, llm.usage_since(before))
+
+
+async def _retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
+    return await summary_retrieve(ctx.store, ctx.settings, ctx.embedder, ctx.llm, req.question, req.top_k)
+
+
+async def _answer(ctx: QueryContext, req: QueryRequest) -> Answer:
+    return await summary_answer(ctx.store, ctx.settings, ctx.embedder, ctx.llm, req.question, req.top_k, req.on_text)
+
+
+# registered by the core plug-in (profiles/core.py); top_k = reports mapped (default communities.summary_reports)
+SUMMARY_MODE = QueryMode(MODE, "corpus-level questions answered from community reports, map/reduce (seed 001 §III.D)",
+                         _retrieve, _answer, unsupported=frozenset({"clues", "subgraph"}))
