@@ -104,3 +104,28 @@ def test_empty_workspace_says_so(tmp_path):
     finally:
         store.close()
     assert not answer.sources and "No community report" in answer.text
+
+
+def test_hybrid_adds_reports_to_broad_questions_only(store):
+    from scholargraph.models import Source
+    from scholargraph.profiles.base import QueryContext
+    from scholargraph.query.retrieval import Retrieval
+    from scholargraph.query.summary import add_reports, is_broad
+
+    assert is_broad(QUESTION) and is_broad("What are the trends across these papers?")
+    assert not is_broad("Which enzyme does aspirin inhibit?")
+    asyncio.run(_engine(store).answer(QUESTION, "summary"))  # communities and reports exist
+    settings = Settings(workdir=store.workdir, communities=CommunitySettings(hybrid_reports=2))
+    ctx = QueryContext(store, settings, BagOfWordsEmbedder(), WordTokenizer())
+
+    def retrieval(question):
+        chunk = Source(1, "chunk", "c0_0", "paper0", "Paper about group 0", "Results 0", 1, 1, "text")
+        return Retrieval(question, "hybrid", [chunk], "[1] Paper about group 0\ntext")
+
+    broad = retrieval(QUESTION)
+    asyncio.run(add_reports(ctx, QUESTION, broad))
+    assert [s.kind for s in broad.sources] == ["chunk", "community", "community"]
+    assert [s.number for s in broad.sources] == [1, 2, 3] and "[3] Community report" in broad.context
+    narrow = retrieval("Which entity interacts with e0_0_01?")
+    asyncio.run(add_reports(ctx, narrow.question, narrow))
+    assert len(narrow.sources) == 1

@@ -78,9 +78,10 @@ def use_llm(settings: CommunitySettings, llm) -> bool:
 
 
 async def update_communities(store: Store, settings: CommunitySettings, llm=None, *, force: bool = False,
-                             rebuild: bool = False) -> CommunityRun:
+                             rebuild: bool = False, reports: bool = True) -> CommunityRun:
     """Recompute when forced or when the graph changed by ``settings.min_change``; then write the
-    missing reports (with ``llm`` when the settings ask for it and one is given)."""
+    missing reports (with ``llm`` when the settings ask for it and one is given; ``reports=False``:
+    the communities only)."""
     started = time.perf_counter()
     edges = await asyncio.to_thread(store.all_edges)
     stored = await asyncio.to_thread(store.list_communities, None, True)
@@ -115,11 +116,12 @@ async def update_communities(store: Store, settings: CommunitySettings, llm=None
     if not run.modularity:
         run.modularity = {int(k): v for k, v in state(store).get("modularity", {}).items()}
         run.nodes, run.edges = int(state(store).get("nodes", 0)), int(state(store).get("edges", 0))
-    params = ReportParams(settings.report_entities, settings.report_relations, use_llm(settings, llm))
-    reports = await write_reports(store, communities, edges, params, llm)
-    if run.computed:
-        await asyncio.to_thread(store.delete_orphan_reports)
-    run.reports_written, run.reports_kept, run.llm_reports = reports.written, reports.kept, reports.llm
-    run.report_fallbacks = reports.fallbacks
+    if reports:
+        params = ReportParams(settings.report_entities, settings.report_relations, use_llm(settings, llm))
+        written = await write_reports(store, communities, edges, params, llm)
+        if run.computed:
+            await asyncio.to_thread(store.delete_orphan_reports)
+        run.reports_written, run.reports_kept, run.llm_reports = written.written, written.kept, written.llm
+        run.report_fallbacks = written.fallbacks
     run.seconds = time.perf_counter() - started
     return run

@@ -18,6 +18,7 @@ first (noted).
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import numpy as np
@@ -31,6 +32,7 @@ from ..store.base import Store
 from ..text.sentences import split_sentences
 from .citations import neutralise_source_citations, verify_citations
 from .retrieval import Retrieval, merge_usage
+from .sources import source_location
 
 MODE = "summary"
 AUTO_LEVEL_MAX = 64
@@ -95,13 +97,38 @@ def _supporting(store: Store, report: CommunityReport, number: int) -> list[Sour
 def _context_block(source: Source, level: int) -> str:
     lines = [f"[{source.number}] Community report (level {level}): {source.text}"]
     for s in source.supporting:
-        where = s.title or s.document_id or ""
-        if s.section:
-            where += f", § {s.section}"
-        if s.page_start:
-            where += f", p. {s.page_start}"
-        lines.append(f"  passage ({where}): {neutralise_source_citations(s.text)}")
+        lines.append(f"  passage ({source_location(s)}): {neutralise_source_citations(s.text)}")
     return "\n".join(lines)
+
+
+async def _ranked(store: Store, settings: Settings, embedder, question: str, level: int, k: int,
+                  start: int = 1) -> tuple[list[Source], int]:
+    """The ``k`` reports of ``level`` most similar to the question, as sources numbered from ``start``;
+    and how many reports the level has."""
+    communities = store.list_communities(level)
+    by_sig = store.community_reports([c.signature for c in communities])
+    reports = list({c.signature: by_sig[c.signature] for c in communities if c.signature in by_sig}.values())
+    if not reports:
+        return [], 0
+    query = await embedder.embed_one(question)
+    scores = (await _vectors(store, embedder, reports)) @ np.asarray(query, dtype=np.float32)
+    ranked = sorted(zip(reports, scores, strict=True), key=lambda x: (-(float(x[1]) + 0.02 * x[0].rating), x[0].signature))
+    chosen = ranked[:k]
+    names = {i: e.name for i, e in store.get_entities({i for r, _ in chosen for i in r.entities[:8]}, sources=False).items()}
+    docs = store.documents_by_id(r.documents[0] for r, _ in chosen if r.documents)
+    sources = []
+    for n, (report, score) in enumerate(chosen, start):
+        top_doc = docs.get(report.documents[0]) if report.documents else None
+        sources.append(Source(n, "community", None, top_doc.id if top_doc else None, report.title, None, None, None,
+                              _report_text(report, names), float(score), supporting=_supporting(store, report, n)))
+    return sources, len(reports)
+
+
+def _level_counts(store: Store) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for c in store.list_communities():
+        counts[c.level] = counts.get(c.level, 0) + 1
+    return counts
 
 
 async def summary_retrieve(store: Store, settings: Settings, embedder, llm, question: str,
@@ -111,33 +138,49 @@ async def summary_retrieve(store: Store, settings: Settings, embedder, llm, ques
     t0 = time.perf_counter()
     retrieval = Retrieval(question, MODE, [], "", {})
     await _ensure(store, settings, llm, retrieval.notes)
-    counts: dict[int, int] = {}
-    for c in store.list_communities():
-        counts[c.level] = counts.get(c.level, 0) + 1
+    counts = _level_counts(store)
     if not counts:
         retrieval.notes.append("the graph has no communities (no relations yet): nothing to summarise")
         return retrieval
     level = choose_level(counts, settings.communities.summary_level)
-    communities = store.list_communities(level)
-    reports_by_sig = store.community_reports([c.signature for c in communities])
-    reports = list({c.signature: reports_by_sig[c.signature] for c in communities if c.signature in reports_by_sig}.values())
-    query = await embedder.embed_one(question)
-    scores = (await _vectors(store, embedder, reports)) @ np.asarray(query, dtype=np.float32)
-    ranked = sorted(zip(reports, scores, strict=True), key=lambda x: (-(float(x[1]) + 0.02 * x[0].rating), x[0].signature))
-    chosen = ranked[: top_k or settings.communities.summary_reports]
-    names = {i: e.name for i, e in store.get_entities({i for r, _ in chosen for i in r.entities[:8]}, sources=False).items()}
-    docs = store.documents_by_id(r.documents[0] for r, _ in chosen if r.documents)
-    for n, (report, score) in enumerate(chosen, 1):
-        top_doc = docs.get(report.documents[0]) if report.documents else None
-        retrieval.sources.append(Source(
-            n, "community", None, top_doc.id if top_doc else None, report.title, None, None, None,
-            _report_text(report, names), float(score), supporting=_supporting(store, report, n)))
+    retrieval.sources, total = await _ranked(store, settings, embedder, question, level,
+                                             top_k or settings.communities.summary_reports)
     retrieval.context = "\n\n".join(_context_block(s, level) for s in retrieval.sources)
-    retrieval.details = {"level": level, "levels": counts, "reports_at_level": len(reports),
-                         "signatures": [r.signature for r, _ in chosen]}
-    retrieval.notes.append(f"summary over {len(chosen)} of {len(reports)} community report(s) at level {level}")
+    retrieval.details = {"level": level, "levels": counts, "reports_at_level": total}
+    retrieval.notes.append(f"summary over {len(retrieval.sources)} of {total} community report(s) at level {level}")
     retrieval.timings["retrieval_s"] = time.perf_counter() - t0
     return retrieval
+
+
+_BROAD = re.compile(
+    r"\b(main|major|overall|overview|themes?|trends?|directions?|landscape|summar\w*|across|collection|corpus|"
+    r"literature|research (areas?|gaps?)|key (ideas|topics|findings)|how do .* (connect|relate)|in general)\b",
+    re.IGNORECASE)
+
+
+def is_broad(question: str) -> bool:
+    """A corpus-level question (themes, trends, overview, across the collection...)."""
+    return bool(_BROAD.search(question))
+
+
+async def add_reports(ctx: QueryContext, question: str, retrieval: Retrieval) -> None:
+    """``hybrid`` with ``communities.hybrid_reports``: a broad question also gets the best community
+    reports (stored ones only; nothing is computed here), numbered after the other sources."""
+    if not is_broad(question):
+        return
+    t0 = time.perf_counter()
+    counts = _level_counts(ctx.store)
+    if not counts:
+        retrieval.notes.append("broad question, but no communities yet (`scholargraph communities`)")
+        return
+    level = choose_level(counts, ctx.settings.communities.summary_level)
+    sources, _ = await _ranked(ctx.store, ctx.settings, ctx.embedder, question, level,
+                               ctx.settings.communities.hybrid_reports, start=len(retrieval.sources) + 1)
+    if sources:
+        retrieval.sources += sources
+        retrieval.context = "\n\n".join(x for x in [retrieval.context, *(_context_block(s, level) for s in sources)] if x)
+        retrieval.notes.append(f"broad question: {len(sources)} community report(s) of level {level} added")
+    retrieval.timings["reports_s"] = time.perf_counter() - t0
 
 
 def extractive_overview(sources: list[Source]) -> tuple[str, list[int]]:
