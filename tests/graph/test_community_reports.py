@@ -105,3 +105,20 @@ def test_small_changes_keep_the_communities_until_forced(store):
     run = _run(store)
     assert not run.computed and "kept" in run.reason
     assert _run(store, force=True).computed
+
+
+def test_extractive_reports_are_rewritten_once_an_llm_is_configured(store):
+    _run(store)
+    total = len(store.community_reports())
+    with ScriptedLLMServer(rules=default_rules()) as server:
+        llm = LLMClient(LLMSettings(base_url=server.base_url, model="scripted-model", cache=False), cache=store)
+
+        async def go():
+            try:
+                return await update_communities(store, CommunitySettings(reports="auto"), llm)
+            finally:
+                await llm.aclose()
+
+        run = asyncio.run(go())
+        assert not run.computed and run.reports_written == total == server.stats.by_kind["report"]["calls"]
+    assert all(r.method == "llm" for r in store.community_reports().values())

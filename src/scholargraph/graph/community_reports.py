@@ -7,7 +7,8 @@ several of its entities) are chosen from the graph. Its title, summary and ratin
 the LLM (prompt ``community_report``) or, without one, extractively from those parts.
 
 Reports are keyed by community signature: a community whose members and inner relations did not
-change keeps its report; only the others are (re)written. A model answer that cannot be used
+change keeps its report; only the others are (re)written (and, once an LLM is configured, the
+extractive ones, e.g. from an offline run). A model answer that cannot be used
 gives an extractive report for that community (noted), never a failed run.
 """
 
@@ -264,6 +265,8 @@ async def write_reports(store: Store, communities: Sequence[Community], edges: S
     """Write the missing reports of ``communities`` (members filled), finest level first."""
     run = ReportRun()
     known = store.community_reports([c.signature for c in communities])
+    if params.use_llm and llm is not None:  # an LLM now: extractive reports (offline runs, fallbacks) are rewritten
+        known = {sig: r for sig, r in known.items() if r.method != "extractive"}
     run.kept = len(known)
     adjacency = _Adjacency(edges)
     ratings = _ratings(communities)
