@@ -26,14 +26,16 @@ dev: $(VENV)/.dev-installed
 demo: install
 	$(BIN)/scholargraph demo
 
-test: dev
+# the whole check: style and types first (seconds), then the suite
+test: lint
 	$(BIN)/python -m pytest -q
 
 lint: dev
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 
 bench: dev
 	$(BIN)/python -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) demo_workspace .pytest_cache
+	rm -rf $(VENV) demo_workspace .pytest_cache .mypy_cache
