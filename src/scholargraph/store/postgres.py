@@ -14,7 +14,8 @@ Concurrency model
   documents with ``FOR UPDATE SKIP LOCKED`` and marks them with its worker key. The worker holds a
   session advisory lock on that key for as long as its store is open, so when a worker dies
   (even ``kill -9`` or a lost machine) PostgreSQL drops the lock and the next run puts its
-  documents back to PENDING (``reset_stale_processing``). No indexing lock is needed.
+  documents back to PENDING (``reset_stale_processing``). The indexing lock only keeps two runs
+  of one process apart.
 * The LLM cache, call log and embedding cache are tables of the same database, written behind
   by their own thread and connection (:mod:`.postgres_records`): the event loop never waits for
   them and they never hold a graph transaction open.
@@ -58,17 +59,27 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-class _NoLock:
-    """PostgreSQL workers coordinate through ``claim_pending``: the indexing lock is always free."""
+class _RunLock:
+    """One indexing run at a time per store (process); other processes and machines are never
+    excluded: PostgreSQL workers share the database through ``claim_pending``."""
+
+    def __init__(self, lock: threading.Lock):
+        self._lock = lock
+        self._held = False
 
     def acquire(self, blocking: bool = False) -> bool:
-        return True
+        if self._held:
+            raise RuntimeError("this indexing lock is already held")
+        self._held = self._lock.acquire(blocking=blocking)
+        return self._held
 
     def release(self) -> None:
-        pass
+        if self._held:
+            self._held = False
+            self._lock.release()
 
     def holder(self) -> str:
-        return "nobody (PostgreSQL workers share the database)"
+        return "another indexing run of this process"
 
 
 class PostgresStore(PostgresGraph):
@@ -100,6 +111,7 @@ class PostgresStore(PostgresGraph):
         self._liveness: psycopg.Connection | None = None
         self._liveness_lock = threading.Lock()
         self._dim: int | None = None
+        self._run_lock = threading.Lock()
 
     def _after_work(self, committed: bool) -> None:
         if not committed:
@@ -169,8 +181,8 @@ class PostgresStore(PostgresGraph):
                     self._liveness.close()  # releases the worker's advisory lock
                     self._liveness = None
 
-    def indexing_lock(self) -> _NoLock:
-        return _NoLock()
+    def indexing_lock(self) -> _RunLock:
+        return _RunLock(self._run_lock)
 
     # -- meta ------------------------------------------------------------------------------
 
@@ -252,12 +264,11 @@ class PostgresStore(PostgresGraph):
             "WHERE status = 'PROCESSING' AND id = ANY(%s)", (time.time(), list(doc_ids))))
 
     def reset_stale_processing(self) -> list[str]:
-        """Documents PROCESSING under a worker whose advisory lock is gone (or no worker) go back."""
+        """Documents PROCESSING under a worker whose advisory lock is gone (or no worker), or under this
+        one (called while holding its indexing lock: no run of this process is going on), go back."""
         def work() -> list[str]:
-            owners = [r[0] for r in self._rows(
-                "SELECT DISTINCT claimed_by FROM documents WHERE status = 'PROCESSING' AND claimed_by IS DISTINCT FROM %s",
-                (self.worker_key,))]
-            gone = [k for k in owners if k is None
+            owners = [r[0] for r in self._rows("SELECT DISTINCT claimed_by FROM documents WHERE status = 'PROCESSING'")]
+            gone = [k for k in owners if k is None or k == self.worker_key
                     or self._rows("SELECT pg_try_advisory_xact_lock(%s)", (k,))[0][0]]
             if not gone:
                 return []
