@@ -133,6 +133,12 @@ def copy_workspace(workdir: Path, dsn: str, sample: int = 200, log: Callable[[st
                 target.execute(vector_index_ddl(ns))
             report.seconds["vector_indexes"] = time.perf_counter() - started
         started = time.perf_counter()
+        for _file, table, _columns, _order in TABLES:  # planner statistics and visibility maps for the new rows
+            target.execute(f"VACUUM (ANALYZE) {table}")
+        for ns in NAMESPACES if dim else ():
+            target.execute(f"VACUUM (ANALYZE) {vector_table(ns)}")
+        report.seconds["analyze"] = time.perf_counter() - started
+        started = time.perf_counter()
         _verify(sources, target, report, sample)
         report.seconds["verify"] = time.perf_counter() - started
     finally:
