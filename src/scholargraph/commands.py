@@ -72,6 +72,11 @@ def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         return kb.run(_ask_all(kb, args, questions))
 
 
+def _print_piece(piece: str) -> None:
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
+
 async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
     failures = 0
     batch = bool(args.queries)
@@ -83,7 +88,7 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
             show.print_json(data) if (args.json or batch) else show.out.print(show.escape(retrieval.context))
             continue
         stream = not (args.json or args.no_stream or batch)
-        on_text = (lambda piece: (sys.stdout.write(piece), sys.stdout.flush())) if stream else None
+        on_text = _print_piece if stream else None
         try:
             answer = await kb.aquery(question, args.mode, args.top_k, session=args.session, on_text=on_text,
                                      clues=not args.no_clues, subgraph=not args.no_subgraph)
@@ -257,6 +262,21 @@ def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         counts = kb.run(reembed(kb))
     show.print_json(counts) if args.json else show.out.print(f"re-embedded: {counts}")
     return 0
+
+
+def cmd_migrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .store import copy_to_postgres
+
+    settings = load_settings(args.workdir, overrides)
+    if settings.store.backend != "sqlite":
+        raise ConfigError("migrate copies a SQLite workspace: run it without --db / store.backend = 'postgres'")
+    quiet = args.json or args.quiet
+    report = copy_to_postgres(settings.workdir, args.to, args.sample, None if quiet else show.out.print)
+    if args.json:
+        show.print_json(report.to_json())
+    else:
+        show.print_migration(report)
+    return 0 if report.ok else 1
 
 
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:

@@ -15,12 +15,12 @@ def network_view(store: Store, limit: int = 50) -> dict:
     cited_by, cites = citation_counts(refs)
     docs = [r for r in store.list_documents() if r.status == DocStatus.PROCESSED]
     ids = {d.id for d in docs}
-    papers = sorted(({"id": d.id, "title": d.title, "year": d.year, "doi": d.doi, "pmid": d.pmid, "stub": False,
-                      "cited_by": cited_by[d.id], "cites": cites[d.id]} for d in docs),
-                    key=lambda p: (-p["cited_by"], -p["cites"], p["id"]))
+    papers = [{"id": d.id, "title": d.title, "year": d.year, "doi": d.doi, "pmid": d.pmid, "stub": False,
+               "cited_by": cited_by[d.id], "cites": cites[d.id]}
+              for d in sorted(docs, key=lambda d: (-cited_by[d.id], -cites[d.id], d.id))]
     stubs = store.stub_papers()
-    stub_rows = sorted(({"id": s.id, "title": s.title, "year": s.year, "doi": s.doi, "pmid": s.pmid, "stub": True,
-                         "cited_by": cited_by[s.id], "cites": 0} for s in stubs), key=lambda p: (-p["cited_by"], p["id"]))
+    stub_rows = [{"id": s.id, "title": s.title, "year": s.year, "doi": s.doi, "pmid": s.pmid, "stub": True,
+                  "cited_by": cited_by[s.id], "cites": 0} for s in sorted(stubs, key=lambda s: (-cited_by[s.id], s.id))]
     edges = sorted({(r.citing_id, r.target_id) for r in refs if r.target_id in ids})
     return {
         "papers": len(docs), "stub_papers": len(stubs), "references": len(refs),

@@ -59,7 +59,7 @@ def degree_distribution(degrees: list[int], path: Path) -> Path:
 def community_sizes(levels: dict[int, list[int]], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     for level, sizes in sorted(levels.items()):
-        bins = np.logspace(np.log10(2), np.log10(max(max(sizes), 3)), 20)
+        bins = np.logspace(np.log10(2), np.log10(max(max(sizes), 3)), 20).tolist()
         ax.hist(sizes, bins=bins, alpha=0.55, label=f"level {level} ({len(sizes)})")
     ax.set_xscale("log")
     ax.set_title("Community sizes per level")

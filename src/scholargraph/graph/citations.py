@@ -117,7 +117,8 @@ def reference_entries(doc: Document) -> list[str]:
 
 
 def resolve(doc_id: str, entries: Sequence[str], matcher: _Matcher) -> tuple[list[PaperReference], list[StubPaper]]:
-    refs, stubs = [], {}
+    refs: list[PaperReference] = []
+    stubs: dict[str, StubPaper] = {}
     for n, raw in enumerate(entries):
         parsed = parse_reference(raw)
         target = matcher.match(parsed.raw, parsed.doi, parsed.pmid, parsed.title, doc_id)

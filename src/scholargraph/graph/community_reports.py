@@ -121,7 +121,9 @@ def _evidence(store: Store, key: Sequence[Entity]) -> list[dict]:
             if named:
                 scored.append((-len(named), order, sentence, chunk))
     scored.sort(key=lambda x: (x[0], x[1]))
-    out, used_chunks, used_docs = [], set(), Counter()
+    out: list[dict] = []
+    used_chunks: set[str] = set()
+    used_docs: Counter[str] = Counter()
     for _, _, sentence, chunk in scored:
         if chunk.id in used_chunks or used_docs[chunk.document_id] >= 2:
             continue

@@ -286,7 +286,7 @@ def _jats_year(meta: etree._Element) -> int | None:
 
 def _pub_ids(cit: etree._Element) -> str:
     """" doi:... pmid:..." for the identifiers a citation carries (kept for the citation network)."""
-    ids = {}
+    ids: dict[str, str] = {}
     for p in cit.iter("pub-id"):
         kind = (p.get("pub-id-type") or "").lower()
         if kind in ("doi", "pmid") and _text(p):

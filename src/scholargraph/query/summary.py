@@ -260,7 +260,7 @@ async def _map_reduce(answer: Answer, llm, settings: Settings, level: int) -> No
         answer.text = "The community reports do not address this question."
         answer.usage = merge_usage(answer.usage, llm.usage_since(before))
         return
-    budget, used, kept = settings.query.max_context_tokens * 4, 0, []  # characters
+    budget, used, kept = settings.query.max_context_tokens * 4, 0, list[str]()  # characters
     for score, text in points:
         if kept and used + len(text) > budget:
             break
