@@ -133,6 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", required=True, metavar="DSN", help="empty PostgreSQL database, e.g. postgresql://user@host/db")
     p.add_argument("--sample", type=int, default=200, help="vectors per namespace compared after the copy")
     _settings_flags(p)
+    p = sub.add_parser("export", help="write the knowledge graph (all papers or some) as RDF, GraphML, Neo4j CSV or JSON")
+    p.add_argument("--format", "-f", dest="export_format", required=True,
+                   choices=["turtle", "jsonld", "graphml", "neo4j-csv", "json"])
+    p.add_argument("--doc", nargs="+", metavar="DOC_ID", help="only these papers (default: every indexed paper)")
+    p.add_argument("--out", "-o", help="output file (default: standard output); for neo4j-csv a directory "
+                                       "(default ./scholargraph_neo4j)")
+    p.add_argument("--base", help="IRI base of exported resources (RDF; default https://w3id.org/scholargraph/kg/)")
+    _settings_flags(p)
     p = sub.add_parser("config", help="show the effective settings")
     _settings_flags(p)
     p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations")
@@ -174,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     except ScholarGraphError as exc:
         _report_error(args, exc)
         return exc.exit_code
+    except BrokenPipeError:  # output piped into a reader that stopped early (`export ... | head`)
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except KeyboardInterrupt:
         print("interrupted: finished documents are kept; rerun the same command to continue", file=sys.stderr)
         return 130

@@ -65,8 +65,9 @@ def print_stats(stats: dict) -> None:
     out.print(f"workspace   {stats['workspace']}")
     by_status = ", ".join(f"{k} {v}" for k, v in sorted(stats["documents_by_status"].items())) or "-"
     out.print(f"documents   {stats['documents']} ({by_status})")
-    for key in ("chunks", "entities", "relations", "keywords"):
-        out.print(f"{key:<11} {stats[key]}")
+    for key in ("chunks", "entities", "relations", "keywords", "mentions", "sentences"):
+        if key in stats and (stats[key] or key not in ("mentions", "sentences")):
+            out.print(f"{key:<11} {stats[key]}")
     out.print(f"embeddings  {stats['embedding_model']} ({stats['embedding_dim']}-d)")
     u = stats["usage"]
     out.print(f"LLM         {u['llm_calls']} calls (+{u['cached_calls']} cached), {u['prompt_tokens']:,} prompt + "

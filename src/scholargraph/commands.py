@@ -150,6 +150,9 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         show.print_stats(stats)
         for doc, usage in stats.get("cost_by_document", {}).items():
             show.out.print(f"  {doc}: {usage['llm_calls']} calls, {usage['total_tokens']:,} tokens")
+            for purpose, p in usage["by_purpose"].items():  # per stage (localkg: lkg_mentions ... lkg_taxonomy)
+                show.out.print(f"      {purpose:<14} {p['calls']} calls, {p['prompt_tokens']:,} + "
+                               f"{p['completion_tokens']:,} tokens")
         if args.graph:
             show_analysis.print_graph_stats(stats["graph"])
     return 0
@@ -277,6 +280,23 @@ def cmd_migrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     else:
         show.print_migration(report)
     return 0 if report.ok else 1
+
+
+def cmd_export(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    to_stdout = args.export_format != "neo4j-csv" and args.out in (None, "-")
+    with _kb(args, overrides) as kb:
+        report = kb.export(args.export_format, args.out, doc_ids=args.doc, base=args.base)
+    if args.json and not to_stdout:
+        show.print_json(report)
+    elif not to_stdout:
+        what = (f"{report['triples']:,} triples" if "triples" in report else
+                f"{report['nodes']:,} nodes, {report['edges']:,} edges" if "nodes" in report else
+                ", ".join(f"{n:,} {name}" for name, n in report.get("rows", {}).items()))
+        show.out.print(f"exported {len(report['documents'])} paper(s) as {report['format']}: {what} -> "
+                       f"{report.get('path') or args.out or 'scholargraph_neo4j'}")
+        if "command" in report:
+            show.out.print(f"load into Neo4j (database stopped): {report['command']}")
+    return 0
 
 
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:

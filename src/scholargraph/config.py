@@ -223,6 +223,31 @@ class CommunitySettings(_Section):
                                 description="hybrid adds this many best reports to broad questions' context (0 = off)")
 
 
+class LocalKGSettings(_Section):
+    """The localkg profile (paper2lkg, seed 004 §4): per-paper local knowledge graphs."""
+
+    levels: list[Literal["section", "paragraph", "sentence"]] = Field(
+        default_factory=lambda: ["section", "paragraph", "sentence"],  # type: ignore[arg-type]
+        description="contexts mentions and local relations are extracted at (§4.1, §4.3)")
+    unit_tokens: int = Field(2500, ge=200, description="a longer section is read in windows of whole paragraphs")
+    batch_sentences: bool = Field(True, description="one call per paragraph for its sentences (answers stay per "
+                                                    "sentence) instead of one call per sentence")
+    batch_size: int = Field(20, ge=1, le=200, description="mentions, types or predicates per description call")
+    link_threshold: float = Field(0.9, ge=-1, le=1, description="cosine of two mention descriptions that links "
+                                                                 "them (§4.2; the seed's 0.95 was for bge-base)")
+    context_tokens: int = Field(6000, ge=50, description="the paper is shrunk to this for paper-level "
+                                                          "relations (Algorithm 4)")
+    global_entities: int = Field(20, ge=2, le=200, description="most relevant entities paired at paper level ...")
+    global_fraction: float = Field(0.1, gt=0, le=1, description="... or this share of the entities, if fewer")
+    pairs_per_call: int = Field(10, ge=1, le=100, description="entity pairs asked about in one call (Prompt 4.2)")
+    taxonomy: bool = Field(True, description="skos:broader from potential parent types (§4.5)")
+    taxonomy_threshold: float = Field(0.85, ge=-1, le=1, description="cosine of a type's and an entity's description")
+    new_concepts: bool = Field(True, description="a parent type no entity matches becomes a general concept")
+    predicate_threshold: float = Field(0.9, ge=-1, le=1, description="cosine of two predicate descriptions that "
+                                                                      "groups them (§4.5)")
+    repair: bool = Field(True, description="ask once more when an answer is not valid JSON")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
@@ -237,6 +262,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     communities: CommunitySettings = Field(default_factory=CommunitySettings)
+    localkg: LocalKGSettings = Field(default_factory=LocalKGSettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 

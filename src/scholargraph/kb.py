@@ -311,6 +311,8 @@ class KnowledgeBase:
             "entities": self.store.count("entities"),
             "relations": self.store.count("relations"),
             "keywords": self.store.count("keywords"),
+            "mentions": self.store.count("mentions"),
+            "sentences": self.store.count("sentences"),
             "embedding_model": self.store.get_meta("embedding_model"),
             "embedding_dim": int(self.store.get_meta("embedding_dim") or 0) or None,
             "usage": usage_to_json(usage),
@@ -462,6 +464,15 @@ class KnowledgeBase:
         from .graph.browse import export_graph
 
         return export_graph(self.store, fmt)
+
+    def export(self, fmt: str, out: str | Path | Any = None, *, doc_ids: Sequence[str] | None = None,
+               base: str | None = None) -> dict[str, Any]:
+        """Write the graph (of ``doc_ids``, else of every indexed paper) as ``turtle``, ``jsonld``,
+        ``graphml``, ``neo4j-csv`` (a directory) or ``json`` (node-link) to ``out`` (a path, an open
+        text stream, or None for stdout), streamed; returns what was written. Needs no LLM."""
+        from .export import export_workspace
+
+        return export_workspace(self.store, fmt, out, doc_ids, base)
 
     # -- lifecycle ------------------------------------------------------------------------
 

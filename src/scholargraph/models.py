@@ -140,6 +140,53 @@ class RelationRecord:
     source_id: str = ""
     target_id: str = ""
     document_id: str = ""
+    # the sentence (ordinal of a SentenceRecord of the document) the relation was read from, and
+    # the context it was extracted at (sentence | paragraph | section | paper | taxonomy): localkg
+    sentence: int | None = None
+    level: str = ""
+
+
+@dataclass
+class SentenceRecord:
+    """One sentence of a document as the localkg profile reads it (seed 004's Deep Document Model:
+    paper -> section -> paragraph -> sentence). ``ordinal`` numbers the document's sentences from 0;
+    ``char_start``/``char_end`` index ``Document.full_text``; ``chunk_id`` is the chunk holding it."""
+
+    document_id: str
+    ordinal: int
+    text: str
+    chunk_id: str
+    section: str | None = None
+    section_no: int = 0
+    paragraph_no: int = 0
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+@dataclass
+class MentionRecord:
+    """One occurrence of an entity in a sentence (seed 004 §4.1-4.2). ``char_start``/``char_end``
+    index the sentence's text, so ``sentence[char_start:char_end] == surface``. ``entity`` is the
+    name of the document's EntityRecord it belongs to (``entity_id`` once resolved at commit);
+    ``category`` is named | general | other; ``types`` are its potential parent types;
+    ``level`` is the widest context it was extracted at (section | paragraph | sentence)."""
+
+    surface: str
+    sentence_no: int
+    char_start: int
+    char_end: int
+    chunk_id: str
+    entity: str = ""
+    category: str = ""
+    types: list[str] = field(default_factory=list)
+    description: str = ""
+    level: str = ""
+    sentence: str = ""
+    section: str | None = None
+    page: int | None = None
+    entity_id: str = ""
+    document_id: str = ""
 
 
 @dataclass
@@ -206,17 +253,25 @@ class Extraction:
     relations: list[RelationRecord] = field(default_factory=list)
     keywords: list[KeywordRecord] = field(default_factory=list)
     failures: list[ChunkFailure] = field(default_factory=list)
+    # sentence-level provenance (localkg): the sentences read and the mentions found in them
+    sentences: list[SentenceRecord] = field(default_factory=list)
+    mentions: list[MentionRecord] = field(default_factory=list)
 
     def extend(self, other: Extraction) -> None:
         self.entities.extend(other.entities)
         self.relations.extend(other.relations)
         self.keywords.extend(other.keywords)
         self.failures.extend(other.failures)
+        self.sentences.extend(other.sentences)
+        self.mentions.extend(other.mentions)
 
 
 # --- LLM accounting ------------------------------------------------------------------------
 
-PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map", "other")
+PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map",
+            # the localkg profile's five stages (seed 004 §4.1-4.5) and its evaluation (§5.2-5.3)
+            "lkg_mentions", "lkg_linking", "lkg_relations", "lkg_global", "lkg_taxonomy", "kg2text", "kgqa",
+            "other")
 
 
 @dataclass

@@ -174,8 +174,8 @@ class OpenAIEmbedder(Embedder):
         self.settings = settings
         self.name = f"openai:{settings.model}"
         self.dim = settings.dimension
-        headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
-        self._http = httpx.AsyncClient(timeout=settings.timeout, headers=headers)
+        self._headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
+        self._http = httpx.AsyncClient(timeout=settings.timeout, headers=self._headers)
         self._sem = asyncio.Semaphore(settings.max_concurrency)
         self._base64 = True  # until the server rejects encoding_format (embedding_wire)
 
@@ -202,6 +202,8 @@ class OpenAIEmbedder(Embedder):
         return decode_embeddings(payload, len(texts), self.dim, url)
 
     async def _post(self, url: str, body: dict) -> httpx.Response:
+        if self._http.is_closed:  # closed after an earlier run (KnowledgeBase.run closes clients): a new pool
+            self._http = httpx.AsyncClient(timeout=self.settings.timeout, headers=self._headers)
         try:
             return await self._http.post(url, json=body)
         except httpx.HTTPError as exc:

@@ -44,6 +44,7 @@ from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow
 from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
+from .postgres_mentions import PostgresMentions
 from .postgres_records import PostgresRecords
 from .postgres_schema import NAMESPACES, ddl_lock, ensure_extension, migrate, vector_table, vector_tables_ddl
 from .postgres_vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
@@ -83,7 +84,7 @@ class _RunLock:
         return "another indexing run of this process"
 
 
-class PostgresStore(PostgresGraph, PostgresAnalysis):
+class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE):

@@ -245,7 +245,33 @@ DO $$ DECLARE d TEXT; BEGIN
 END $$;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2]
+# v3: sentence-level provenance for the localkg profile (as the SQLite v4): sentences, mention
+# details, and the sentence and level of each relation record.
+V2_TO_V3 = """
+CREATE TABLE sentences (
+    document_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    section TEXT,
+    section_no INTEGER NOT NULL DEFAULT 0,
+    paragraph_no INTEGER NOT NULL DEFAULT 0,
+    page INTEGER,
+    char_start INTEGER, char_end INTEGER,
+    text TEXT NOT NULL,
+    PRIMARY KEY (document_id, ordinal)
+);
+ALTER TABLE mentions ADD COLUMN sentence_no INTEGER;
+ALTER TABLE mentions ADD COLUMN section TEXT;
+ALTER TABLE mentions ADD COLUMN page INTEGER;
+ALTER TABLE mentions ADD COLUMN category TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN types TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE mentions ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN level TEXT NOT NULL DEFAULT '';
+ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
+ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

@@ -238,7 +238,36 @@ CREATE TABLE stub_papers (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
+# v4: sentence-level provenance (localkg profile, seed 004 §4): each document's sentences (its Deep
+# Document Model: section -> paragraph -> sentence), mentions with their sentence, section, page,
+# category (named | general | other), potential types, description and extraction level, and the
+# sentence and level each relation record was read from.
+V3_TO_V4 = """
+CREATE TABLE sentences (
+    document_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    section TEXT,
+    section_no INTEGER NOT NULL DEFAULT 0,
+    paragraph_no INTEGER NOT NULL DEFAULT 0,
+    page INTEGER,
+    char_start INTEGER, char_end INTEGER,
+    text TEXT NOT NULL,
+    PRIMARY KEY (document_id, ordinal)
+) WITHOUT ROWID;
+ALTER TABLE mentions ADD COLUMN sentence_no INTEGER;
+ALTER TABLE mentions ADD COLUMN section TEXT;
+ALTER TABLE mentions ADD COLUMN page INTEGER;
+ALTER TABLE mentions ADD COLUMN category TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN types TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE mentions ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN level TEXT NOT NULL DEFAULT '';
+CREATE INDEX mentions_entity ON mentions(entity_id);
+ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
+ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own

@@ -48,6 +48,7 @@ from .schema import migrate
 from .sqlite_analysis import SQLiteAnalysis
 from .sqlite_graph import SQLiteGraph
 from .sqlite_lock import FileLock
+from .sqlite_mentions import SQLiteMentions
 from .sqlite_records import TABLES as RECORD_TABLES
 from .sqlite_records import SQLiteRecords
 from .sqlite_writer import Readers, Writer, connect
@@ -66,7 +67,7 @@ def _in(ids: Sequence) -> str:
     return ",".join("?" * len(ids))
 
 
-class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
+class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     def __init__(self, workdir: Path, create: bool = True):
