@@ -7,11 +7,12 @@ per call), ``scholargraph serve`` on loopback, and this client. The workspace is
 corpus (3 PMC JATS + 6 ASKG papers, academic profile). Then, in the same run:
 
 1. baseline: one asker, ``--baseline`` questions one after another, nothing indexing;
-2. load: an index job over the 6 dev PDFs is started, and ``--askers`` clients each ask
-   ``--questions`` questions back to back (``POST /api/ask``, ``"stream": false``).
+2. idle load: ``--askers`` clients each ask ``--questions`` questions back to back
+   (``POST /api/ask``, ``"stream": false``), nothing indexing;
+3. load while indexing: the same, while an index job over the 6 dev PDFs runs.
 
 Every question is distinct (no LLM cache hits). Reports p50/p95/max latency and the error count
-for both phases, the p95 ratio load/baseline, and whether the index job was still running when
+for each phase, the p95 ratios, and whether the index job was still running when
 the last answer came back. Writes benchmarks/results/server_load.json.
 """
 
@@ -129,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             if seeded["status"] != "done":
                 raise SystemExit(f"seeding did not finish: {seeded}")
             base, base_wall = asyncio.run(run_phase(url, 1, args.baseline))
+            idle, idle_wall = asyncio.run(run_phase(url, args.askers, args.questions))
             job = upload(url, pdfs, wait=0)
             load, load_wall = asyncio.run(run_phase(url, args.askers, args.questions))
             status_after = httpx.get(f"{url}/api/jobs/{job['id']}", timeout=30).json()["job"]["status"]
@@ -136,12 +138,14 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             proc.terminate()
             proc.wait(30)
-    baseline, loaded = summary(base, base_wall), summary(load, load_wall)
+    baseline, idle_load, loaded = summary(base, base_wall), summary(idle, idle_wall), summary(load, load_wall)
     write_result("server_load", {
         "benchmark": "server_load", "machine": machine(), "llm_latency_s": args.latency,
         "llm_concurrency": args.llm_concurrency, "askers": args.askers, "questions_per_asker": args.questions,
         "seed_documents": len(seed), "seed_index_s": round(seed_s, 1), "baseline_one_asker": baseline,
-        "load_while_indexing": loaded, "p95_ratio_load_over_baseline": round(loaded["p95_s"] / baseline["p95_s"], 2),
+        "load_no_indexing": idle_load, "load_while_indexing": loaded,
+        "p95_ratio_idle_load_over_baseline": round(idle_load["p95_s"] / baseline["p95_s"], 2),
+        "p95_ratio_indexing_load_over_idle_load": round(loaded["p95_s"] / idle_load["p95_s"], 2),
         "index_job_status_when_load_ended": status_after, "index_job": {
             "status": final["status"], "documents": len(final["result"]["processed"]) if final["result"] else 0,
             "seconds": final["result"]["seconds"] if final["result"] else None},

@@ -57,3 +57,29 @@ def test_malformed_answers_are_clear_errors(payload, message):
 def test_vectors_come_back_in_input_order():
     payload = {"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}
     assert decode_embeddings(payload, 2, 2, "u").tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_priority_gate_lets_questions_pass_waiting_bulk_batches():
+    import asyncio
+
+    from scholargraph.llm.embeddings import PriorityGate
+
+    async def scenario() -> list[str]:
+        gate, order = PriorityGate(), []
+
+        async def use(name: str, urgent: bool) -> None:
+            async with gate.hold(urgent):
+                order.append(name)
+                await asyncio.sleep(0.01)
+
+        async with gate.hold(False):  # a bulk batch is being encoded
+            waiting = [asyncio.create_task(use(f"bulk{i}", False)) for i in range(3)]
+            await asyncio.sleep(0)
+            cancelled = asyncio.create_task(use("gone", True))
+            question = asyncio.create_task(use("question", True))
+            await asyncio.sleep(0)
+            cancelled.cancel()
+        await asyncio.gather(*waiting, question, cancelled, return_exceptions=True)
+        return order
+
+    assert asyncio.run(scenario()) == ["question", "bulk0", "bulk1", "bulk2"]

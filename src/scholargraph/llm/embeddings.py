@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from functools import lru_cache
 
 import httpx
@@ -72,6 +74,51 @@ class Embedder:
         return None
 
 
+QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served first
+
+
+class PriorityGate:
+    """One holder at a time; waiting urgent callers are let in before waiting bulk ones (each
+    group first come, first served)."""
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._urgent: deque[asyncio.Future] = deque()
+        self._bulk: deque[asyncio.Future] = deque()
+
+    @asynccontextmanager
+    async def hold(self, urgent: bool) -> AsyncIterator[None]:
+        await self._acquire(urgent)
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self, urgent: bool) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        (self._urgent if urgent else self._bulk).append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed the gate while being cancelled: pass it on
+            else:
+                (self._urgent if urgent else self._bulk).remove(waiter)
+            raise
+
+    def _release(self) -> None:
+        for queue in (self._urgent, self._bulk):
+            while queue:
+                waiter = queue.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)  # the gate passes to it, still busy
+                    return
+        self._busy = False
+
+
 class LocalEmbedder(Embedder):
     """sentence-transformers model loaded from an installed package or a local directory.
 
@@ -88,11 +135,23 @@ class LocalEmbedder(Embedder):
         self.dim = int(self._model.get_embedding_dimension())
         self._window = int(self._model.max_seq_length or 256) - 2
         self._tokenizer = self._model.tokenizer
-        self._lock = asyncio.Lock()
+        self._gate = PriorityGate()
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
-        async with self._lock:  # one batch at a time: torch already uses every core
-            return await asyncio.to_thread(self._embed_windows, texts)
+        """One model batch at a time (torch already uses every core), and a question goes before the
+        batches still waiting: a query waits for at most the batch being encoded, never for a whole
+        bulk call (a run's thousands of chunks or entity descriptions)."""
+        urgent = len(texts) <= QUERY_TEXTS
+        pieces, owners = await asyncio.to_thread(self._pieces, texts)
+        step = self.settings.batch_size
+        parts = []
+        for start in range(0, len(pieces), step):
+            async with self._gate.hold(urgent):
+                parts.append(await asyncio.to_thread(self._encode, pieces[start:start + step]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if parts:
+            np.add.at(out, np.asarray(owners), np.concatenate(parts))
+        return out
 
     def _windows(self, text: str) -> list[str]:
         ids = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -106,20 +165,19 @@ class LocalEmbedder(Embedder):
             if i < len(offsets)
         ]
 
-    def _embed_windows(self, texts: list[str]) -> np.ndarray:
+    def _pieces(self, texts: list[str]) -> tuple[list[str], list[int]]:
+        """Each text's windows, and the index of the text each window belongs to."""
         pieces: list[str] = []
         owners: list[int] = []
         for i, text in enumerate(texts):
             for window in self._windows(text or " "):
                 pieces.append(window)
                 owners.append(i)
-        vecs = self._model.encode(
-            pieces, batch_size=self.settings.batch_size, convert_to_numpy=True, normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
-        np.add.at(out, np.asarray(owners), vecs)
-        return out
+        return pieces, owners
+
+    def _encode(self, pieces: list[str]) -> np.ndarray:
+        return self._model.encode(pieces, batch_size=self.settings.batch_size, convert_to_numpy=True,
+                                  normalize_embeddings=True, show_progress_bar=False)
 
 
 @lru_cache(maxsize=4)
