@@ -83,3 +83,25 @@ def test_priority_gate_lets_questions_pass_waiting_bulk_batches():
         return order
 
     assert asyncio.run(scenario()) == ["question", "bulk0", "bulk1", "bulk2"]
+
+
+def test_local_model_serves_questions_during_bulk_embedding_with_the_same_vectors():
+    import asyncio
+
+    import numpy as np
+
+    from scholargraph.config import EmbeddingSettings
+    from scholargraph.llm.embeddings import LocalEmbedder
+
+    embedder = LocalEmbedder(EmbeddingSettings(batch_size=8))
+    long_texts = [f"Paper {i} studies graph retrieval. " * 60 for i in range(8)]  # several windows each
+    questions = [f"What does paper {i} study?" for i in range(6)]
+
+    async def together():
+        bulk = asyncio.create_task(embedder._embed_uncached(long_texts))
+        asked = await asyncio.gather(*(embedder._embed_uncached([q]) for q in questions))
+        return await bulk, asked
+
+    bulk, asked = asyncio.run(together())
+    alone = asyncio.run(embedder._embed_uncached(long_texts[:3] + questions[:1]))
+    assert np.allclose(bulk[:3], alone[:3], atol=1e-5) and np.allclose(asked[0][0], alone[3], atol=1e-5)

@@ -140,7 +140,12 @@ export function libraryView(root, info) {
     }
   }
 
+  // while a job runs, papers move PENDING -> PROCESSING -> PROCESSED between its progress events
+  const poll = setInterval(() => {
+    if ([...jobs.values()].some((j) => j.status === "running")) refreshSoon();
+  }, 2000);
+
   refresh();
   follow();
-  return { unmount: () => controller.abort() };
+  return { unmount: () => { clearInterval(poll); controller.abort(); } };
 }

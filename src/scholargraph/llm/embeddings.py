@@ -142,12 +142,17 @@ class LocalEmbedder(Embedder):
         batches still waiting: a query waits for at most the batch being encoded, never for a whole
         bulk call (a run's thousands of chunks or entity descriptions)."""
         urgent = len(texts) <= QUERY_TEXTS
-        pieces, owners = await asyncio.to_thread(self._pieces, texts)
         step = self.settings.batch_size
+        owners: list[int] = []
         parts = []
-        for start in range(0, len(pieces), step):
+        for first in range(0, len(texts), step):
+            # the tokenizer is shared with encode() and not thread-safe: it too runs behind the gate
             async with self._gate.hold(urgent):
-                parts.append(await asyncio.to_thread(self._encode, pieces[start:start + step]))
+                pieces, mine = await asyncio.to_thread(self._pieces, texts[first:first + step])
+            owners += [first + i for i in mine]
+            for start in range(0, len(pieces), step):
+                async with self._gate.hold(urgent):
+                    parts.append(await asyncio.to_thread(self._encode, pieces[start:start + step]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if parts:
             np.add.at(out, np.asarray(owners), np.concatenate(parts))
