@@ -94,13 +94,17 @@ async def asker(client: httpx.AsyncClient, n: int, questions: int, out: list, bu
         j += 1
 
 
-async def watch_job(client: httpx.AsyncClient, job_id: str, busy: asyncio.Event) -> None:
-    while (await client.get(f"/api/jobs/{job_id}")).json()["job"]["status"] in ("queued", "running"):
+async def watch_job(client: httpx.AsyncClient, job_id: str, busy: asyncio.Event, limit: float) -> None:
+    """Clears ``busy`` when the job ends, or after ``limit`` seconds (a cap on the load phase)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and \
+            (await client.get(f"/api/jobs/{job_id}")).json()["job"]["status"] in ("queued", "running"):
         await asyncio.sleep(0.5)
     busy.clear()
 
 
-async def run_phase(url: str, askers: int, questions: int, job_id: str | None = None) -> tuple[list, float]:
+async def run_phase(url: str, askers: int, questions: int, job_id: str | None = None,
+                    limit: float = 600.0) -> tuple[list, float]:
     """``askers`` clients asking back to back: ``questions`` each, or (``job_id``) until that job ends."""
     limits = httpx.Limits(max_connections=askers + 5, max_keepalive_connections=askers + 5)
     results: list[tuple[float, bool]] = []
@@ -110,7 +114,7 @@ async def run_phase(url: str, askers: int, questions: int, job_id: str | None = 
         watcher = None
         if job_id:
             busy.set()
-            watcher = asyncio.create_task(watch_job(client, job_id, busy))
+            watcher = asyncio.create_task(watch_job(client, job_id, busy, limit))
         await asyncio.gather(*(asker(client, i, questions, results, busy if job_id else None) for i in range(askers)))
         if watcher:
             await watcher
@@ -132,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=int, default=10, help="questions of the one-asker baseline")
     ap.add_argument("--latency", type=float, default=0.5, help="seconds per scripted LLM call")
     ap.add_argument("--llm-concurrency", type=int, default=64)
+    ap.add_argument("--max-load-seconds", type=float, default=600, help="cap on the load-while-indexing phase")
     ap.add_argument("--json-out", default=None)
     args = ap.parse_args(argv)
     dev = require_dev()
@@ -149,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             base, base_wall = asyncio.run(run_phase(url, 1, args.baseline))
             idle, idle_wall = asyncio.run(run_phase(url, args.askers, args.questions))
             job = upload(url, pdfs, wait=0)
-            load, load_wall = asyncio.run(run_phase(url, args.askers, args.questions, job["id"]))
+            load, load_wall = asyncio.run(run_phase(url, args.askers, args.questions, job["id"],
+                                                    args.max_load_seconds))
+            status_after = httpx.get(f"{url}/api/jobs/{job['id']}", timeout=30).json()["job"]["status"]
             final = httpx.get(f"{url}/api/jobs/{job['id']}?wait=1800", timeout=1900).json()["job"]
         finally:
             proc.terminate()
@@ -162,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_no_indexing": idle_load, "load_while_indexing": loaded,
         "p95_ratio_idle_load_over_baseline": round(idle_load["p95_s"] / baseline["p95_s"], 2),
         "p95_ratio_indexing_load_over_idle_load": round(loaded["p95_s"] / idle_load["p95_s"], 2),
-        "index_job": {
+        "index_job_status_when_load_ended": status_after, "index_job": {
             "status": final["status"], "documents": len(final["result"]["processed"]) if final["result"] else 0,
             "seconds": final["result"]["seconds"] if final["result"] else None},
     }, args.json_out)

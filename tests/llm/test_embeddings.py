@@ -105,3 +105,27 @@ def test_local_model_serves_questions_during_bulk_embedding_with_the_same_vector
     bulk, asked = asyncio.run(together())
     alone = asyncio.run(embedder._embed_uncached(long_texts[:3] + questions[:1]))
     assert np.allclose(bulk[:3], alone[:3], atol=1e-5) and np.allclose(asked[0][0], alone[3], atol=1e-5)
+
+
+def test_priority_gate_never_starves_bulk_work():
+    import asyncio
+
+    from scholargraph.llm.embeddings import PriorityGate
+
+    async def scenario() -> list[str]:
+        gate, order = PriorityGate(urgent_run=2), []
+
+        async def use(name: str, urgent: bool) -> None:
+            async with gate.hold(urgent):
+                order.append(name)
+                await asyncio.sleep(0)
+
+        async with gate.hold(False):
+            tasks = [asyncio.create_task(use("bulk", False))]
+            await asyncio.sleep(0)
+            tasks += [asyncio.create_task(use(f"q{i}", True)) for i in range(5)]
+            await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+        return order
+
+    assert asyncio.run(scenario()) == ["q0", "q1", "bulk", "q2", "q3", "q4"]

@@ -79,9 +79,12 @@ QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served
 
 class PriorityGate:
     """One holder at a time; waiting urgent callers are let in before waiting bulk ones (each
-    group first come, first served)."""
+    group first come, first served), but never more than ``urgent_run`` in a row while bulk work
+    waits: a steady stream of questions slows an index run down, it cannot stop it."""
 
-    def __init__(self) -> None:
+    def __init__(self, urgent_run: int = 4) -> None:
+        self.urgent_run = urgent_run
+        self._in_a_row = 0
         self._busy = False
         self._urgent: deque[asyncio.Future] = deque()
         self._bulk: deque[asyncio.Future] = deque()
@@ -110,12 +113,15 @@ class PriorityGate:
             raise
 
     def _release(self) -> None:
-        for queue in (self._urgent, self._bulk):
+        bulk_turn = self._in_a_row >= self.urgent_run and any(not w.done() for w in self._bulk)
+        for queue in ((self._bulk, self._urgent) if bulk_turn else (self._urgent, self._bulk)):
             while queue:
                 waiter = queue.popleft()
                 if not waiter.done():
+                    self._in_a_row = self._in_a_row + 1 if queue is self._urgent else 0
                     waiter.set_result(None)  # the gate passes to it, still busy
                     return
+        self._in_a_row = 0
         self._busy = False
 
 
