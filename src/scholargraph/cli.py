@@ -148,12 +148,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--origins", action="store_true",
                    help="also say where each value comes from (default, preset, file, env, flag)")
     _settings_flags(p)
-    p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations")
-    p.add_argument("task", choices=["questions", "winrate"])
+    p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations; "
+                                    "kg2text and kgqa for local KGs (seed 004 §5)")
+    p.add_argument("task", choices=["questions", "winrate", "kg2text", "kgqa"])
+    p.add_argument("--doc", nargs="+", metavar="DOC_ID", help="kg2text/kgqa: these papers (default: every indexed one)")
+    p.add_argument("--count", type=int, default=10, help="kgqa: questions written per paper when no --questions")
     p.add_argument("--a", default="hybrid", help="configuration A: a mode, optionally with :no-clues / :no-subgraph")
     p.add_argument("--b", default="naive", help="configuration B (same syntax)")
-    p.add_argument("--questions", help="questions file (one per line or JSONL with 'question'); for winrate")
-    p.add_argument("--out", help="write generated questions (JSONL) here")
+    p.add_argument("--questions", help="winrate: questions file (one per line or JSONL with 'question'); kgqa: "
+                                       "question/answer pairs (JSON array or JSONL with 'question' and 'answer')")
+    p.add_argument("--out", help="write generated questions (JSONL) here; kg2text/kgqa: the full result (JSON)")
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--tasks", type=int, default=5)
     p.add_argument("--per-task", type=int, default=5)

@@ -169,3 +169,26 @@ def print_migration(report) -> None:
                   "scholargraph.toml:\n  [store]\n  backend = \"postgres\"\n  dsn = \"postgresql://...\"")
     else:
         out.print("[red]the copy differs from the workspace (see above)[/red]")
+
+
+def print_local_kg_eval(task: str, result: dict) -> None:
+    """`eval kg2text` / `eval kgqa` as tables: per paper (and per section for kg2text)."""
+    table = Table()
+    if task == "kg2text":
+        for col in ("paper", "section", "facts", "similarity", "ROUGE-1 recall", "ROUGE-1 F1"):
+            table.add_column(col, overflow="fold")
+        for p in result["papers"]:
+            table.add_row(escape(p["title"][:50]), "(whole paper)", str(p["facts"]), f"{p['similarity']:.3f}",
+                          f"{p['rouge1']['recall']:.3f}", f"{p['rouge1']['f1']:.3f}")
+            for s in p["sections"]:
+                table.add_row("", escape(s["section"][:40]), str(s["facts"]), f"{s['similarity']:.3f}",
+                              f"{s['rouge1']['recall']:.3f}", f"{s['rouge1']['f1']:.3f}")
+        out.print(table)
+        out.print(f"mean similarity {result['similarity']['mean']}, mean ROUGE-1 recall {result['rouge1_recall']['mean']}")
+        return
+    for col in ("paper", "questions", "from facts", "KG answer (mean / min)", "text answer (mean / min)"):
+        table.add_column(col, overflow="fold")
+    for p in result["papers"]:
+        table.add_row(escape(p["title"][:50]), str(p["questions"]), str(p["answered_from_facts"]),
+                      f"{p['kg']['mean']} / {p['kg']['min']}", f"{p['text']['mean']} / {p['text']['min']}")
+    out.print(table)

@@ -365,6 +365,12 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with _kb(args, overrides) as kb:
         if kb.llm is None:
             raise ConfigError("evaluation needs an LLM: set llm.base_url and llm.model")
+        if args.task in ("kg2text", "kgqa"):
+            result = kb.run(_local_kg_eval(kb, args))
+            if args.out:
+                Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+            show.print_json(result) if args.json else show.print_local_kg_eval(args.task, result)
+            return 0
         if args.task == "questions":
             rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -381,6 +387,22 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     else:
         show.print_winrate(result)
     return 0
+
+
+async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[str, Any]:
+    """`eval kg2text` / `eval kgqa` (seed 004 §5.2-5.3)."""
+    if args.task == "kg2text":
+        from .evaluation.kg2text import kg_to_text
+
+        return await kg_to_text(kb, args.doc)
+    from .evaluation.kgqa import kg_qa, read_qa_pairs
+
+    docs = args.doc or [r["id"] for r in kb.status() if r["status"] == "PROCESSED"]
+    if args.questions and len(docs) != 1:
+        raise ConfigError("eval kgqa --questions FILE is about one paper: give it with --doc DOC_ID")
+    pairs = read_qa_pairs(args.questions) if args.questions else None
+    papers = [await kg_qa(kb, d, pairs, args.count) for d in docs]
+    return {"papers": papers}
 
 
 def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:

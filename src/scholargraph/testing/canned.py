@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .canned_bio import bio_query_rules, fastbio_rules
+from .canned_localkg import localkg_rules
 from .canned_terms import terms, user_text
 from .llm_server import Reply, Rule
 
@@ -102,7 +103,7 @@ def questions_reply(request: dict[str, Any]) -> str:
 
 def default_rules() -> list[Rule]:
     """Rules matched in order against the whole request text (system + user)."""
-    return [*fastbio_rules(), *bio_query_rules(),
+    return [*fastbio_rules(), *bio_query_rules(), *localkg_rules(),
         Rule("glean", r"Already extracted:", glean_reply),
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
         Rule("summarise", r"merge descriptions of one", summary_reply),

@@ -34,7 +34,7 @@ TYPE_MARK = r"describes what this type of thing is"
 PREDICATE_MARK = r"describes what the predicate means"
 KG2TEXT_MARK = r"Write the passage of the paper these facts come from"
 QA_ENTITIES_MARK = r"List the entities a question asks about"
-QA_ANSWER_MARK = r"Answer the question using only the"
+QA_ANSWER_MARK = r"You answer a question about one paper"
 QA_QUESTIONS_MARK = r"Write question-answer pairs that test"
 
 _PHRASE = re.compile(r"\b(?:the|a|an)\s+([a-z][a-z-]{2,}(?:\s+[a-z][a-z-]{2,})?)\b")
