@@ -245,7 +245,7 @@ class OpenAIEmbedder(Embedder):
         self.dim = settings.dimension
         self._headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
         self._http = httpx.AsyncClient(timeout=settings.timeout, headers=self._headers)
-        self._sem = asyncio.Semaphore(settings.max_concurrency)
+        self._sems: dict[int, asyncio.Semaphore] = {}  # per event loop (KnowledgeBase.run may start several)
         self._base64 = True  # until the server rejects encoding_format (embedding_wire)
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
@@ -257,7 +257,7 @@ class OpenAIEmbedder(Embedder):
     async def _batch(self, texts: list[str]) -> np.ndarray:
         url = f"{(self.settings.base_url or '').rstrip('/')}/embeddings"
         body = {"model": self.settings.model, "input": texts}
-        async with self._sem:
+        async with self._semaphore():
             resp = await self._post(url, {**body, "encoding_format": "base64"} if self._base64 else body)
             if self._base64 and resp.status_code != 200 and rejects_base64(resp.status_code, resp.text):
                 self._base64 = False  # this server only sends float lists
@@ -269,6 +269,12 @@ class OpenAIEmbedder(Embedder):
         except ValueError as exc:
             raise LLMError(f"embedding server {url} sent a body that is not JSON: {resp.text[:200]!r}") from exc
         return decode_embeddings(payload, len(texts), self.dim, url)
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._sems:
+            self._sems = {loop: asyncio.Semaphore(self.settings.max_concurrency)}  # the old loops are done
+        return self._sems[loop]
 
     async def _post(self, url: str, body: dict) -> httpx.Response:
         if self._http.is_closed:  # closed after an earlier run (KnowledgeBase.run closes clients): a new pool
