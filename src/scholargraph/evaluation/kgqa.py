@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, ModelOutputError
-from ..extract.json_repair import parse_json
+from ..llm.repair import parse_json
 from ..prompts import load_prompt
 from ..text.names import normalise_name
 from .kgfacts import Embed, Fact, PaperKG, entity_relevance, load_paper_kg, summary

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...errors import ModelOutputError
-from ...extract.json_repair import parse_json, strip_reasoning
+from ...llm.repair import parse_json, strip_reasoning
 
 M = TypeVar("M", bound=BaseModel)
 
