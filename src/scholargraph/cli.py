@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("question", nargs="?", help="the question (or use --queries FILE)")
-        p.add_argument("--mode", "-m", help="naive | local | subgraph | global | hybrid | bio")
+        p.add_argument("--mode", "-m", help="naive | local | subgraph | global | hybrid | ppr | bio")
         p.add_argument("--top-k", "-k", type=int)
         p.add_argument("--queries", help="file with one question per line, or JSONL with a 'question' field")
         p.add_argument("--no-clues", action="store_true", help="ablation: keywords without corpus clues")

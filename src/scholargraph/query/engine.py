@@ -1,8 +1,10 @@
 """Query engine: mode -> numbered sources -> answer (LLM with verified citations, or extractive).
 
-Modes: ``naive`` (chunk vectors only), ``local`` (matched entities + one-hop neighbourhood),
-``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3) and ``hybrid`` (§3.4: subgraph + global,
-the default). Graph modes first retrieve clues and dual-level keywords (§3.3.1, one LLM call
+Modes: ``naive`` (the question's passages: dense + full-text, fused), ``local`` (matched entities +
+one-hop neighbourhood), ``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3), ``hybrid`` (§3.4:
+subgraph + global, the default) and ``ppr`` (personalised PageRank over entities and passages,
+HippoRAG 2). Every graph mode's text units are fused with the question's own passages
+(:mod:`.passages`); an optional reranker re-orders the text units of every mode. Graph modes first retrieve clues and dual-level keywords (§3.3.1, one LLM call
 when an LLM is configured, offline keywords otherwise), then rank entities, relations and text
 units (:mod:`.graph_modes`) and number them as sources within per-part budgets (:mod:`.fusion`).
 
@@ -23,25 +25,29 @@ from ..errors import ConfigError
 from ..graph.memory import GraphCache
 from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
-from ..models import Answer, Source
+from ..llm.rerank import Reranker
+from ..models import Answer
 from ..prompts import load_prompt
 from ..store.base import Store
 from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
-from .fusion import Budgets, build_sources, fuse, with_passages
+from .fusion import Budgets, build_sources, fuse
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
 from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
-from .retrieval import Retrieval, merge_usage, truncate_sources
+from .passages import depth, fuse_text_units, rerank, search_passages
+from .ppr_mode import ppr_retrieve
+from .retrieval import Retrieval, budget_cut, merge_usage
 from .sources import chunk_sources, format_context
 
-MODES = ("naive", "local", "subgraph", "global", "hybrid")
+MODES = ("naive", "local", "subgraph", "global", "hybrid", "ppr")
 BIO_MODE = "bio"  # query/bio.py (its own retrieval and answer); dispatched here, imported lazily
 
 
 class QueryEngine:
     def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
-                 graphs: GraphCache | None = None):
+                 graphs: GraphCache | None = None, reranker: Reranker | None = None):
         self.store = store
+        self.reranker = reranker  # optional second stage for text units (settings.rerank)
         self.graphs = graphs or GraphCache()  # give the knowledge base's to reuse the graph across engines
         self.settings = settings
         self.embedder = embedder
@@ -50,7 +56,8 @@ class QueryEngine:
 
     async def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                        clues: bool = True, subgraph: bool = True) -> Retrieval:
-        """Numbered sources and context for ``question``.
+        """Numbered sources and context for ``question``: ``top_k`` ranked text units (then the graph
+        modes' entities and relations); the context holds those that fit ``max_context_tokens``.
 
         ``clues=False`` skips clue retrieval (thesis ablation "-clues": keywords from the question
         alone); ``subgraph=False`` replaces the shortest-path subgraph by one-hop neighbours of the
@@ -67,22 +74,38 @@ class QueryEngine:
             raise ConfigError(f"query mode {mode!r} is not available; available: {', '.join(MODES + (BIO_MODE,))}")
         t0 = time.perf_counter()
         if mode == "naive":
-            sources = await self._naive(question, top_k)
-            sources = truncate_sources(sources, self.settings.query.max_context_tokens, self.tokenizer.count)
-            return Retrieval(question, mode, sources, format_context(sources), {"retrieval_s": time.perf_counter() - t0})
-        retrieval = await self._graph(question, mode, top_k, clues, subgraph)
+            retrieval = await self._naive(question, top_k)
+        else:
+            retrieval = await self._graph(question, mode, top_k, clues, subgraph)
         elapsed = time.perf_counter() - t0
         retrieval.timings["retrieval_s"] = elapsed
         retrieval.timings["retrieval_excl_llm_s"] = elapsed - retrieval.timings.get("keywords_llm_s", 0.0)
         return retrieval
 
-    async def _naive(self, question: str, top_k: int) -> list[Source]:
+    async def _naive(self, question: str, top_k: int) -> Retrieval:
+        retrieval = Retrieval(question, "naive", [], "", {})
         if self.store.count("chunks") == 0:
-            return []
+            return retrieval
         query = await self.embedder.embed_one(question)
-        hits = self.store.vector_index("chunk", self.embedder.dim).search(query, top_k)
-        chunks = self.store.get_chunks(i for i, _ in hits)
-        return chunk_sources(self.store, [(chunks[i], s) for i, s in hits if i in chunks])
+        passages = search_passages(self.store, self.settings.query, question, query, self.embedder.dim, top_k)
+        ranked = await self._rerank(retrieval, question, passages.fused, top_k)
+        retrieval.details["passages"] = passages.details()
+        chunks = self.store.get_chunks(i for i, _ in ranked)
+        retrieval.sources = chunk_sources(self.store, [(chunks[i], s) for i, s in ranked if i in chunks])
+        kept, cut, used = budget_cut(retrieval.sources, self.settings.query.max_context_tokens, self.tokenizer.count)
+        retrieval.context = format_context(kept)
+        retrieval.cut = cut
+        retrieval.context_tokens = {"budget": self.settings.query.max_context_tokens, "used": used}
+        return retrieval
+
+    async def _rerank(self, retrieval: Retrieval, question: str, ranked: list[tuple[str, float]],
+                      top_k: int) -> list[tuple[str, float]]:
+        t = time.perf_counter()
+        out, info = await rerank(self.reranker, self.store, question, ranked, self.settings.rerank.candidates, top_k)
+        if info:
+            retrieval.details["rerank"] = info
+            retrieval.timings["rerank_s"] = time.perf_counter() - t
+        return out
 
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
                      history: list[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
@@ -92,9 +115,11 @@ class QueryEngine:
 
             return await bio_answer(self.store, self.settings, self.embedder, self.llm, question, on_text=on_text)
         retrieval = await self.retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
-        answer = Answer(question, "", retrieval.mode, retrieval.sources, timings=dict(retrieval.timings),
-                        context=retrieval.context, notes=list(retrieval.notes), usage=merge_usage(retrieval.usage),
-                        keywords=retrieval.keywords)
+        cut = set(retrieval.cut)  # the prompt holds only what fit the budget; the rest is reported
+        answer = Answer(question, "", retrieval.mode, [s for s in retrieval.sources if s.number not in cut],
+                        timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes),
+                        usage=merge_usage(retrieval.usage), keywords=retrieval.keywords,
+                        cut=[s for s in retrieval.sources if s.number in cut], context_tokens=dict(retrieval.context_tokens))
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
             return answer
@@ -189,7 +214,7 @@ class QueryEngine:
         def stack(texts: list[str]) -> np.ndarray:
             return np.stack([known[x] for x in texts]).astype(np.float32) if texts else np.zeros((0, dim), np.float32)
 
-        qv = QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level))
+        qv = QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level), question)
         timings["embed_keywords_s"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -200,7 +225,9 @@ class QueryEngine:
             retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
 
         t = time.perf_counter()
+        q = self.settings.query
         params = self._params(top_k)
+        passages = search_passages(self.store, q, question, query_vec, dim, top_k)
         local_fn = subgraph_retrieve if subgraph else local_retrieve
         if mode in ("subgraph", "hybrid") and not subgraph:
             retrieval.notes.append("subgraph disabled (-subgraph): one-hop neighbours of the matched entities "
@@ -211,21 +238,27 @@ class QueryEngine:
             part = local_fn(self.store, graph, qv, params, dim)
         elif mode == "global":
             part = global_retrieve(self.store, graph, qv, params, dim)
+        elif mode == "ppr":
+            part = ppr_retrieve(self.store, graph, qv, params, dim, passages, q)
         else:
             part = fuse(local_fn(self.store, graph, qv, params, dim), global_retrieve(self.store, graph, qv, params, dim),
                         params.max_items, top_k)
-            if self.settings.query.hybrid_passages:
-                part = with_passages(part, self.store.vector_index("chunk", dim).search(query_vec, top_k), top_k)
+        part.details["graph_text_units"] = [c for c, _ in part.chunks]
         if not part.chunks and not part.entities and not part.relations:
             retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
-                                   "showing the passages most similar to the question instead")
-            hits = self.store.vector_index("chunk", dim).search(query_vec, top_k)
-            part = Part(mode, chunks=hits, details=part.details)
+                                   "showing the passages that best match the question instead")
+            part = Part(mode, chunks=passages.fused, details=part.details)
+        elif q.hybrid_passages:  # every graph mode's text units fused with the question's own passages
+            part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k))
+        part.chunks = await self._rerank(retrieval, question, part.chunks, top_k)
+        retrieval.details["passages"] = passages.details()
         retrieval.notes += part.notes
         retrieval.details.update(part.details)
         timings["search_s"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        retrieval.sources, retrieval.context = build_sources(self.store, part, self._budgets(), self.tokenizer.count)
+        context = build_sources(self.store, part, self._budgets(), self.tokenizer.count)
+        retrieval.sources, retrieval.context, retrieval.cut = context.sources, context.text, context.cut
+        retrieval.context_tokens = {"budget": context.budget_tokens, "used": context.used_tokens}
         timings["context_s"] = time.perf_counter() - t
         return retrieval
