@@ -8,8 +8,10 @@ The workspace (5k documents, 100k chunks, 80k entities, 240k relations, 150k con
 vocabulary words has real neighbours. The bag-of-words embedder stands in for the model so the
 figure measures the engine (vector search, graph traversal, ranking, context); the cost of
 embedding a question with the default local model is measured separately and reported beside
-it. No LLM: keywords come from clues and the question's own terms. The first query of each
-mode (index and graph load) is reported apart from the steady-state p50/p95.
+it. No LLM: keywords come from clues and the question's own terms. Every mode searches the
+question's passages both ways (chunk vectors and the store's full-text index) and fuses them. The
+first query of each mode (index and graph load; for ppr the entity + passage matrix) is reported
+apart from the steady-state p50/p95.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def build(path: Path, n_chunks: int, rng: np.random.Generator, words: np.ndarray
 
 async def measure(engine: QueryEngine, rng: np.random.Generator, queries: int) -> dict:
     out = {}
-    for mode in ("naive", "local", "subgraph", "global", "hybrid"):
+    for mode in ("naive", "local", "subgraph", "global", "hybrid", "ppr"):
         first, lat = None, []
         for i in range(queries + 1):
             w = rng.integers(0, VOCAB, 4)
