@@ -231,7 +231,7 @@ def reset(server: ScriptedLLMServer, ledger: Ledger | None) -> None:
 
 def fastbio_available() -> bool:
     try:
-        return importlib.util.find_spec("scholargraph.extract.fastbio") is not None
+        return importlib.util.find_spec("scholargraph.profiles.fastbio.extractor") is not None
     except ImportError:
         return False
 
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                 for profile in pset.profiles:
                     key = f"scholargraph.{profile}"
                     if profile == "fastbio" and not fastbio:
-                        runs[key] = "not available (scholargraph.extract.fastbio is missing)"
+                        runs[key] = "not available (scholargraph.profiles.fastbio.extractor is missing)"
                         log(f"  scholargraph {profile}: not available")
                         continue
                     reset(server, ledger)

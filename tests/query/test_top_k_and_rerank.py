@@ -4,13 +4,14 @@ and the optional rerank hook against a scripted ``/rerank`` endpoint on loopback
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
 from scholargraph.config import RerankSettings
 from scholargraph.errors import ConfigError, LLMError
 from scholargraph.llm.rerank import CrossEncoderReranker, EndpointReranker, make_reranker
-from scholargraph.query.engine import MODES
+from scholargraph.query.modes import CORE_MODES
 from scholargraph.testing.llm_server import ScriptedLLMServer
 
 Q = "What links aspirin and inflammation?"
@@ -20,7 +21,7 @@ def retrieve(engine, question, mode, **kw):
     return asyncio.run(engine.retrieve(question, mode, **kw))
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", [m.name for m in CORE_MODES])
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_top_k_text_units_whatever_the_budget(make_engine, mode, k):
     r = retrieve(make_engine(max_context_tokens=100, entity_tokens=5, relation_tokens=5), Q, mode, top_k=k)
@@ -41,7 +42,7 @@ def test_ask_json_says_what_was_cut(make_engine):
             return 40
 
     engine = make_engine(max_context_tokens=100)
-    engine.tokenizer = Forty()
+    engine.context = dataclasses.replace(engine.context, tokenizer=Forty())
     answer = asyncio.run(engine.answer(Q, "naive", top_k=4))
     data = answer.to_json()
     assert data["context_tokens"] == {"budget": 100, "used": 80}
@@ -86,7 +87,7 @@ def test_rerank_endpoint_reorders_text_units(make_engine, rerank_server):
         try:
             engine = make_engine()
             plain = await engine.retrieve(Q, "naive", top_k=3)
-            engine.reranker = reranker
+            engine.context = dataclasses.replace(engine.context, reranker=reranker)
             return plain, await engine.retrieve(Q, "naive", top_k=3), await engine.retrieve(Q, "hybrid", top_k=3)
         finally:
             await reranker.aclose()

@@ -1,24 +1,17 @@
-"""Query engine: mode -> numbered sources -> answer (LLM with verified citations, or extractive).
+"""Query engine: the mode a user names -> numbered sources -> answer (LLM with verified citations,
+or extractive).
 
-Modes: ``naive`` (the question's passages: dense + full-text, fused), ``local`` (matched entities +
-one-hop neighbourhood), ``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3), ``hybrid`` (§3.4:
-subgraph + global, the default) and ``ppr`` (personalised PageRank over entities and passages,
-HippoRAG 2). Every graph mode's text units are fused with the question's own passages
-(:mod:`.passages`); an optional reranker re-orders the text units of every mode. Graph modes first retrieve clues and dual-level keywords (§3.3.1, one LLM call
-when an LLM is configured, offline keywords otherwise), then rank entities, relations and text
-units (:mod:`.graph_modes`) and number them as sources within per-part budgets (:mod:`.fusion`).
-
-Costs: ``Retrieval.usage`` holds the keyword call, ``Answer.usage`` the keyword and answer
-calls; ``timings`` has ``retrieval_s`` (all of retrieval), ``keywords_llm_s`` (the keyword
-call inside it), ``retrieval_excl_llm_s`` and, for answers, ``generation_s``.
+Modes are plug-ins (:mod:`scholargraph.profiles.registry`): the engine looks the mode up by name,
+checks the common switches against what it can honour, and lets it retrieve. A mode that writes
+its own answer (``QueryMode.answer``) does so; for the others the engine answers from the
+numbered context, with the session's earlier turns. ``Answer.usage`` holds the retrieval's and the
+answer's calls; ``timings`` add ``generation_s``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-
-import numpy as np
+from collections.abc import Callable, Sequence
 
 from ..config import Settings
 from ..errors import ConfigError
@@ -27,94 +20,56 @@ from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..llm.rerank import Reranker
 from ..models import Answer
+from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
+from ..profiles.registry import get_mode
 from ..prompts import load_prompt
 from ..store.base import Store
 from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
-from .fusion import Budgets, build_sources, fuse
-from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
-from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
-from .passages import depth, fuse_text_units, rerank, search_passages
-from .ppr_mode import ppr_retrieve
-from .retrieval import Retrieval, budget_cut, merge_usage
-from .sources import chunk_sources, format_context
+from .retrieval import Retrieval, history_text, merge_usage
 
-MODES = ("naive", "local", "subgraph", "global", "hybrid", "ppr")
-BIO_MODE = "bio"  # query/bio.py (its own retrieval and answer); dispatched here, imported lazily
+__all__ = ["QueryEngine"]
 
 
 class QueryEngine:
     def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
                  graphs: GraphCache | None = None, reranker: Reranker | None = None):
         self.store = store
-        self.reranker = reranker  # optional second stage for text units (settings.rerank)
         self.graphs = graphs or GraphCache()  # give the knowledge base's to reuse the graph across engines
         self.settings = settings
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.llm = llm
+        self.context = QueryContext(store, settings, embedder, tokenizer, llm, self.graphs, reranker)
+
+    def _mode(self, name: str | None, request: QueryRequest) -> QueryMode:
+        if not request.question.strip():
+            raise ConfigError("the question is empty")
+        mode = get_mode(name or self.settings.query.mode)
+        for key, flag in ABLATION_FLAGS.items():
+            if key in mode.unsupported and not getattr(request, key):
+                raise ConfigError(f"query mode {mode.name!r} cannot honour {flag}; drop it, or use a graph mode "
+                                  "(local, subgraph, global, hybrid)")
+        return mode
 
     async def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                        clues: bool = True, subgraph: bool = True) -> Retrieval:
-        """Numbered sources and context for ``question``: ``top_k`` ranked text units (then the graph
-        modes' entities and relations); the context holds those that fit ``max_context_tokens``.
+        """Numbered sources and context for ``question``.
 
         ``clues=False`` skips clue retrieval (thesis ablation "-clues": keywords from the question
         alone); ``subgraph=False`` replaces the shortest-path subgraph by one-hop neighbours of the
-        matched entities (ablation "-subgraph"). Both only affect the graph modes."""
-        mode = mode or self.settings.query.mode
-        top_k = top_k or self.settings.query.top_k
-        if not question.strip():
-            raise ConfigError("the question is empty")
-        if mode == BIO_MODE:
-            from .bio import bio_retrieve
-
-            return await bio_retrieve(self.store, self.settings, self.embedder, self.llm, question)
-        if mode not in MODES:
-            raise ConfigError(f"query mode {mode!r} is not available; available: {', '.join(MODES + (BIO_MODE,))}")
-        t0 = time.perf_counter()
-        if mode == "naive":
-            retrieval = await self._naive(question, top_k)
-        else:
-            retrieval = await self._graph(question, mode, top_k, clues, subgraph)
-        elapsed = time.perf_counter() - t0
-        retrieval.timings["retrieval_s"] = elapsed
-        retrieval.timings["retrieval_excl_llm_s"] = elapsed - retrieval.timings.get("keywords_llm_s", 0.0)
-        return retrieval
-
-    async def _naive(self, question: str, top_k: int) -> Retrieval:
-        retrieval = Retrieval(question, "naive", [], "", {})
-        if self.store.count("chunks") == 0:
-            return retrieval
-        query = await self.embedder.embed_one(question)
-        passages = search_passages(self.store, self.settings.query, question, query, self.embedder.dim, top_k)
-        ranked = await self._rerank(retrieval, question, passages.fused, top_k)
-        retrieval.details["passages"] = passages.details()
-        chunks = self.store.get_chunks(i for i, _ in ranked)
-        retrieval.sources = chunk_sources(self.store, [(chunks[i], s) for i, s in ranked if i in chunks])
-        kept, cut, used = budget_cut(retrieval.sources, self.settings.query.max_context_tokens, self.tokenizer.count)
-        retrieval.context = format_context(kept)
-        retrieval.cut = cut
-        retrieval.context_tokens = {"budget": self.settings.query.max_context_tokens, "used": used}
-        return retrieval
-
-    async def _rerank(self, retrieval: Retrieval, question: str, ranked: list[tuple[str, float]],
-                      top_k: int) -> list[tuple[str, float]]:
-        t = time.perf_counter()
-        out, info = await rerank(self.reranker, self.store, question, ranked, self.settings.rerank.candidates, top_k)
-        if info:
-            retrieval.details["rerank"] = info
-            retrieval.timings["rerank_s"] = time.perf_counter() - t
-        return out
+        matched entities (ablation "-subgraph"). Modes that use neither are unaffected."""
+        request = QueryRequest(question, top_k, clues, subgraph)
+        return await self._mode(mode, request).retrieve(self.context, request)
 
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
-                     history: list[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
+                     history: Sequence[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
                      clues: bool = True, subgraph: bool = True) -> Answer:
-        if (mode or self.settings.query.mode) == BIO_MODE:
-            from .bio import bio_answer
-
-            return await bio_answer(self.store, self.settings, self.embedder, self.llm, question, on_text=on_text)
-        retrieval = await self.retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
+        request = QueryRequest(question, top_k, clues, subgraph, tuple(history or ()), on_text)
+        impl = self._mode(mode, request)
+        if impl.answer is not None:
+            return await impl.answer(self.context, request)
+        retrieval = await impl.retrieve(self.context, request)
         cut = set(retrieval.cut)  # the prompt holds only what fit the budget; the rest is reported
         answer = Answer(question, "", retrieval.mode, [s for s in retrieval.sources if s.number not in cut],
                         timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes),
@@ -132,13 +87,13 @@ class QueryEngine:
             if on_text:
                 on_text(answer.text)
         else:
-            await self._generate(answer, history or [], on_text)
+            await self._generate(answer, request.history, on_text)
         answer.timings["generation_s"] = time.perf_counter() - t0
         return answer
 
-    async def _generate(self, answer: Answer, history: list[tuple[str, str]], on_text) -> None:
+    async def _generate(self, answer: Answer, history: Sequence[tuple[str, str]], on_text) -> None:
         valid = {s.number for s in answer.sources}
-        past = "".join(f"\nEarlier question: {q}\nEarlier answer: {a}\n" for q, a in history[-3:])
+        past = history_text(history)
         language = f"in {self.settings.query.answer_language}" if self.settings.query.answer_language else "in the language of the question"
         messages = load_prompt("answer").messages(context=answer.context, question=answer.question, history=past,
                                                   language=language)
@@ -159,106 +114,3 @@ class QueryEngine:
         if check.removed:
             answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(valid)} sources given to the model")
         answer.usage = merge_usage(answer.usage, self.llm.usage_since(before))
-
-    # -- graph modes ----------------------------------------------------------------------
-
-    def _params(self, top_k: int) -> GraphParams:
-        q = self.settings.query
-        return GraphParams(top_k=top_k, node_threshold=q.node_threshold, nodes_per_keyword=q.nodes_per_keyword,
-                           edge_threshold=q.edge_threshold, max_path_length=q.max_path_length)
-
-    def _budgets(self) -> Budgets:
-        q = self.settings.query
-        total = q.max_context_tokens
-        ent = q.entity_tokens if q.entity_tokens is not None else total // 5
-        rel = q.relation_tokens if q.relation_tokens is not None else total // 4
-        return Budgets(min(ent, total), min(rel, total), total)
-
-    async def keywords(self, question: str, query_vec, clues: bool = True) -> Keywords:
-        """Clue retrieval (eq. 3.2) then dual-level keywords (eq. 3.3; LLM when configured)."""
-        q = self.settings.query
-        found = find_clues(self.store, query_vec, q.clue_threshold, q.max_clues, self.embedder.dim) if clues else []
-        return await make_keywords(question, found, self.llm)
-
-    async def _graph(self, question: str, mode: str, top_k: int, clues: bool, subgraph: bool) -> Retrieval:
-        timings: dict[str, float] = {}
-        retrieval = Retrieval(question, mode, [], "", timings)
-        if self.store.count("chunks") == 0:
-            return retrieval
-        dim = self.embedder.dim
-        t = time.perf_counter()
-        # one embedding call for the question and its own terms (the offline low-level keywords)
-        terms = query_terms(question)
-        first = await self.embedder.embed([question, *terms])
-        query_vec = first[0]
-        known = {question_keyword(question): query_vec, **dict(zip(terms, first[1:], strict=True))}
-        kw = await self.keywords(question, query_vec, clues)
-        timings["keywords_s"] = time.perf_counter() - t
-        timings["keywords_llm_s"] = kw.llm_seconds
-        retrieval.keywords = kw.to_json()
-        retrieval.usage = merge_usage(kw.usage)
-        retrieval.notes += kw.notes
-        if not clues:
-            retrieval.notes.append("clue retrieval disabled (-clues): keywords come from the question alone")
-
-        t = time.perf_counter()
-        if kw.clues:  # clue vectors are already in the keyword index
-            index = self.store.vector_index("keyword", dim)
-            for c in kw.clues:
-                if c.text not in known and (v := index.get(c.id)) is not None:
-                    known[c.text] = v
-        missing = [x for x in dict.fromkeys(kw.low_level + kw.high_level) if x not in known]
-        if missing:
-            known.update(zip(missing, await self.embedder.embed(missing), strict=True))
-
-        def stack(texts: list[str]) -> np.ndarray:
-            return np.stack([known[x] for x in texts]).astype(np.float32) if texts else np.zeros((0, dim), np.float32)
-
-        qv = QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level), question)
-        timings["embed_keywords_s"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        before = self.graphs.current
-        graph = self.graphs.get(self.store)
-        timings["graph_s"] = time.perf_counter() - t  # version check, plus the load when the graph changed
-        if graph is not before:
-            retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
-
-        t = time.perf_counter()
-        q = self.settings.query
-        params = self._params(top_k)
-        passages = search_passages(self.store, q, question, query_vec, dim, top_k)
-        local_fn = subgraph_retrieve if subgraph else local_retrieve
-        if mode in ("subgraph", "hybrid") and not subgraph:
-            retrieval.notes.append("subgraph disabled (-subgraph): one-hop neighbours of the matched entities "
-                                   "replace the shortest-path subgraph")
-        if mode == "local":
-            part = local_retrieve(self.store, graph, qv, params, dim)
-        elif mode == "subgraph":
-            part = local_fn(self.store, graph, qv, params, dim)
-        elif mode == "global":
-            part = global_retrieve(self.store, graph, qv, params, dim)
-        elif mode == "ppr":
-            part = ppr_retrieve(self.store, graph, qv, params, dim, passages, q)
-        else:
-            part = fuse(local_fn(self.store, graph, qv, params, dim), global_retrieve(self.store, graph, qv, params, dim),
-                        params.max_items, top_k)
-        part.details["graph_text_units"] = [c for c, _ in part.chunks]
-        if not part.chunks and not part.entities and not part.relations:
-            retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
-                                   "showing the passages that best match the question instead")
-            part = Part(mode, chunks=passages.fused, details=part.details)
-        elif q.hybrid_passages:  # every graph mode's text units fused with the question's own passages
-            part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k))
-        part.chunks = await self._rerank(retrieval, question, part.chunks, top_k)
-        retrieval.details["passages"] = passages.details()
-        retrieval.notes += part.notes
-        retrieval.details.update(part.details)
-        timings["search_s"] = time.perf_counter() - t
-
-        t = time.perf_counter()
-        context = build_sources(self.store, part, self._budgets(), self.tokenizer.count)
-        retrieval.sources, retrieval.context, retrieval.cut = context.sources, context.text, context.cut
-        retrieval.context_tokens = {"budget": context.budget_tokens, "used": context.used_tokens}
-        timings["context_s"] = time.perf_counter() - t
-        return retrieval

@@ -150,6 +150,21 @@ class ExactVectorIndex:
                 self._n = last
             self._maybe_shrink()
 
+    def clear(self) -> None:
+        """Remove every vector."""
+        with self._lock:
+            self._mat = np.empty((0, self.dim), dtype=np.float32)
+            self._n = 0
+            self._rows = {}
+            self._ids = []
+
+    def replace_with(self, other: ExactVectorIndex) -> None:
+        """Take ``other``'s vectors (same dimension), so holders of this index see them."""
+        if other.dim != self.dim:
+            raise ValueError(f"cannot replace {self.dim}-d vectors by {other.dim}-d ones")
+        with self._lock, other._lock:
+            self._mat, self._n, self._rows, self._ids = other._mat, other._n, other._rows, other._ids
+
     # ------------------------------------------------------------------ access
     def __len__(self) -> int:
         return self._n

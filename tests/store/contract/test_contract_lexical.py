@@ -1,19 +1,12 @@
-"""Full-text search (``Store.lexical_search``): the index follows inserts, re-inserts and deletes,
-and scientific symbols match as written. Backend-neutral: only the Store protocol is used."""
+"""Full-text search (``Store.lexical_search``, what naive and every graph mode fuse with their dense
+ranking): the index follows inserts, re-inserts and deletes, and scientific symbols match as
+written."""
 
 from __future__ import annotations
 
 import pytest
 
 from scholargraph.models import Chunk, Document, Section
-from scholargraph.store import open_store
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "ws")
-    yield s
-    s.close()
 
 
 def _doc(doc_id: str) -> Document:
