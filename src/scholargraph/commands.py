@@ -297,3 +297,31 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     else:
         show.print_winrate(result)
     return 0
+
+
+def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .server import run_server
+
+    settings = load_settings(args.workdir, overrides)
+    run_server(settings, args.log_level)
+    return 0
+
+
+def cmd_keygen(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .server.security import ADMIN, READ, generate_key, key_file_line
+
+    role = READ if args.read_only else ADMIN
+    key = generate_key()
+    path = Path(args.key_file)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(key_file_line(key, role) + "\n")
+        path.chmod(0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the key file {path}: {exc.strerror}") from None
+    if args.json:
+        show.print_json({"key": key, "role": role, "key_file": str(path)})
+    else:
+        show.out.print(f"{role} key (shown once; only its hash is stored in {path}):\n{key}")
+    return 0
