@@ -19,10 +19,12 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
 
 from .config import Settings, load_settings
-from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
+from .errors import EmbeddingMismatchError, LLMUnavailableError, NotFoundError, ScholarGraphError, WorkspaceBusyError
 from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
@@ -43,6 +45,11 @@ from .store import open_store
 from .sync import run_sync
 from .text.names import normalise_name
 
+if TYPE_CHECKING:
+    from .graph.community_update import CommunityRun
+    from .llm.client import LLMClient
+    from .store.base import DocumentRow
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -59,7 +66,7 @@ class KnowledgeBase:
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None
         self._tokenizer: TextTokenizer | None = None
-        self._llm = None
+        self._llm: LLMClient | None = None
         self._llm_checked = False
         self._reranker: Reranker | None = None
 
@@ -108,7 +115,7 @@ class KnowledgeBase:
         return self._tokenizer
 
     @property
-    def llm(self):
+    def llm(self) -> LLMClient | None:
         """The LLM client, or None when no LLM is configured."""
         if self._llm is None and self.settings.llm.configured:
             from .llm.client import LLMClient
@@ -134,6 +141,9 @@ class KnowledgeBase:
         return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
                         self._refresher(), self.progress)
 
+    async def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self.embedder.embed(texts)
+
     def _extractor(self, profile: str | None) -> Extractor:
         """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
         settings = self.settings
@@ -142,12 +152,12 @@ class KnowledgeBase:
             settings.extraction.profile = profile
         plugin = get_profile(resolve_profile_name(settings.extraction.profile, settings.llm.configured))
         context = ExtractorContext(settings, self.llm if plugin.needs_llm else None,
-                                   lambda texts: self.embedder.embed(texts))
+                                   self._embed)
         return plugin.make_extractor(context)
 
     # -- indexing -------------------------------------------------------------------------
 
-    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict] = (), scope: str = "full",
+    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict[str, Any]] = (), scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
                       options: LoadOptions | None = None, dry_run: bool = False, wait: bool = True) -> IndexReport:
         """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
@@ -175,7 +185,7 @@ class KnowledgeBase:
         finally:
             lock.release()
 
-    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict], scope: str,
+    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any]], scope: str,
                        only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
                        dry_run: bool) -> IndexReport:
         started = time.perf_counter()
@@ -205,6 +215,7 @@ class KnowledgeBase:
         # otherwise files are parsed and registered one by one while the first ones are extracted
         arriving = (lambda: pipeline.arrivals(list(paths), opts, scope, report, force)) if paths and not only else None
         await pipeline.run_pending(report, set(only) if only else None, arriving)
+        await self._after_index(report)
         report.usage = self.llm.usage_since(before) if self.llm else {}
         report.seconds = time.perf_counter() - started
         return report
@@ -223,13 +234,36 @@ class KnowledgeBase:
         if self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1):
             await (refresher or self._refresher()).refresh()
 
+    async def _after_index(self, report: IndexReport) -> None:
+        """The citation network and the communities follow what a run added (issue 17)."""
+        if report.added:
+            from .graph.citations import update_citations
+
+            cites = await update_citations(self.store, report.added)
+            if cites.references:
+                report.notes.append(cites.note())
+        if self.settings.communities.auto_update and (report.added or report.resumed):
+            try:
+                run = await self._update_communities()
+            except LLMUnavailableError as exc:
+                report.notes.append(f"community reports not written ({exc}); run `scholargraph communities` later")
+                return
+            if run.computed:
+                report.notes.append(f"communities: {', '.join(f'{n} at level {lv}' for lv, n in run.levels.items())}; "
+                                    f"{run.reports_written} report(s) written, {run.reports_kept} kept")
+
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
 
-    async def adelete(self, doc_id: str) -> dict:
+    async def adelete(self, doc_id: str) -> dict[str, Any]:
+        row = self.store.get_document(doc_id)
+        if row is not None:  # papers citing it now cite a stub of it (graph.citations)
+            from .graph.citations import document_deleted
+
+            await self.store.awrite(lambda: document_deleted(self.store, row))
         return await self._pipeline(NoExtraction()).delete(doc_id)
 
-    def delete(self, doc_id: str) -> dict:
+    def delete(self, doc_id: str) -> dict[str, Any]:
         return self.run(self.adelete(doc_id))
 
     # -- querying -------------------------------------------------------------------------
@@ -274,10 +308,10 @@ class KnowledgeBase:
 
     # -- inspection -----------------------------------------------------------------------
 
-    def status(self) -> list[dict]:
+    def status(self) -> list[dict[str, Any]]:
         return [_status_row(r) for r in self.store.list_documents()]
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
         return {
             "workspace": str(self.workdir),
@@ -292,7 +326,7 @@ class KnowledgeBase:
             "usage": usage_to_json(usage),
         }
 
-    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict]:
+    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Entities with degree and source documents; ``search`` matches names and aliases."""
         return [{"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": e.aliases,
                  "weight": e.weight, "degree": e.degree, "documents": e.document_ids}
@@ -306,7 +340,7 @@ class KnowledgeBase:
             raise ScholarGraphError(f"{ref!r} names {len(ids)} entities ({', '.join(ids)}); use an id")
         return ids[0]
 
-    async def amerge_entities(self, keep: str, *others: str) -> dict:
+    async def amerge_entities(self, keep: str, *others: str) -> dict[str, Any]:
         from .graph.edit import merge_entities
 
         keep_id = self._one_entity(keep)
@@ -315,7 +349,7 @@ class KnowledgeBase:
         await self.refresh_graph()
         return {"kept": keep_id, "merged": gone["entity"], "relations_merged": len(gone["relation"])}
 
-    def merge_entities(self, keep: str, *others: str) -> dict:
+    def merge_entities(self, keep: str, *others: str) -> dict[str, Any]:
         return self.run(self.amerge_entities(keep, *others))
 
     async def asplit_entity(self, ref: str) -> list[str]:
@@ -328,12 +362,65 @@ class KnowledgeBase:
     def split_entity(self, ref: str) -> list[str]:
         return self.run(self.asplit_entity(ref))
 
+    # -- cross-document analysis: communities, citations, graph statistics (issue 17) -----------
+
+    async def _update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
+        from .graph.community_update import update_communities, use_llm
+
+        llm = self.llm if use_llm(self.settings.communities, self.llm) else None
+        if llm is not None:
+            await self._ensure_llm_ready()
+        return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild)
+
+    async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
+        """Recompute the communities when the graph changed enough (``force``: anyway; ``rebuild``:
+        from scratch, not from the stored ones) and write the missing reports."""
+        run: CommunityRun = await self._update_communities(force, rebuild)
+        return run.to_json()
+
+    def update_communities(self, force: bool = False, rebuild: bool = False) ->dict[str, Any]:
+        return self.run(self.aupdate_communities(force, rebuild))
+
+    def communities(self, level: int | None = None, *, members: bool = False) ->dict[str, Any]:
+        """Levels (count, modularity) and the communities of ``level`` (all when None), each with its
+        report: title, summary, rating, key entities, papers, cited passages. ``members``: entity ids."""
+        from .analysis.community_view import list_view
+
+        return list_view(self.store, level, members)
+
+    def community(self, community_id: str) ->dict[str, Any]:
+        """One community with its report and member entity ids."""
+        from .analysis.community_view import one_view
+
+        return one_view(self.store, community_id)
+
+    def citations(self, doc_id: str | None = None, limit: int = 50) ->dict[str, Any]:
+        """The citation network: papers with in/out citation counts, edges between workspace papers,
+        the most cited papers not in the workspace (stubs); with ``doc_id``, that paper's resolved
+        reference list and the papers citing it."""
+        from .analysis.citation_view import network_view, paper_view
+
+        return paper_view(self.store, doc_id) if doc_id else network_view(self.store, limit)
+
+    def graph_stats(self) ->dict[str, Any]:
+        """Seed 001 Table I and more: nodes, edges, density, average degree, components, clustering,
+        communities and modularity per level, entity/relation types, papers per year, citations."""
+        from .analysis.graph_stats import graph_stats
+
+        return graph_stats(self.store)
+
+    def plot(self, out: str | Path = "scholargraph_plots", *, level: int = 0, max_nodes: int = 1500) ->dict[str, Any]:
+        """Write the PNG figures and the interactive HTML view (``graph.html``) into ``out``."""
+        from .analysis.plots import write_plots
+
+        return write_plots(self.store, Path(out), level, self.settings.communities.seed, max_nodes)
+
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
 
     # -- browsing (HTTP server, notebooks) --------------------------------------------------
 
-    def document(self, doc_id: str) -> dict:
+    def document(self, doc_id: str) -> dict[str, Any]:
         """One document's status row plus its bibliographic fields."""
         row = self.store.get_document(doc_id)
         if row is None:
@@ -341,7 +428,7 @@ class KnowledgeBase:
         return {**_status_row(row), "authors": row.authors, "year": row.year, "venue": row.venue, "doi": row.doi,
                 "pmid": row.pmid}
 
-    def passage(self, chunk_id: str) -> dict:
+    def passage(self, chunk_id: str) -> dict[str, Any]:
         """A stored chunk with the paper, section and pages it came from (what a citation points to)."""
         chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
         if chunk is None:
@@ -352,26 +439,26 @@ class KnowledgeBase:
                 "title": doc["title"], "authors": doc["authors"], "year": doc["year"], "venue": doc["venue"],
                 "doi": doc["doi"], "source_path": doc["source_path"]}
 
-    def session_history(self, name: str, limit: int = 50) -> list[dict]:
+    def session_history(self, name: str, limit: int = 50) -> list[dict[str, Any]]:
         return [{"question": q, "answer": a} for q, a in self.store.session_history(name, limit)]
 
     def entity_types(self) -> dict[str, int]:
         entities = self.store.get_entities(self.store.all_entity_ids(), sources=False)
         return dict(Counter(e.type or "" for e in entities.values()).most_common())
 
-    def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict:
+    def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict[str, Any]:
         """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""
         from .graph.browse import neighbourhood
 
         return neighbourhood(self.store, self._one_entity(ref), depth, limit)
 
-    def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict:
+    def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict[str, Any]:
         """The entities and the shortest paths joining them as ``{"nodes", "edges", "paths"}``."""
         from .graph.browse import subgraph
 
         return subgraph(self.store, [self._one_entity(r) for r in refs], max_length)
 
-    def relation(self, relation_id: str) -> dict:
+    def relation(self, relation_id: str) -> dict[str, Any]:
         """A relation with its evidence: the sentences of its source passages naming both ends."""
         from .graph.browse import relation_evidence
 
@@ -420,7 +507,7 @@ class KnowledgeBase:
         self.close()
 
 
-def _text_document(item: str | dict) -> Document:
+def _text_document(item: str | dict[str, Any]) -> Document:
     if isinstance(item, str):
         item = {"text": item}
     text = str(item.get("text", "")).strip()
@@ -432,7 +519,7 @@ def _text_document(item: str | dict) -> Document:
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
 
 
-def _status_row(r) -> dict:
+def _status_row(r: DocumentRow) -> dict[str, Any]:
     return {
         "id": r.id, "title": r.title, "status": r.status.value, "scope": r.scope, "profile": r.profile,
         "chunks": r.chunks, "error": r.error, "source_path": r.source_path,

@@ -20,9 +20,9 @@ def _fill(path) -> None:
 def test_a_workspace_from_before_full_text_search_is_indexed_on_open(tmp_path):
     path = tmp_path / "ws"
     _fill(path)
-    conn = sqlite3.connect(path / "scholargraph.sqlite")  # back to schema v2: no FTS table, no trigger
+    conn = sqlite3.connect(path / "scholargraph.sqlite")  # back to schema v3: no FTS table, no trigger
     conn.executescript(f"DROP TRIGGER chunks_drop_terms; DROP TABLE chunk_terms; DELETE FROM meta WHERE key = '{META_KEY}';"
-                       "PRAGMA user_version = 2;")
+                       "PRAGMA user_version = 3;")
     conn.close()
     store = SQLiteStore(path)
     try:

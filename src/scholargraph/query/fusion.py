@@ -95,7 +95,8 @@ def format_graph_context(sources: list[Source]) -> str:
 
 
 def _take(items: list, texts: list[str], budget: int, count: Callable[[str], int]) -> tuple[list, int]:
-    kept, used = [], 0
+    kept: list = []
+    used = 0
     for item, text in zip(items, texts, strict=True):
         n = count(text) + 4  # "[n] " and the line break
         if kept and used + n > budget:
@@ -170,24 +171,24 @@ def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[s
     sources: list[Source] = []
     cut: list[int] = []
     kept_ids = {id(x) for x in (*chunk_kept, *ent_kept, *rel_kept)}
-    for item in chunk_items:
-        c, s = item
-        sources.append(make(len(sources) + 1, "chunk", c.text, s, c, c.document_id))
-        if id(item) not in kept_ids:
+    for chunk_item in chunk_items:
+        chunk, s = chunk_item
+        sources.append(make(len(sources) + 1, "chunk", chunk.text, s, chunk, chunk.document_id))
+        if id(chunk_item) not in kept_ids:
             cut.append(len(sources))
-    for item in ent_items:
-        e, s = item
-        c = anchors[("e", e.id)]
-        sources.append(make(len(sources) + 1, "entity", entity_text(e), s, chunks.get(c) if c else None,
+    for ent_item in ent_items:
+        e, s = ent_item
+        at = anchors[("e", e.id)]
+        sources.append(make(len(sources) + 1, "entity", entity_text(e), s, chunks.get(at) if at else None,
                             e.document_ids[0] if e.document_ids else None))
-        if id(item) not in kept_ids:
+        if id(ent_item) not in kept_ids:
             cut.append(len(sources))
-    for item in rel_items:
-        r, s = item
-        c = anchors[("r", r.id)]
-        sources.append(make(len(sources) + 1, "relation", relation_text(r, names), s, chunks.get(c) if c else None,
+    for rel_item in rel_items:
+        r, s = rel_item
+        at = anchors[("r", r.id)]
+        sources.append(make(len(sources) + 1, "relation", relation_text(r, names), s, chunks.get(at) if at else None,
                             r.document_ids[0] if r.document_ids else None))
-        if id(item) not in kept_ids:
+        if id(rel_item) not in kept_ids:
             cut.append(len(sources))
     dropped = set(cut)
     text = format_graph_context([x for x in sources if x.number not in dropped])

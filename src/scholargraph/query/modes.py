@@ -207,9 +207,15 @@ def _search_ppr(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: Qu
     return ppr_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim, passages, ctx.settings.query)
 
 
-def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False) -> QueryMode:
+def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False,
+                reports: bool = False) -> QueryMode:
     async def retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
-        return await _graph_retrieve(ctx, req, name, search, uses_subgraph)
+        retrieval = await _graph_retrieve(ctx, req, name, search, uses_subgraph)
+        if reports and ctx.settings.communities.hybrid_reports:  # broad questions: + community reports
+            from .summary import add_reports
+
+            await add_reports(ctx, req.question, retrieval)
+        return retrieval
 
     return QueryMode(name, description, retrieve)
 
@@ -222,7 +228,7 @@ CORE_MODES = (
     _graph_mode("global", "relations matched by high-level keywords, ranked by relevance x weight (§3.3.3)",
                 _search_global),
     _graph_mode("hybrid", "subgraph + global fused, plus the question's passages (§3.4; the default)",
-                _search_hybrid, True),
+                _search_hybrid, True, reports=True),
     _graph_mode("ppr", "personalised PageRank over entities and passages from the question's matches (HippoRAG 2)",
                 _search_ppr),
 )

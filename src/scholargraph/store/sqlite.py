@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
 from . import sqlite_lexical as lexical
 from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, batches
 from .schema import migrate
+from .sqlite_analysis import SQLiteAnalysis
 from .sqlite_graph import SQLiteGraph
 from .sqlite_lock import FileLock
 from .sqlite_records import TABLES as RECORD_TABLES
@@ -66,7 +67,7 @@ def _in(ids: Sequence) -> str:
     return ",".join("?" * len(ids))
 
 
-class SQLiteStore(SQLiteGraph):
+class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     def __init__(self, workdir: Path, create: bool = True):
@@ -405,7 +406,7 @@ class SQLiteStore(SQLiteGraph):
                 elif op == "clear":
                     index.clear()
                 elif op == "add":
-                    ids, vectors = payload  # type: ignore[misc]
+                    ids, vectors = cast("tuple[list[str], np.ndarray]", payload)
                     index.add(ids, vectors)
                 else:
                     index.remove(payload)  # type: ignore[arg-type]
