@@ -4,7 +4,7 @@ in one run.
 
     .venv/bin/python -m benchmarks.eval_retrieval [--datasets hotpotqa,2wiki,qasper,pubmedqa]
         [--modes bm25s,lexical,naive-dense,naive,local,subgraph,global,hybrid,ppr] [--profile offline]
-        [--max-2wiki 600]
+        [--max-2wiki 600] [--keep-workspaces DIR] [--merge-into results.json]
 
 Rows: ``bm25s`` = the bm25s library (Lucene BM25, k1 1.5, b 0.75, English stopwords and Snowball
 stemmer, as its README recommends) over the same chunks the engine indexed: the recognised lexical
@@ -35,6 +35,7 @@ import json
 import re
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -146,20 +147,37 @@ class BM25sBaseline:
         return [self.ids[int(d)] for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
 
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
 def _latency(values: list[float]) -> dict:
     ms = sorted(1000 * v for v in values)
     return {"mean": round(statistics.fmean(ms), 1), "p50": round(ms[len(ms) // 2], 1),
             "p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1)}
 
 
-async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[str], profile: str) -> dict:
+async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[str], profile: str,
+                      keep: Path | None = None) -> dict:
+    """Index ``docs`` into a fresh workspace (or reuse ``keep/<name>`` when an earlier run with
+    ``--keep-workspaces`` indexed it there) and score every mode on ``qs``."""
     k = max(KS)
-    workdir = Path(tempfile.mkdtemp(prefix=f"sg-retr-{name}-"))
+    workdir = keep / f"{name}-{profile}" if keep else Path(tempfile.mkdtemp(prefix=f"sg-retr-{name}-"))
+    marker = workdir / "eval_retrieval_indexed.json"
     try:
         kb = KnowledgeBase(workdir, extraction={"profile": profile}, progress=False)
-        t0 = time.perf_counter()
-        report = await kb.ainsert(texts=docs)
-        index_s = time.perf_counter() - t0
+        if marker.exists():  # indexed by an earlier run: only the queries are measured again
+            indexed = json.loads(marker.read_text())
+        else:
+            t0 = time.perf_counter()
+            report = await kb.ainsert(texts=docs)
+            indexed = {"indexed": len(report.added), "index_s": round(time.perf_counter() - t0, 1)}
+            if keep:
+                marker.write_text(json.dumps(indexed))
         pairs = list(kb.store.iter_chunk_texts())
         chunk_rows = kb.store.get_chunks(cid for cid, _ in pairs)
         by_id = {cid: (chunk_rows[cid].document_id, text) for cid, text in pairs}
@@ -193,13 +211,14 @@ async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[s
         await kb.aclose_clients()
         kb.close()
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
 
     def mean(v: list[float]) -> float:
         return round(sum(v) / len(v), 4)
 
-    out = {"documents": len(docs), "questions": len(qs), "indexed": len(report.added), "index_s": round(index_s, 1),
-           "chunks": stats["chunks"], "entities": stats["entities"], "relations": stats["relations"]}
+    out = {"commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "documents": len(docs),
+           "questions": len(qs), **indexed, "chunks": stats["chunks"], "entities": stats["entities"], "relations": stats["relations"]}
     for kk in KS:
         out[f"recall@{kk}_text_units"] = {m: mean(units[m][kk]) for m in modes}
         out[f"recall@{kk}_sources"] = {m: mean(sources[m][kk]) for m in modes}
@@ -250,14 +269,20 @@ def main() -> None:
     parser.add_argument("--profile", default="offline")
     parser.add_argument("--max-2wiki", type=int, default=600, help="2Wiki corpus size (gold passages always kept)")
     parser.add_argument("--json-out")
+    parser.add_argument("--keep-workspaces", type=Path,
+                        help="keep each data set's indexed workspace here and reuse it on the next run")
+    parser.add_argument("--merge-into", type=Path,
+                        help="an earlier result file: its data sets not run now are kept (one table for all four)")
     args = parser.parse_args()
     dev = require_dev()
     modes = args.modes.split(",")
     result = {"benchmark": "retrieval", "machine": machine(), "k": list(KS), "profile": args.profile,
               "max_2wiki": args.max_2wiki, "datasets": {}}
+    if args.merge_into:
+        result["datasets"] = json.loads(args.merge_into.read_text()).get("datasets", {})
     for name in args.datasets.split(","):
         docs, qs = DATASETS[name](dev, args.max_2wiki if name == "2wiki" else None)
-        result["datasets"][name] = asyncio.run(run_dataset(name, docs, qs, modes, args.profile))
+        result["datasets"][name] = asyncio.run(run_dataset(name, docs, qs, modes, args.profile, args.keep_workspaces))
         r = result["datasets"][name]
         print(f"{name}: recall@10 text units {json.dumps(r['recall@10_text_units'])}", flush=True)
         if args.json_out:  # partial results survive an interrupted run
