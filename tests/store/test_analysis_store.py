@@ -1,17 +1,13 @@
-"""SQLite: a workspace made before communities and citations (schema v2) is migrated to the current schema."""
+"""SQLite: a workspace made before communities and citations (schema v2) is migrated to the current version."""
 
 from __future__ import annotations
 
 import sqlite3
 
+from fixtures.schema_undo import UNDO_V5
+
 from scholargraph.store import open_store
 from scholargraph.store.schema import SCHEMA_VERSION
-
-# what schema v4 (sentences, mention and relation-record provenance) added, taken away again
-UNDO_V4 = ("DROP TABLE sentences; DROP INDEX mentions_entity; "
-           + "".join(f"ALTER TABLE mentions DROP COLUMN {c}; "
-                     for c in ("sentence_no", "section", "page", "category", "types", "description", "level"))
-           + "ALTER TABLE relation_sources DROP COLUMN sentence_no; ALTER TABLE relation_sources DROP COLUMN level; ")
 
 
 def test_v2_workspace_is_migrated(tmp_path):
@@ -20,7 +16,8 @@ def test_v2_workspace_is_migrated(tmp_path):
     db = tmp_path / "old" / "scholargraph.sqlite"
     conn = sqlite3.connect(db)
     conn.executescript("DROP TABLE community_members; DROP TABLE communities; DROP TABLE community_reports; "
-                       "DROP TABLE paper_references; DROP TABLE stub_papers; " + UNDO_V4 + "PRAGMA user_version = 2;")
+                       "DROP TABLE paper_references; DROP TABLE stub_papers; " + UNDO_V5 +
+                       "DROP TRIGGER chunks_drop_terms; DROP TABLE chunk_terms; PRAGMA user_version = 2;")
     conn.close()
     store = open_store(tmp_path / "old")
     try:

@@ -245,9 +245,16 @@ DO $$ DECLARE d TEXT; BEGIN
 END $$;
 """
 
-# v3: sentence-level provenance for the localkg profile (as the SQLite v4): sentences, mention
-# details, and the sentence and level of each relation record.
+# v3: full-text search with the engine's own terms (store/postgres_lexical.py; issue 15): the store
+# writes ``terms`` with each chunk and fills it for chunks stored before (meta ``lexical_version``)
 V2_TO_V3 = """
+ALTER TABLE chunks ADD COLUMN terms TSVECTOR;
+CREATE INDEX chunks_terms ON chunks USING GIN (terms);
+"""
+
+# v4: sentence-level provenance for the localkg profile (as the SQLite v5): sentences, mention
+# details, and the sentence and level of each relation record.
+V3_TO_V4 = """
 CREATE TABLE sentences (
     document_id TEXT NOT NULL,
     ordinal INTEGER NOT NULL,
@@ -271,7 +278,7 @@ ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
 ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import WorkspaceError
+from ..text.lexical import FTS5_TOKENIZE
 
 SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -238,11 +239,22 @@ CREATE TABLE stub_papers (
 );
 """
 
-# v4: sentence-level provenance (localkg profile, seed 004 §4): each document's sentences (its Deep
+# v4: full-text search over chunks (issue 15). ``chunk_terms`` holds each chunk's lexical terms
+# (scholargraph.text.lexical) under the chunk's rowid; the store fills it on insert (and rebuilds it
+# when the tokenisation changes: meta ``lexical_version``), the trigger empties it on every delete,
+# including the cascade from a deleted document.
+V3_TO_V4 = f"""
+CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, tokenize = "{FTS5_TOKENIZE}");
+CREATE TRIGGER chunks_drop_terms AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_terms WHERE rowid = old.rowid;
+END;
+"""
+
+# v5: sentence-level provenance (localkg profile, seed 004 §4): each document's sentences (its Deep
 # Document Model: section -> paragraph -> sentence), mentions with their sentence, section, page,
 # category (named | general | other), potential types, description and extraction level, and the
 # sentence and level each relation record was read from.
-V3_TO_V4 = """
+V4_TO_V5 = """
 CREATE TABLE sentences (
     document_id TEXT NOT NULL,
     ordinal INTEGER NOT NULL,
@@ -267,7 +279,7 @@ ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
 ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
