@@ -54,6 +54,11 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("main", "mentions", "entity_id, chunk_id, document_id, surface, sentence, char_start, char_end", "id"),
     ("main", "extraction_failures", "chunk_id, document_id, profile, reason, raw, created_at", "rowid"),
     ("main", "sessions", "name, turn, question, answer, created_at", "name, turn"),
+    ("main", "communities", "id, level, parent_id, signature, size, relations, weight", "rowid"),
+    ("main", "community_members", "community_id, level, entity_id", "level, entity_id"),
+    ("main", "community_reports", "signature, report, updated_at", "signature"),
+    ("main", "paper_references", "citing_id, ordinal, raw, target_id, doi, pmid, title, year", "citing_id, ordinal"),
+    ("main", "stub_papers", "id, title, doi, pmid, year, raw", "id"),
     ("records", "llm_cache", "key, model, purpose, response, prompt_tokens, completion_tokens, estimated, created_at",
      "rowid"),
     ("records", "llm_calls", "ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached, "
