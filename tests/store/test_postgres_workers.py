@@ -41,7 +41,7 @@ def index_process(corpus, workdir, dsn: str, server_url: str) -> subprocess.Pope
 
 
 def gated(rules: list[Rule], gate: threading.Event) -> list[Rule]:
-    """The same replies, held until ``gate`` opens (both workers are up: neither can finish alone)."""
+    """The same replies, held until ``gate`` opens (both workers hold claims: neither can finish alone)."""
     def hold(respond):
         def reply(request):
             gate.wait(120)
@@ -51,12 +51,15 @@ def gated(rules: list[Rule], gate: threading.Event) -> list[Rule]:
     return [Rule(r.kind, r.pattern, hold(r.respond)) for r in rules]
 
 
-def open_when_both_connected(dsn: str, gate: threading.Event) -> None:
+def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
+    """Open the gate once each worker holds a claim (whatever the machine's speed, both get work)."""
     deadline = time.monotonic() + 120
     with psycopg.connect(dsn, autocommit=True) as conn:
         while time.monotonic() < deadline and not gate.is_set():
-            n = conn.execute("SELECT count(DISTINCT application_name) FROM pg_stat_activity "
-                             "WHERE application_name LIKE 'sgworker%'").fetchone()[0]
+            try:
+                n = conn.execute("SELECT count(DISTINCT claimed_by) FROM documents").fetchone()[0]
+            except psycopg.errors.UndefinedTable:  # the first worker has not made the schema yet
+                n = 0
             if n == 2:
                 break
             time.sleep(0.05)
@@ -69,10 +72,9 @@ def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
     server = llm_server(rules=gated(default_rules(), gate), latency=0.2)
     write_corpus(tmp_path / "papers", 24)
     dsn = pg_dsn()
-    opener = threading.Thread(target=open_when_both_connected, args=(dsn, gate), daemon=True)
+    opener = threading.Thread(target=open_when_both_claimed, args=(dsn, gate), daemon=True)
     opener.start()
-    procs = [index_process(tmp_path / "papers", tmp_path / f"worker{n}", f"{dsn}&application_name=sgworker{n}",
-                           server.base_url) for n in range(2)]
+    procs = [index_process(tmp_path / "papers", tmp_path / f"worker{n}", dsn, server.base_url) for n in range(2)]
     deadline = time.monotonic() + 240
     try:
         outputs = [p.communicate(timeout=max(1.0, deadline - time.monotonic())) for p in procs]
