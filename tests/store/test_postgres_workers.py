@@ -16,6 +16,7 @@ import pytest
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_script import Rule
 
+WAIT = 400  # seconds: a process start can take minutes on a machine loaded by parallel test suites
 TOPICS = ["graph retrieval", "contrastive learning", "protein folding", "entity resolution", "citation networks",
           "question answering"]
 
@@ -33,7 +34,8 @@ def write_corpus(folder, n: int) -> list[str]:
 def index_process(corpus, workdir, dsn: str, server_url: str) -> subprocess.Popen:
     env = {**os.environ, "SCHOLARGRAPH_EMBEDDINGS__PROVIDER": "openai", "SCHOLARGRAPH_EMBEDDINGS__BASE_URL": server_url,
            "SCHOLARGRAPH_EMBEDDINGS__MODEL": "scripted-embed", "SCHOLARGRAPH_EMBEDDINGS__DIMENSION": "384",
-           "SCHOLARGRAPH_MAX_PARALLEL_DOCUMENTS": "3"}  # small claims: the work is shared, not grabbed at once
+           "SCHOLARGRAPH_MAX_PARALLEL_DOCUMENTS": "3",  # small claims: the work is shared, not grabbed at once
+           "SCHOLARGRAPH_LLM__TIMEOUT": str(2 * WAIT)}  # a call held at the gate waits, it does not time out
     return subprocess.Popen(
         [sys.executable, "-m", "scholargraph.cli", "index", str(corpus), "-w", str(workdir), "--db", dsn, "--json",
          "--profile", "academic", "--llm-url", server_url, "--llm-model", "scripted-model", "--llm-concurrency", "2"],
@@ -44,7 +46,7 @@ def gated(rules: list[Rule], gate: threading.Event) -> list[Rule]:
     """The same replies, held until ``gate`` opens (both workers hold claims: neither can finish alone)."""
     def hold(respond):
         def reply(request):
-            gate.wait(120)
+            gate.wait(WAIT)
             return respond(request) if callable(respond) else respond
         return reply
 
@@ -53,7 +55,7 @@ def gated(rules: list[Rule], gate: threading.Event) -> list[Rule]:
 
 def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
     """Open the gate once each worker holds a claim (whatever the machine's speed, both get work)."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + WAIT
     with psycopg.connect(dsn, autocommit=True) as conn:
         while time.monotonic() < deadline and not gate.is_set():
             try:
@@ -67,6 +69,7 @@ def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2 * WAIT)
 def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
     gate = threading.Event()
     server = llm_server(rules=gated(default_rules(), gate), latency=0.2)
@@ -75,7 +78,7 @@ def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
     opener = threading.Thread(target=open_when_both_claimed, args=(dsn, gate), daemon=True)
     opener.start()
     procs = [index_process(tmp_path / "papers", tmp_path / f"worker{n}", dsn, server.base_url) for n in range(2)]
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + WAIT + 240
     try:
         outputs = [p.communicate(timeout=max(1.0, deadline - time.monotonic())) for p in procs]
     finally:
