@@ -261,5 +261,5 @@ class DraftStage:
         return out
 
 
-__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "DraftReply", "EntityExtra", "RelationExtra", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftStage", "bio_entity_types",
-           "map_relation_type"]
+__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftReply", "DraftStage", "EntityExtra",
+           "RelationExtra", "bio_entity_types", "map_relation_type"]
