@@ -24,19 +24,19 @@ def _passage(text: str) -> str:
 
 
 def extraction_reply(request: dict[str, Any]) -> str:
+    """The records the extraction prompt asks for, one per line: the passage's terms as entities,
+    consecutive ones related, the first five as content keywords."""
     passage = _passage(user_text(request))
-    names = terms(passage)
-    entities = [{"name": n, "type": "Concept", "description": f"{n} is discussed in the passage."} for n in names]
-    relations = [
-        {"source": a, "target": b, "keywords": ["related"], "description": f"{a} is related to {b} in the passage.", "strength": 5}
-        for a, b in zip(names, names[1:], strict=False)
-    ]
-    keywords = [n.lower() for n in names[:5]]
-    return json.dumps({"entities": entities, "relations": relations, "keywords": keywords})
+    names = [n.replace("|", " ") for n in terms(passage)]
+    rows = [f"entity|{n}|Concept|{n} is discussed in the passage." for n in names]
+    rows += [f"relation|{a}|{b}|related|{a} is related to {b} in the passage.|5" for a, b in zip(names, names[1:], strict=False)]
+    if names:
+        rows.append("keywords|" + ", ".join(n.lower() for n in names[:5]))
+    return "\n".join(rows) or "none"
 
 
 def glean_reply(request: dict[str, Any]) -> str:
-    return json.dumps({"entities": [], "relations": [], "keywords": []})
+    return "none"
 
 
 def keywords_reply(request: dict[str, Any]) -> str:
