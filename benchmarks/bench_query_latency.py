@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.bench_query_latency [--chunks 100000] [--queries 40]
 
 The workspace (5k documents, 100k chunks, 80k entities, 240k relations, 150k content keywords,
-384-d vectors) is written straight into a fresh SQLite store. Texts are bags of words from a
+384-d vectors) is written into a fresh store through the storage protocol. Texts are bags of words from a
 20k-word vocabulary and vectors are sums of fixed random word vectors, so a question built from
 vocabulary words has real neighbours. The bag-of-words embedder stands in for the model so the
 figure measures the engine (vector search, graph traversal, ranking, context); the cost of
@@ -26,8 +26,18 @@ import numpy as np
 from benchmarks.common import machine, write_result
 from scholargraph.config import EmbeddingSettings, QuerySettings, Settings
 from scholargraph.llm.embeddings import Embedder, LocalEmbedder
+from scholargraph.models import (
+    Chunk,
+    DocStatus,
+    Document,
+    Entity,
+    EntityRecord,
+    KeywordRecord,
+    Relation,
+    RelationRecord,
+)
 from scholargraph.query.engine import QueryEngine
-from scholargraph.store.sqlite import SQLiteStore
+from scholargraph.store import Store, open_store
 
 DIM = 384
 VOCAB = 20_000
@@ -60,39 +70,43 @@ def _bow(words: np.ndarray, lists: list[np.ndarray]) -> np.ndarray:
     return out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-9)
 
 
-def build(path: Path, n_chunks: int, rng: np.random.Generator, words: np.ndarray) -> SQLiteStore:
+def build(path: Path, n_chunks: int, rng: np.random.Generator, words: np.ndarray) -> Store:
     n_docs, n_ent, n_rel, n_kw = n_chunks // 20, int(n_chunks * 0.8), int(n_chunks * 2.4), int(n_chunks * 1.5)
     vocab = [f"w{i}" for i in range(VOCAB)]
-    store = SQLiteStore(path)
+    store = open_store(path)
     store.set_meta("embedding_dim", str(DIM))
     store.set_meta("embedding_model", BagOfWords.name)
-    now = time.time()
     chunk_w = [rng.integers(0, VOCAB, 25) for _ in range(n_chunks)]
     ent_w = [rng.integers(0, VOCAB, rng.integers(1, 3)) for _ in range(n_ent)]
     src = (n_ent * rng.random(n_rel) ** 2).astype(int)  # skewed degrees, like real graphs
     tgt = rng.integers(0, n_ent, n_rel)
     kw_w = [rng.integers(0, VOCAB, 2) for _ in range(n_kw)]
-    with store.transaction() as c:
-        c.executemany("INSERT INTO documents(id, title, status, created_at, updated_at) VALUES (?, ?, 'PROCESSED', ?, ?)",
-                      [(f"d{i}", f"Paper {i}", now, now) for i in range(n_docs)])
-        c.executemany("INSERT INTO chunks(id, document_id, ordinal, tokens, text, page_start, page_end) "
-                      "VALUES (?, ?, ?, 200, ?, 1, 1)",
-                      [(f"c{i}", f"d{i % n_docs}", i // n_docs, " ".join(vocab[w] for w in ws) * 8)
-                       for i, ws in enumerate(chunk_w)])
-        c.executemany("INSERT INTO entities(id, name, type, description, dirty, updated_at) VALUES (?, ?, 'Concept', ?, 0, ?)",
-                      [(f"e{i}", " ".join(vocab[w] for w in ws), "a described concept " * 10, now)
-                       for i, ws in enumerate(ent_w)])
-        c.executemany("INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key) VALUES (?, ?, ?, ?, ?)",
-                      [(f"e{i}", f"c{(i * 7 + k) % n_chunks}", f"d{((i * 7 + k) % n_chunks) % n_docs}", "n",
-                        " ".join(vocab[w] for w in ent_w[i])) for i in range(n_ent) for k in range(2)])
-        c.executemany("INSERT OR IGNORE INTO relations(id, source_id, target_id, description, keywords, weight, dirty, "
-                      "updated_at) VALUES (?, ?, ?, ?, '[]', ?, 0, ?)",
-                      [(f"r{j}", f"e{src[j]}", f"e{tgt[j]}", "how the two relate " * 6, 1.0 + j % 3, now)
-                       for j in range(n_rel)])
-        c.executemany("INSERT INTO relation_sources(relation_id, chunk_id, document_id) VALUES (?, ?, ?)",
-                      [(f"r{j}", f"c{j % n_chunks}", f"d{(j % n_chunks) % n_docs}") for j in range(n_rel)])
-        c.executemany("INSERT INTO keywords(id, text) VALUES (?, ?)",
-                      [(f"k{i}", " ".join(vocab[w] for w in ws)) for i, ws in enumerate(kw_w)])
+    ent_names = [" ".join(vocab[w] for w in ws) for ws in ent_w]
+
+    def source(i: int) -> dict[str, str]:  # the chunk (and its document) a record came from
+        return {"chunk_id": f"c{i % n_chunks}", "document_id": f"d{(i % n_chunks) % n_docs}"}
+
+    def fill() -> None:  # through the storage protocol, so every backend can be measured the same way
+        for i in range(n_docs):
+            store.add_pending(Document(id=f"d{i}", title=f"Paper {i}", sections=[]), "full", "bench")
+            store.set_status(f"d{i}", DocStatus.PROCESSED)
+        store.insert_chunks([Chunk(f"c{i}", f"d{i % n_docs}", i // n_docs, " ".join(vocab[w] for w in ws) * 8, 200,
+                                   page_start=1, page_end=1) for i, ws in enumerate(chunk_w)])
+        store.write_entities([EntityRecord("n", "Concept", "", id=f"e{i}", key=ent_names[i], **source(i * 7 + k))
+                              for i in range(n_ent) for k in range(2)])
+        store.write_relations([RelationRecord(f"e{src[j]}", f"e{tgt[j]}", "", id=f"r{j}", source_id=f"e{src[j]}",
+                                              target_id=f"e{tgt[j]}", **source(j)) for j in range(n_rel)])
+        store.write_keywords([KeywordRecord(" ".join(vocab[w] for w in ws), id=f"k{i}", **source(i))
+                              for i, ws in enumerate(kw_w)])
+        versions = store.versions("entities", [f"e{i}" for i in range(n_ent)])
+        for i in range(n_ent):
+            store.update_entity(Entity(f"e{i}", ent_names[i], "Concept", "a described concept " * 10), versions[f"e{i}"])
+        versions = store.versions("relations", [f"r{j}" for j in range(n_rel)])
+        for j in range(n_rel):
+            store.update_relation(Relation(f"r{j}", f"e{src[j]}", f"e{tgt[j]}", "how the two relate " * 6, [], [],
+                                           1.0 + j % 3), versions[f"r{j}"])
+
+    store.write(fill)
     store.put_vectors("chunk", [f"c{i}" for i in range(n_chunks)], _bow(words, chunk_w))
     store.put_vectors("entity", [f"e{i}" for i in range(n_ent)], _bow(words, ent_w))
     store.put_vectors("relation", [f"r{j}" for j in range(n_rel)],

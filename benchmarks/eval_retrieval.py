@@ -118,7 +118,9 @@ async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[s
         t0 = time.perf_counter()
         report = await kb.ainsert(texts=docs)
         index_s = time.perf_counter() - t0
-        chunks = kb.store.conn.execute("SELECT id, document_id, text FROM chunks").fetchall()
+        texts = list(kb.store.iter_chunk_texts())  # in storage order (BM25 breaks ties by it)
+        docs_of = kb.store.get_chunks(cid for cid, _ in texts)
+        chunks = [(cid, docs_of[cid].document_id, text) for cid, text in texts]
         bm25 = BM25([c[0] for c in chunks], [c[2] for c in chunks])
         by_id = {c[0]: (c[1], c[2]) for c in chunks}
         rows: dict[str, list[float]] = {m: [] for m in ["bm25", *modes]}

@@ -56,7 +56,7 @@ def test_index_builds_chunks_graph_and_keywords(corpus, workdir):
 def test_acronym_entity_is_shared_across_papers(corpus, workdir):
     with make_kb(workdir) as kb:
         kb.insert([corpus])
-        rows = kb.store.conn.execute("SELECT name, aliases FROM entities").fetchall()
+        rows = [(e.name, json.dumps(e.aliases)) for e in kb.store.get_entities(kb.store.all_entity_ids()).values()]
     rag = [r for r in rows if "rag" in r[1].lower() or r[0].lower() == "rag"]
     assert len(rag) == 1, rows  # "RAG" in paper B joined paper A's "Retrieval-Augmented Generation (RAG)"
 
@@ -99,11 +99,10 @@ def test_unknown_extension_given_explicitly(tmp_path, workdir):
 
 def test_delete_then_readd_gives_the_same_graph(corpus, workdir):
     def snapshot(kb):
-        c = kb.store.conn
-        return (sorted(r[0] for r in c.execute("SELECT id FROM entities")),
-                sorted(r[0] for r in c.execute("SELECT id FROM relations")),
-                sorted(r[0] for r in c.execute("SELECT id FROM chunks")),
-                sorted((r[0], r[1]) for r in c.execute("SELECT id, description FROM entities")))
+        s = kb.store
+        entities = s.get_entities(s.all_entity_ids())
+        return (sorted(entities), sorted(rid for rid, *_ in s.all_edges()), sorted(cid for cid, _ in s.iter_chunk_texts()),
+                sorted((e.id, e.description) for e in entities.values()))
 
     with make_kb(workdir) as kb:
         kb.insert([corpus])
@@ -187,3 +186,23 @@ def test_hybrid_includes_the_best_passage_unless_thesis_exact(corpus, workdir):
         kb.settings.query.hybrid_passages = False
         thesis = kb.retrieve(question, mode="hybrid", top_k=3)
         assert thesis.mode == "hybrid" and thesis.sources
+
+
+def test_sync_api_works_inside_a_running_event_loop(corpus, workdir):
+    """As in a Jupyter cell: the sync methods are called while an event loop runs in this thread."""
+    import asyncio
+
+    async def notebook_cell():
+        asyncio.get_running_loop()  # a loop is running here
+        with make_kb(workdir) as k:
+            report = k.insert([corpus])
+            answer = k.query("What does RAG retrieve?", mode="naive", top_k=2)
+            retrieval = k.retrieve("knowledge graph", mode="naive", top_k=1)
+            deleted = k.delete(report.added[0])
+        return report, answer, retrieval, deleted
+
+    report, answer, retrieval, deleted = asyncio.run(notebook_cell())
+    assert len(report.added) == 3 and not report.failed
+    assert answer.sources and answer.text
+    assert len(retrieval.sources) == 1
+    assert deleted["deleted"] == report.added[0]

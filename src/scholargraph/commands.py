@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -15,10 +14,6 @@ from .errors import ConfigError, ScholarGraphError
 from .fastbm_cli import cmd_fastbm  # noqa: F401  (the `fastbm` command)
 from .kb import KnowledgeBase
 from .progress import RichProgress
-
-
-def run(coro):
-    return asyncio.run(coro)
 
 
 def read_queries(path: str) -> list[str]:
@@ -74,7 +69,7 @@ def _questions(args: argparse.Namespace) -> list[str]:
 def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
-        return run(kb._closing(_ask_all(kb, args, questions)))
+        return kb.run(_ask_all(kb, args, questions))
 
 
 async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
@@ -108,7 +103,7 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
 def cmd_retrieve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
-        return run(kb._closing(_retrieve_all(kb, args, questions)))
+        return kb.run(_retrieve_all(kb, args, questions))
 
 
 async def _retrieve_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
@@ -219,7 +214,7 @@ def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .reembed import reembed
 
     with _kb(args, overrides) as kb:
-        counts = run(kb._closing(reembed(kb)))
+        counts = kb.run(reembed(kb))
     show.print_json(counts) if args.json else show.out.print(f"re-embedded: {counts}")
     return 0
 
@@ -288,7 +283,7 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if kb.llm is None:
             raise ConfigError("evaluation needs an LLM: set llm.base_url and llm.model")
         if args.task == "questions":
-            rows = run(kb._closing(generate_questions(kb, args.users, args.tasks, args.per_task)))
+            rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
             text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
             Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
             return 0
@@ -296,7 +291,7 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
         mode_a, opt_a = parse_configuration(args.a)
         mode_b, opt_b = parse_configuration(args.b)
-        verdicts = run(kb._closing(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b)))
+        verdicts = kb.run(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b))
     result = verdicts.to_json(args.a, args.b)
     if args.json:
         show.print_json(result)

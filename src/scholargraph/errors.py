@@ -51,3 +51,9 @@ class EmbeddingMismatchError(WorkspaceError):
 
 class NotFoundError(ScholarGraphError):
     exit_code = 5
+
+
+class WorkspaceBusyError(WorkspaceError):
+    """Another process is indexing the same workspace (and we were told not to wait)."""
+
+    exit_code = 6

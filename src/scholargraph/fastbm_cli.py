@@ -25,7 +25,6 @@ Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_t
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +184,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
     if not args.question:
         raise ConfigError("--job query needs --question 'your question'")
     with KnowledgeBase(settings=settings) as kb:
-        answer = asyncio.run(kb._closing(_query(kb, args)))
+        answer = kb.run(_query(kb, args))
     answer.notes[:0] = notes
     from .query.bio import format_references
 

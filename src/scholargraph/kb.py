@@ -5,21 +5,24 @@
     kb.insert(["papers/"])
     print(kb.query("Which methods use contrastive learning?").text)
 
-Every method has an async twin (``ainsert``, ``aquery``, ...). Heavy parts (embedding model,
+Every method has an async twin (``ainsert``, ``aquery``, ...); the sync ones also work inside a
+running event loop (Jupyter). Heavy parts (embedding model,
 LLM client, extractor) are created on first use, so ``status`` and ``stats`` stay instant.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import Settings, load_settings
-from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError
+from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
 from .extract.base import Extractor, make_extractor, resolve_profile
+from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
 from .ingest.registry import LoadOptions
@@ -30,8 +33,11 @@ from .pipeline import IndexReport, Pipeline
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
-from .store.sqlite import SQLiteStore
+from .store import open_store
+from .sync import run_sync
 from .text.names import normalise_name
+
+T = TypeVar("T")
 
 
 class KnowledgeBase:
@@ -40,7 +46,8 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
-        self.store = SQLiteStore(self.settings.workdir)
+        self.store = open_store(self.settings.workdir)
+        self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None
         self._tokenizer: TextTokenizer | None = None
@@ -131,8 +138,35 @@ class KnowledgeBase:
 
     async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict] = (), scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
-                      options: LoadOptions | None = None, dry_run: bool = False) -> IndexReport:
-        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata)."""
+                      options: LoadOptions | None = None, dry_run: bool = False, wait: bool = True) -> IndexReport:
+        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
+        When another process is indexing the same workspace, wait for it (``wait=False``: raise
+        ``WorkspaceBusyError``)."""
+        if dry_run:
+            return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
+        async with self.exclusive_indexing(wait):
+            return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
+
+    @contextlib.asynccontextmanager
+    async def exclusive_indexing(self, wait: bool = True) -> AsyncIterator[None]:
+        """Held while indexing (or re-embedding): one process at a time per SQLite workspace. When
+        another holds it, wait (without blocking the event loop) or raise ``WorkspaceBusyError``."""
+        lock = self.store.indexing_lock()
+        if not lock.acquire():
+            message = f"another scholargraph process is indexing {self.workdir} ({lock.holder()})"
+            if not wait:
+                raise WorkspaceBusyError(f"{message}; try again when it has finished")
+            self.progress.log(f"{message}; waiting for it to finish…")
+            while not lock.acquire():
+                await asyncio.sleep(0.5)
+        try:
+            yield
+        finally:
+            lock.release()
+
+    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict], scope: str,
+                       only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
+                       dry_run: bool) -> IndexReport:
         started = time.perf_counter()
         extractor = self._extractor(profile)
         report = IndexReport(profile=extractor.name)
@@ -179,18 +213,18 @@ class KnowledgeBase:
             await (refresher or self._refresher()).refresh()
 
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
-        return asyncio.run(self._closing(self.ainsert(paths, **kwargs)))
+        return self.run(self.ainsert(paths, **kwargs))
 
     async def adelete(self, doc_id: str) -> dict:
         return await self._pipeline(self._extractor("none")).delete(doc_id)
 
     def delete(self, doc_id: str) -> dict:
-        return asyncio.run(self._closing(self.adelete(doc_id)))
+        return self.run(self.adelete(doc_id))
 
     # -- querying -------------------------------------------------------------------------
 
     def engine(self) -> QueryEngine:
-        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm)
+        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs)
 
     async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                         clues: bool = True, subgraph: bool = True) -> Retrieval:
@@ -200,7 +234,7 @@ class KnowledgeBase:
         return await self.engine().retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
 
     def retrieve(self, question: str, mode: str | None = None, top_k: int | None = None, **kwargs: Any) -> Retrieval:
-        return asyncio.run(self._closing(self.aretrieve(question, mode, top_k, **kwargs)))
+        return self.run(self.aretrieve(question, mode, top_k, **kwargs))
 
     async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                      session: str | None = None, on_text: Callable[[str], None] | None = None,
@@ -214,7 +248,7 @@ class KnowledgeBase:
         return answer
 
     def query(self, question: str, mode: str | None = None, top_k: int | None = None, **kwargs: Any) -> Answer:
-        return asyncio.run(self._closing(self.aquery(question, mode, top_k, **kwargs)))
+        return self.run(self.aquery(question, mode, top_k, **kwargs))
 
     # -- inspection -----------------------------------------------------------------------
 
@@ -237,7 +271,10 @@ class KnowledgeBase:
         }
 
     def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict]:
-        return self.store.list_entities(type_, search, limit)
+        """Entities with degree and source documents; ``search`` matches names and aliases."""
+        return [{"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": e.aliases,
+                 "weight": e.weight, "degree": e.degree, "documents": e.document_ids}
+                for e in self.store.list_entities(type_, search, limit)]
 
     def _one_entity(self, ref: str) -> str:
         ids = self.store.find_entity(ref)
@@ -257,7 +294,7 @@ class KnowledgeBase:
         return {"kept": keep_id, "merged": gone["entity"], "relations_merged": len(gone["relation"])}
 
     def merge_entities(self, keep: str, *others: str) -> dict:
-        return asyncio.run(self._closing(self.amerge_entities(keep, *others)))
+        return self.run(self.amerge_entities(keep, *others))
 
     async def asplit_entity(self, ref: str) -> list[str]:
         from .graph.edit import split_entity
@@ -267,14 +304,19 @@ class KnowledgeBase:
         return ids
 
     def split_entity(self, ref: str) -> list[str]:
-        return asyncio.run(self._closing(self.asplit_entity(ref)))
+        return self.run(self.asplit_entity(ref))
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    async def _closing(self, coro):
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` (async work on this knowledge base) from synchronous code, then close the HTTP
+        clients. Works with or without a running event loop (Jupyter): see :func:`~scholargraph.sync.run_sync`."""
+        return run_sync(self._closing(coro))
+
+    async def _closing(self, coro: Awaitable[T]) -> T:
         try:
             return await coro
         finally:

@@ -97,20 +97,36 @@ class Chunk:
     header: str = ""
 
 
-# --- extraction records (what a profile returns for one document) -------------------------
+# --- graph records ----------------------------------------------------------------------------
+#
+# Two concepts, one type each, used by extract/, graph/, store/ and query/ alike:
+# * what ONE chunk says about an entity / a relation / a content keyword (``EntityRecord``,
+#   ``RelationRecord``, ``KeywordRecord``): an extractor fills the text fields; graph.merge resolves
+#   the ids; the store keeps every record as provenance and rebuilds merged values from them;
+# * the merged graph element (``Entity``, ``Relation``) that the store holds and queries read.
 
 
 @dataclass
 class EntityRecord:
+    """An entity as one chunk states it. ``id``, ``key``, ``alias_keys`` and ``document_id`` are set
+    when the record is resolved against the graph (``graph.merge.plan_writes``)."""
+
     name: str
     type: str
     description: str
     chunk_id: str
     aliases: list[str] = field(default_factory=list)
+    id: str = ""  # the entity it resolved to
+    key: str = ""  # normalised name (what later mentions are matched on)
+    alias_keys: list[str] = field(default_factory=list)  # normalised aliases, parallel to ``aliases``
+    document_id: str = ""
 
 
 @dataclass
 class RelationRecord:
+    """A relation as one chunk states it (``source``/``target`` are names as written). ``id``,
+    ``source_id``, ``target_id`` and ``document_id`` are set once resolved."""
+
     source: str
     target: str
     description: str
@@ -120,12 +136,59 @@ class RelationRecord:
     types: list[str] = field(default_factory=list)
     directed: bool = False
     confidence: float | None = None
+    id: str = ""
+    source_id: str = ""
+    target_id: str = ""
+    document_id: str = ""
 
 
 @dataclass
 class KeywordRecord:
     text: str
     chunk_id: str
+    id: str = ""
+    document_id: str = ""
+
+
+@dataclass
+class GraphWrites:
+    """One document's resolved records, written in the document's commit."""
+
+    entities: list[EntityRecord] = field(default_factory=list)
+    relations: list[RelationRecord] = field(default_factory=list)
+    keywords: list[KeywordRecord] = field(default_factory=list)
+
+
+@dataclass
+class Entity:
+    """A node of the knowledge graph, merged from every record that resolved to it."""
+
+    id: str
+    name: str
+    type: str = ""
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    weight: float = 1.0
+    chunk_ids: list[str] = field(default_factory=list)  # provenance, in document order
+    document_ids: list[str] = field(default_factory=list)
+    degree: int = 0  # relations at the entity (filled by listings, 0 elsewhere)
+
+
+@dataclass
+class Relation:
+    """An edge of the knowledge graph, merged from every record that resolved to it."""
+
+    id: str
+    source_id: str
+    target_id: str
+    description: str = ""
+    keywords: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    weight: float = 1.0
+    directed: bool = False
+    confidence: float | None = None
+    chunk_ids: list[str] = field(default_factory=list)
+    document_ids: list[str] = field(default_factory=list)
 
 
 @dataclass

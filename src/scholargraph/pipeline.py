@@ -3,9 +3,11 @@ element extraction flow.
 
 * Process: files are parsed, each document gets its id (given paper id or content MD5) and a
   PENDING row holding the parsed document, so work can resume without the source file.
-* Index: documents are processed concurrently (bounded); each one is chunked, embedded and
-  extracted, then committed in ONE transaction together with its PROCESSED status — a crash
-  never leaves half a document. Documents left PROCESSING by a crash are resumed.
+* Index: pending documents are claimed (``Store.claim_pending``: PENDING -> PROCESSING, largest
+  first, in batches; documents registered while the run goes on are claimed as they arrive) and
+  processed concurrently (bounded); each one is chunked, embedded and extracted, then committed
+  as ONE unit of work together with its PROCESSED status — a crash never leaves half a document.
+  Documents left PROCESSING by a crash are resumed.
 * Extraction failures of single chunks are recorded and the document continues; a document
   that fails as a whole is FAILED with the reason; an LLM server that disappears mid-run stops
   the run and leaves the remaining documents PENDING for the next run.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
-import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -38,7 +40,7 @@ from .ingest.tokenizer import TextTokenizer
 from .llm.embeddings import Embedder
 from .models import Chunk, DocStatus, Document, Extraction, Scope, Usage
 from .progress import NullProgress, Progress
-from .store.sqlite import SQLiteStore
+from .store.base import GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 T = TypeVar("T")
@@ -111,7 +113,7 @@ def _long_lived_objects_frozen() -> Iterator[None]:
 
 
 class Pipeline:
-    def __init__(self, store: SQLiteStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
                  extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
         self.store = store
         self.settings = settings
@@ -121,10 +123,8 @@ class Pipeline:
         self.key_fn = key_fn
         self.refresher = refresher
         self.progress = progress or NullProgress()
-        self._commit_lock = asyncio.Lock()
         self._stop: str | None = None
         self._chunker: ThreadPoolExecutor | None = None  # set while run_pending runs
-        self._writer: ThreadPoolExecutor | None = None  # likewise: the one thread that writes documents
         self._parser: ThreadPoolExecutor | None = None  # likewise: the one thread that parses files
         self.touched_entities: set[str] = set()
 
@@ -178,8 +178,8 @@ class Pipeline:
     def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False) -> list[str]:
         """Dedup against the workspace and mark new work PENDING (returns those ids). Existing
         documents are untouched."""
-        with self.store.transaction():  # one commit for the whole batch
-            return [doc.id for doc in docs if self._register_one(doc, scope, report, force)]
+        docs = list(docs)  # one unit of work (one commit) for the whole batch
+        return self.store.write(lambda: [doc.id for doc in docs if self._register_one(doc, scope, report, force)])
 
     def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool) -> bool:
         existing = self.store.get_document(doc.id)
@@ -193,12 +193,12 @@ class Pipeline:
         self.store.add_pending(doc, scope, self.extractor.name)
         return True
 
-    def _drop_indexed(self, doc_id: str) -> None:
-        with self.store.transaction():
-            gone = self.store.delete_graph_of(doc_id)
-            for namespace, ids in gone.items():
-                self.store.delete_vectors(namespace, ids)
-            self.store.delete_chunks_of(doc_id)
+    def _drop_indexed(self, doc_id: str) -> list[str]:
+        """Remove a document's graph, vectors and chunks (its row stays); returns its chunk ids.
+        Called inside a unit of work."""
+        for namespace, ids in self.store.delete_graph_of(doc_id).items():
+            self.store.delete_vectors(namespace, ids)
+        return self.store.delete_chunks_of(doc_id)
 
     # -- index flow -----------------------------------------------------------------------
 
@@ -214,37 +214,72 @@ class Pipeline:
         """Process every PENDING document (largest first), and those ``arriving`` registers while
         the run goes on (files parsed one by one: extraction starts before the last file is read)."""
         report.resumed = self.store.reset_stale_processing()
-        pending = [d for d in self.store.pending_largest_first() if only is None or d in only]
-        self.progress.start(len(pending))
+        self.progress.start(len(self.store.pending_ids(only)))
         reading = asyncio.Semaphore(self.parallel_documents())
+        arrived: asyncio.Queue[list[str] | None] = asyncio.Queue()
 
-        async def one(doc_id: str) -> None:
-            await self._process(doc_id, report, reading)
-            self.progress.advance()
-
-        # CPU and database work run off the event loop, in ONE thread each: more threads would take
-        # the interpreter lock from the event loop in turn and delay every LLM request it has to send
+        # CPU work runs off the event loop in ONE thread each (parsing, chunking; the store has its own
+        # writer): more threads would take the interpreter lock from the loop in turn and delay every
+        # LLM request it has to send
         with (ThreadPoolExecutor(1, thread_name_prefix="scholargraph-parsing") as self._parser,
               ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
-              ThreadPoolExecutor(1, thread_name_prefix="scholargraph-writer") as self._writer,
               _long_lived_objects_frozen()):
-            tasks = [asyncio.create_task(one(d)) for d in pending]
+            intake = asyncio.create_task(self._intake(arriving, only, arrived))
+            tasks: list[asyncio.Task] = []
             try:
-                async for ids in arriving() if arriving else _nothing():
-                    ids = [d for d in ids if only is None or d in only]
-                    self.progress.add_total(len(ids))
-                    tasks += [asyncio.create_task(one(d)) for d in ids]
+                await self._feed(report, reading, only, arrived, tasks)
+                await intake
                 await asyncio.gather(*tasks)
             except BaseException:
-                for task in tasks:
+                for task in [intake, *tasks]:
                     task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await asyncio.gather(intake, *tasks, return_exceptions=True)
                 raise
         report.stopped = self._stop
         self.progress.log("rebuilding merged entities and relations…")
         await self.refresher.refresh()
         await self._resolve(report)
         self.progress.finish()
+
+    async def _intake(self, arriving: Callable[[], AsyncIterator[list[str]]] | None, only: set[str] | None,
+                      arrived: asyncio.Queue[list[str] | None]) -> None:
+        """Hand the ids each parsed file registers to the feeder; None when no more will come."""
+        try:
+            async for ids in arriving() if arriving else _nothing():
+                ids = [d for d in ids if only is None or d in only]
+                self.progress.add_total(len(ids))
+                await arrived.put(ids)
+        finally:
+            arrived.put_nowait(None)
+
+    async def _feed(self, report: IndexReport, reading: asyncio.Semaphore, only: set[str] | None,
+                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task]) -> None:
+        """Claim documents and start one task per document as ``reading`` lets them in: the pending
+        ones first, in batches (largest first), then each parsed file's as it arrives."""
+        claimed: deque[str] = deque()
+        backlog = True  # documents pending at the start are not all claimed yet
+        batch = self.parallel_documents()
+        try:
+            while self._stop is None:
+                if not claimed:
+                    if backlog:
+                        ids = await self.store.awrite(lambda: self.store.claim_pending(batch, only))
+                        backlog = bool(ids)
+                    else:
+                        new = await arrived.get()
+                        if new is None:
+                            return
+                        ids = await self.store.awrite(lambda new=new: self.store.claim_pending(len(new), new))
+                    claimed.extend(ids)
+                    continue
+                await reading.acquire()
+                if self._stop is not None:
+                    reading.release()
+                    return
+                tasks.append(asyncio.create_task(self._process(claimed.popleft(), report, reading)))
+        finally:
+            if claimed:  # stopped early: unstarted documents stay PENDING for the next run
+                await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
     async def _resolve(self, report: IndexReport) -> None:
         """Entity resolution over what this run added (graph.resolution_pass); then rebuild."""
@@ -266,38 +301,37 @@ class Pipeline:
         return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(fn, *args))
 
     def _prepare(self, doc_id: str) -> tuple[Document, list[Chunk]] | None:
-        """Load a PENDING document and chunk it (in the chunking thread). Its PROCESSING mark is
-        queued to the writer, ahead of its commit: loading never waits for a commit in progress."""
+        """Load a claimed document and chunk it (in the chunking thread; reading never waits for a
+        commit in progress)."""
         found = self.store.document_to_process(doc_id)
         if found is None:
             return None
-        assert self._writer is not None
-        self._writer.submit(self.store.set_status, doc_id, DocStatus.PROCESSING)
         doc = select_scope(*found)
         return doc, self._chunks(doc)
 
     async def _process(self, doc_id: str, report: IndexReport, reading: asyncio.Semaphore) -> None:
+        """One claimed document; ``reading`` (acquired by the feeder) is released once it is
+        analysed, so a slow commit never keeps the next document from starting."""
         try:
-            # ``reading`` bounds the documents being prepared and extracted; finished ones wait for
-            # the writer apart, so a slow commit never keeps the next document from starting
-            async with reading:
-                if self._stop is not None:
-                    return
+            try:
                 prepared = await self._in_thread(self._chunker, self._prepare, doc_id)
                 if prepared is None:
-                    return
+                    raise ScholarGraphError("the stored document has no parsed text; index its file again")
                 analysis = await self._analyse(*prepared)
-            async with self._commit_lock:
-                await self._in_thread(self._writer, self._commit, analysis)
+            finally:
+                reading.release()
+            await self.store.awrite(lambda: self._commit(analysis))
         except LLMUnavailableError as exc:
             self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
-            await self._in_thread(self._writer, self.store.set_status, doc_id, DocStatus.PENDING)
+            await self.store.awrite(lambda: self.store.set_status(doc_id, DocStatus.PENDING))
             return
         except ScholarGraphError as exc:
-            await self._in_thread(self._writer, self._fail, doc_id, str(exc), report)
+            reason = str(exc)
+            await self.store.awrite(lambda: self._fail(doc_id, reason, report))
             return
         except Exception as exc:  # never let one document crash the run
-            await self._in_thread(self._writer, self._fail, doc_id, f"{type(exc).__name__}: {exc}", report)
+            reason = f"{type(exc).__name__}: {exc}"
+            await self.store.awrite(lambda: self._fail(doc_id, reason, report))
             return
         report.added.append(doc_id)
         report.chunks += len(analysis.chunks)
@@ -322,28 +356,26 @@ class Pipeline:
         return _Analysis(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors)
 
     def _commit(self, analysis: _Analysis) -> None:
+        """Everything a document adds, with its PROCESSED status: one unit of work."""
         doc, chunks, vectors, extraction = analysis.doc, analysis.chunks, analysis.vectors, analysis.extraction
         keyword_texts, keyword_vectors = analysis.keyword_texts, analysis.keyword_vectors
         known = self.store.entities_by_keys(entity_keys(extraction, self.key_fn))
         writes = plan_writes(doc.id, extraction, self.key_fn, known)
-        with self.store.transaction() as conn:
-            row = self.store.get_document(doc.id)
-            self.store.insert_chunks(chunks, row.scope if row else "full")
-            self.store.put_vectors("chunk", [c.id for c in chunks], vectors)
-            self.store.write_entities(writes.entities)
-            self.touched_entities.update(e.id for e in writes.entities)
-            self.store.write_relations(writes.relations)
-            new_keywords = set(self.store.write_keywords(writes.keywords))
-            if keyword_vectors is not None and new_keywords:
-                by_text = dict(zip(keyword_texts, keyword_vectors, strict=True))
-                fresh = {k.id: by_text[k.text] for k in writes.keywords if k.id in new_keywords and k.text in by_text}
-                if fresh:
-                    self.store.put_vectors("keyword", list(fresh), np.stack(list(fresh.values())))
-            conn.executemany(
-                "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) VALUES (?,?,?,?,?,?)",
-                [(f.chunk_id, doc.id, self.extractor.name, f.reason, f.raw[:20000], time.time()) for f in extraction.failures],
-            )
-            self.store.set_status(doc.id, DocStatus.PROCESSED)
+        row = self.store.get_document(doc.id)
+        self.store.insert_chunks(chunks, row.scope if row else "full")
+        self.store.put_vectors("chunk", [c.id for c in chunks], vectors)
+        self.store.write_entities(writes.entities)
+        self.touched_entities.update(e.id for e in writes.entities)
+        self.store.write_relations(writes.relations)
+        new_keywords = set(self.store.write_keywords(writes.keywords))
+        if keyword_vectors is not None and new_keywords:
+            by_text = dict(zip(keyword_texts, keyword_vectors, strict=True))
+            fresh = {k.id: by_text[k.text] for k in writes.keywords if k.id in new_keywords and k.text in by_text}
+            if fresh:
+                self.store.put_vectors("keyword", list(fresh), np.stack(list(fresh.values())))
+        if extraction.failures:
+            self.store.record_chunk_failures(doc.id, self.extractor.name, extraction.failures)
+        self.store.set_status(doc.id, DocStatus.PROCESSED)
 
     def estimate(self, docs: Sequence[Document], scope: str, report: IndexReport) -> None:
         """Dry run: what indexing ``docs`` would cost, per purpose and per document; nothing is stored."""
@@ -373,13 +405,16 @@ class Pipeline:
             from .errors import NotFoundError
 
             raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
-        async with self._commit_lock:
-            with self.store.transaction():
-                gone = self.store.delete_graph_of(doc_id)
-                for namespace, ids in gone.items():
-                    self.store.delete_vectors(namespace, ids)
-                chunk_ids = self.store.delete_chunks_of(doc_id)
-                self.store.remove_document_row(doc_id)
+
+        def work() -> tuple[GraphRemoval, list[str]]:
+            gone = self.store.delete_graph_of(doc_id)
+            for namespace, ids in gone.items():
+                self.store.delete_vectors(namespace, ids)
+            chunk_ids = self.store.delete_chunks_of(doc_id)
+            self.store.delete_document(doc_id)
+            return gone, chunk_ids
+
+        gone, chunk_ids = await self.store.awrite(work)
         await self.refresher.refresh()
-        return {"deleted": doc_id, "chunks": len(chunk_ids), "entities_removed": len(gone["entity"]),
-                "relations_removed": len(gone["relation"]), "keywords_removed": len(gone["keyword"])}
+        return {"deleted": doc_id, "chunks": len(chunk_ids), "entities_removed": len(gone.entity),
+                "relations_removed": len(gone.relation), "keywords_removed": len(gone.keyword)}

@@ -9,23 +9,29 @@ from .llm.embeddings import make_embedder
 BATCH = 512
 
 
-async def reembed(kb) -> dict[str, int]:
+async def reembed(kb, wait: bool = True) -> dict[str, int]:
+    async with kb.exclusive_indexing(wait):  # no indexing run may add vectors of the old model meanwhile
+        return await _reembed(kb)
+
+
+async def _reembed(kb) -> dict[str, int]:
     store = kb.store
     embedder = make_embedder(kb.settings.embeddings, store)
-    counts = {}
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM vectors")
-        store._indexes.clear()
+
+    def reset() -> None:
+        store.clear_vectors()
         store.set_meta("embedding_model", embedder.name)
         store.set_meta("embedding_dim", str(embedder.dim))
-        conn.execute("UPDATE entities SET dirty = 1, updated_at = updated_at + 0.000001")
-        conn.execute("UPDATE relations SET dirty = 1, updated_at = updated_at + 0.000001")
-    for namespace, sql in (("chunk", "SELECT id, text FROM chunks"), ("keyword", "SELECT id, text FROM keywords")):
-        rows = store.conn.execute(sql).fetchall()
+        store.mark_all_dirty()
+
+    await store.awrite(reset)
+    counts = {}
+    for namespace, rows in (("chunk", list(store.iter_chunk_texts())), ("keyword", list(store.iter_keyword_texts()))):
         for i in range(0, len(rows), BATCH):
             part = rows[i : i + BATCH]
-            vectors = await embedder.embed([r[1] for r in part])
-            store.put_vectors(namespace, [r[0] for r in part], vectors)
+            vectors = await embedder.embed([text for _, text in part])
+            ids = [id_ for id_, _ in part]
+            await store.awrite(lambda ids=ids, vectors=vectors, namespace=namespace: store.put_vectors(namespace, ids, vectors))
         counts[namespace] = len(rows)
     kb._embedder = embedder
     entities, relations = await kb._refresher().refresh()

@@ -238,14 +238,15 @@ def test_one_failing_call_only_affects_its_paper_or_relation(llm_server, workdir
         report = kb.insert([csv_path])
         assert sorted(report.added) == ["PA", "PB", "PD"]
         assert [f["id"] for f in report.failed] == ["PC"] and "500" in report.failed[0]["error"]
-        conn = kb.store.conn
-        rows = conn.execute("""SELECT rs.document_id, rs.description, rs.chunk_id, c.document_id, s.name, t.name
-                               FROM relation_sources rs JOIN relations r ON r.id = rs.relation_id
-                               JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id
-                               LEFT JOIN chunks c ON c.id = rs.chunk_id""").fetchall()
-        failures = conn.execute("SELECT document_id, reason, raw FROM extraction_failures").fetchall()
+        store = kb.store
+        relations = store.get_relations(rid for rid, *_ in store.all_edges())
+        names = {e.id: e.name for e in store.get_entities(store.all_entity_ids(), sources=False).values()}
+        chunks = store.get_chunks(r.chunk_id for r in store.relation_provenance(list(relations)))
+        rows = [(r.document_id, r.description, r.chunk_id, chunks[r.chunk_id].document_id if r.chunk_id in chunks else None,
+                 names[r.source_id], names[r.target_id]) for r in store.relation_provenance(list(relations))]
+        failures = [(doc_id, f.reason, f.raw) for doc_id, fs in store.chunk_failures().items() for f in fs]
         docs = {pid: _norm(kb.store.load_document(pid).full_text) for pid in report.added}
-        directed = conn.execute("SELECT COUNT(*) FROM relations WHERE directed = 1").fetchone()[0]
+        directed = sum(r.directed for r in relations.values())
         stats = server.stats.to_json()
     assert rows and directed == len({(r[4], r[5]) for r in rows})
     refined = 0
@@ -291,7 +292,7 @@ def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server
         report = kb.insert([csv_path])
         assert report.ok
         ents = {e["name"]: e for e in kb.entities(limit=20)}
-        rels = kb.store.get_relations(r[0] for r in kb.store.conn.execute("SELECT id FROM relations"))
+        rels = kb.store.get_relations(rid for rid, *_ in kb.store.all_edges())
     assert set(ents) == {"IL1B", "Endometriosis", "Ovarian Neoplasms"}
     assert ents["IL1B"]["type"] == "Gene/Protein" and sorted(ents["IL1B"]["documents"]) == ["N1", "N2"]
     assert "interleukin-1 beta" in ents["IL1B"]["aliases"] and "ovarian cancer" in ents["Ovarian Neoplasms"]["aliases"]

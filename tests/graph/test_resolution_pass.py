@@ -7,7 +7,7 @@ DOC_B = "We evaluate LLMs on question answering. LLMs often hallucinate facts wi
 
 
 def names(kb):
-    return {r[0]: r[1] for r in kb.store.conn.execute("SELECT name, aliases FROM entities")}
+    return {e.name: e.aliases for e in kb.store.get_entities(kb.store.all_entity_ids(), sources=False).values()}
 
 
 def test_acronym_in_one_paper_joins_long_form_in_another(workdir):

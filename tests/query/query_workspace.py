@@ -25,9 +25,8 @@ import numpy as np
 
 from scholargraph.graph.refresh import GraphRefresher
 from scholargraph.llm.embeddings import Embedder
-from scholargraph.models import Chunk, DocStatus, Document, Section
-from scholargraph.store.graph_sql import EntityWrite, KeywordWrite, RelationWrite
-from scholargraph.store.sqlite import SQLiteStore
+from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, KeywordRecord, RelationRecord, Section
+from scholargraph.store import Store, open_store
 from scholargraph.text.names import normalise_name
 from scholargraph.text.stopwords import STOPWORDS
 
@@ -106,9 +105,9 @@ KEYWORDS = {"k1": ("prostaglandin synthesis aspirin", "c2"), "k2": ("gardening",
 QUERY_DEFAULTS = {"edge_threshold": 0.4, "clue_threshold": 0.3, "node_threshold": 0.4, "top_k": 5}
 
 
-def build_store(workdir: Path) -> SQLiteStore:
+def build_store(workdir: Path) -> Store:
     embedder = BagOfWordsEmbedder()
-    store = SQLiteStore(workdir)
+    store = open_store(workdir)
     store.set_meta("embedding_model", embedder.name)
     store.set_meta("embedding_dim", str(DIM))
     for doc_id, (title, authors, year, chunks) in DOCS.items():
@@ -120,12 +119,16 @@ def build_store(workdir: Path) -> SQLiteStore:
         store.insert_chunks(rows)
         store.put_vectors("chunk", [c.id for c in rows], asyncio.run(embedder.embed([c.text for c in rows])))
         store.set_status(doc_id, DocStatus.PROCESSED)
-    with store.transaction():
-        store.write_entities([EntityWrite(eid, name, normalise_name(name), type_, desc, cid, CHUNK_DOC[cid])
+    def graph() -> None:
+        store.write_entities([EntityRecord(name, type_, desc, cid, id=eid, key=normalise_name(name), document_id=CHUNK_DOC[cid])
                               for eid, (name, type_, desc, cids) in ENTITIES.items() for cid in cids])
-        store.write_relations([RelationWrite(rid, s, t, desc, cid, CHUNK_DOC[cid], keywords=kw, strength=w)
+        store.write_relations([RelationRecord(s, t, desc, cid, kw, w, id=rid, source_id=s, target_id=t,
+                                              document_id=CHUNK_DOC[cid])
                                for rid, (s, t, desc, kw, cids, w) in RELATIONS.items() for cid in cids])
-        store.write_keywords([KeywordWrite(kid, text, cid, CHUNK_DOC[cid]) for kid, (text, cid) in KEYWORDS.items()])
+        store.write_keywords([KeywordRecord(text, cid, id=kid, document_id=CHUNK_DOC[cid])
+                              for kid, (text, cid) in KEYWORDS.items()])
+
+    store.write(graph)
     store.put_vectors("keyword", list(KEYWORDS), asyncio.run(embedder.embed([t for t, _ in KEYWORDS.values()])))
     asyncio.run(GraphRefresher(store, embedder, WordTokenizer().count, 600).refresh())
     return store

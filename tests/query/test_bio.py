@@ -143,8 +143,8 @@ def expected_weights(ids, how="min"):
 
 def stored_weights(kb, how="min"):
     nodes, edges = W.all_weights(kb.store, how)
-    names = {r[0]: r[1] for r in kb.store.conn.execute("SELECT id, name FROM entities")}
-    ends = {r[0]: (names[r[1]], names[r[2]]) for r in kb.store.conn.execute("SELECT id, source_id, target_id FROM relations")}
+    names = {e.id: e.name for e in kb.store.get_entities(kb.store.all_entity_ids()).values()}
+    ends = {rid: (names[s], names[t]) for rid, s, t, _ in kb.store.all_edges()}
     return ({names[i]: w for i, w in nodes.items()}, {ends[r]: w for r, w in edges.items()})
 
 
@@ -166,8 +166,8 @@ def test_weights_stay_correct_after_incremental_inserts_and_a_delete(workdir, tm
         assert same(stored_weights(kb), expected_weights(["P1", "P3"]))
         kb.insert([write_csv(tmp_path / "c.csv", ["P4", "P2"])])
         assert same(stored_weights(kb), expected_weights(["P1", "P2", "P3", "P4"]))
-        rid = kb.store.conn.execute(
-            "SELECT r.id FROM relations r JOIN entities s ON s.id = r.source_id WHERE s.name = 'IL1B'").fetchone()[0]
+        names = {e.id: e.name for e in kb.store.get_entities(kb.store.all_entity_ids(), sources=False).values()}
+        rid = next(rid for rid, s, _, _ in kb.store.all_edges() if names[s] == "IL1B")
         ew = W.relation_weights(kb.store, [rid])[rid]
     assert ew.papers == {"P1": 5.0, "P2": 2.0}  # the paper-level weight column, per source paper
     assert ew.weight == pytest.approx(expected_weights(list(PAPERS))[1][("IL1B", "Endometriosis")])

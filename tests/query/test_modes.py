@@ -224,9 +224,9 @@ def test_empty_workspace_returns_nothing(tmp_path):
 
     from scholargraph.config import Settings
     from scholargraph.query.engine import QueryEngine
-    from scholargraph.store.sqlite import SQLiteStore
+    from scholargraph.store import open_store
 
-    store = SQLiteStore(tmp_path / "empty")
+    store = open_store(tmp_path / "empty")
     store.set_meta("embedding_dim", str(DIM))
     engine = QueryEngine(store, Settings(workdir=tmp_path / "empty"), BagOfWordsEmbedder(), WordTokenizer())
     r = retrieve(engine, "anything at all", "hybrid")

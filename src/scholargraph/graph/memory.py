@@ -6,10 +6,15 @@ id; when several relations join the same pair, the heaviest), ``rids`` (all of t
 ignore it (thesis 000 §3.3.2 builds subgraphs from shortest paths between matched nodes,
 whatever their direction).
 
-Loading reads ``store.all_edges()`` once and is cached on the store object under a cheap
-"graph version" (:func:`graph_version`, two indexed SQLite lookups) so repeated queries
-reuse the same graph and a new or deleted relation triggers a reload. Weights in memory are a
-snapshot: rankings that need current weights read them from the store.
+Loading reads ``store.all_edges()`` once; a :class:`GraphCache` (one per knowledge base) keeps
+the graph under the store's cheap ``graph_version()`` token, so repeated queries reuse it and a
+new or deleted relation triggers a reload. Weights in memory are a snapshot: rankings that need
+current weights read them from the store.
+
+Path search is hand-written on purpose: networkx's shortest-path functions have no bound on the
+nodes they visit, and one hub entity (a "method" linked to half the graph) would make a query
+explore everything; ``_bfs`` gives up after ``max_visits``. The graph itself is built and read
+through networkx's public API only.
 """
 
 from __future__ import annotations
@@ -22,49 +27,23 @@ from collections.abc import Iterable, Sequence
 
 import networkx as nx
 
-_CACHE_ATTR = "_scholargraph_memory_graph"
+from ..store.base import Store
+
 FREEZE_ABOVE_EDGES = 20_000
-_LOCK = threading.Lock()
 
 
 class MemoryGraph:
     def __init__(self, edges: Iterable[tuple[str, str, str, float]], version: tuple = ()):
         started = time.perf_counter()
-        adj: dict[str, dict[str, dict]] = {}
-        count = 0
         gc_was_enabled = gc.isenabled()
         gc.disable()  # hundreds of thousands of new dicts: the cyclic GC would rescan them again and again
         try:
-            count = self._fill(adj, edges)
+            self.graph, self.edge_count = _build(edges)
         finally:
             if gc_was_enabled:
                 gc.enable()
-        g = _graph_from_adjacency(adj)
-        self.graph = g
         self.version = version
-        self.edge_count = count
         self.load_seconds = time.perf_counter() - started
-
-    @staticmethod
-    def _fill(adj: dict[str, dict[str, dict]], edges: Iterable[tuple[str, str, str, float]]) -> int:
-        count = 0
-        for rid, s, t, w in edges:
-            count += 1
-            w = float(w or 0.0)
-            nbrs = adj.get(s)
-            if nbrs is None:
-                nbrs = adj[s] = {}
-            data = nbrs.get(t)
-            if data is None:
-                data = {"rid": rid, "rids": [rid], "weight": w, "max_weight": w}
-                nbrs[t] = data
-                adj.setdefault(t, {})[s] = data  # one dict shared by both directions, as networkx does
-            else:
-                data["rids"].append(rid)
-                data["weight"] += w
-                if w > data["max_weight"]:
-                    data["rid"], data["max_weight"] = rid, w
-        return count
 
     # -- basic access --------------------------------------------------------------------
 
@@ -164,19 +143,26 @@ class MemoryGraph:
         return keep_nodes, keep_edges, paths
 
 
-def _graph_from_adjacency(adj: dict[str, dict[str, dict]]) -> nx.Graph:
-    """An undirected networkx graph over ``adj`` (node -> neighbour -> shared edge data).
-
-    Filling networkx's own dict-of-dicts is ~10x faster than ``add_edges_from`` for 10^5+ edges;
-    when a networkx release stores graphs differently, the public (slower) API is used instead."""
+def _build(edges: Iterable[tuple[str, str, str, float]]) -> tuple[nx.Graph, int]:
+    """An undirected graph with one edge per entity pair: ``rid`` (the heaviest relation), ``rids``
+    (all of them, in store order), ``weight`` (summed) and ``max_weight``. Nodes and neighbours
+    keep the store's order, so traversals are deterministic for a given store."""
     g = nx.Graph()
-    if type(getattr(g, "_adj", None)) is dict and type(getattr(g, "_node", None)) is dict \
-            and g.adjlist_inner_dict_factory is dict and g.node_attr_dict_factory is dict:
-        g._adj.update(adj)
-        g._node.update((n, {}) for n in adj)
-        return g
-    g.add_edges_from((s, t, d) for s, nbrs in adj.items() for t, d in nbrs.items() if s <= t)
-    return g
+    edge_data = g.get_edge_data  # the edge's attribute dict itself: updating it updates the graph
+    add_edge = g.add_edge
+    count = 0
+    for rid, s, t, w in edges:
+        count += 1
+        w = float(w or 0.0)
+        data = edge_data(s, t)
+        if data is None:
+            add_edge(s, t, rid=rid, rids=[rid], weight=w, max_weight=w)
+        else:
+            data["rids"].append(rid)
+            data["weight"] += w
+            if w > data["max_weight"]:
+                data["rid"], data["max_weight"] = rid, w
+    return g, count
 
 
 def _key(a: str, b: str) -> tuple[str, str]:
@@ -196,47 +182,46 @@ def _join(meet: str, pred: dict, succ: dict) -> list[str]:
     return list(left)
 
 
-def graph_version(store) -> tuple:
-    """Cheap fingerprint of the relations table: (count, last rowid, id of the last row).
+def load_graph(store: Store, version: tuple | None = None) -> MemoryGraph:
+    """The store's graph, read now (``version``: the graph version it was read at)."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # all_edges builds one tuple per relation
+    try:
+        edges = store.all_edges()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return MemoryGraph(edges, store.graph_version() if version is None else version)
 
-    Adding a relation raises the last rowid, deleting one lowers the count, re-keying one (entity
-    merge/split) inserts a new row; the last row's id tells apart a deleted-then-reused rowid.
-    Each statement is answered from an index or the end of the b-tree (no table scan)."""
-    with store._lock:
-        count = store.conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0]
-        last = store.conn.execute("SELECT rowid, id FROM relations ORDER BY rowid DESC LIMIT 1").fetchone()
-    return (int(count), int(last[0]), str(last[1])) if last else (int(count), 0, "")
 
+class GraphCache:
+    """The in-memory graph of one store, reloaded when the store's graph version changes."""
 
-def load_graph(store, force: bool = False) -> MemoryGraph:
-    """The store's graph, loaded once per graph version and cached on the store object."""
-    version = graph_version(store)
-    cached: MemoryGraph | None = getattr(store, _CACHE_ATTR, None)
-    if not force and cached is not None and cached.version == version:
-        return cached
-    with _LOCK:
-        cached = getattr(store, _CACHE_ATTR, None)
+    def __init__(self) -> None:
+        self._graph: MemoryGraph | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def current(self) -> MemoryGraph | None:
+        """The graph held now (possibly stale), without touching the store."""
+        return self._graph
+
+    def get(self, store: Store, force: bool = False) -> MemoryGraph:
+        version = store.graph_version()
+        cached = self._graph
         if not force and cached is not None and cached.version == version:
             return cached
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # all_edges builds one tuple per relation
-        try:
-            with store._lock:
-                edges = store.all_edges()
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        graph = MemoryGraph(edges, version)
-        del edges
-        setattr(store, _CACHE_ATTR, graph)
-        if graph.edge_count >= FREEZE_ABOVE_EDGES:
-            # A large graph is ~1M long-lived dicts and lists; every full (generation 2) collection would
-            # walk them all (~1 s at 240k edges, a p95 killer). Freezing moves the objects alive now out
-            # of the collector's sight; they are still freed by reference counting when dropped.
-            gc.freeze()
-        return graph
-
-
-def cached_graph(store) -> MemoryGraph | None:
-    """The graph cached on ``store`` (possibly stale), without touching the database."""
-    return getattr(store, _CACHE_ATTR, None)
+        with self._lock:
+            cached = self._graph
+            if not force and cached is not None and cached.version == version:
+                return cached
+            self._graph = None  # let the old graph go before the new one is built
+            del cached
+            graph = load_graph(store, version)
+            self._graph = graph
+            if graph.edge_count >= FREEZE_ABOVE_EDGES:
+                # A large graph is ~1M long-lived dicts and lists; every full (generation 2) collection would
+                # walk them all (~1 s at 240k edges, a p95 killer). Freezing moves the objects alive now out
+                # of the collector's sight; they are still freed by reference counting when dropped.
+                gc.freeze()
+            return graph

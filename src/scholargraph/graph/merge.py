@@ -1,4 +1,4 @@
-"""Extraction records of one document -> rows to write, with entity ids resolved.
+"""Extraction records of one document -> the same records resolved (entity, relation and keyword ids).
 
 Pure: the only input from storage is ``known``, the ids that existing entities are already
 known by (name key -> entity id), so this can be tested without a database.
@@ -13,19 +13,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
-from ..models import Extraction
-from ..store.graph_sql import EntityWrite, KeywordWrite, RelationWrite
+from ..models import EntityRecord, Extraction, GraphWrites, KeywordRecord, RelationRecord
 
 KeyFn = Callable[[str], str]
-
-
-@dataclass
-class GraphWrites:
-    entities: list[EntityWrite] = field(default_factory=list)
-    relations: list[RelationWrite] = field(default_factory=list)
-    keywords: list[KeywordWrite] = field(default_factory=list)
 
 
 def short_hash(text: str) -> str:
@@ -89,7 +80,8 @@ def plan_writes(doc_id: str, extraction: Extraction, key_fn: KeyFn, known: Mappi
         if not key:
             continue
         aliases = [(a, key_fn(a)) for a in e.aliases if key_fn(a) and key_fn(a) != key]
-        out.entities.append(EntityWrite(ids[key], e.name.strip(), key, e.type, e.description.strip(), e.chunk_id, doc_id, aliases))
+        out.entities.append(EntityRecord(e.name.strip(), e.type, e.description.strip(), e.chunk_id, [a for a, _ in aliases],
+                                         id=ids[key], key=key, alias_keys=[k for _, k in aliases], document_id=doc_id))
         seen.add(ids[key])
     for r in extraction.relations:
         src_key, tgt_key = key_fn(r.source), key_fn(r.target)
@@ -97,16 +89,16 @@ def plan_writes(doc_id: str, extraction: Extraction, key_fn: KeyFn, known: Mappi
             continue
         for name, key in ((r.source, src_key), (r.target, tgt_key)):
             if ids[key] not in seen:  # named only in a relation: still a node, typed later if ever
-                out.entities.append(EntityWrite(ids[key], name.strip(), key, "", "", r.chunk_id, doc_id))
+                out.entities.append(EntityRecord(name.strip(), "", "", r.chunk_id, id=ids[key], key=key, document_id=doc_id))
                 seen.add(ids[key])
         src, tgt = ids[src_key], ids[tgt_key]
-        out.relations.append(RelationWrite(
-            relation_id_for(src, tgt, r.directed), src, tgt, r.description.strip(), r.chunk_id, doc_id,
-            r.keywords, r.types, r.strength, r.directed, r.confidence))
+        out.relations.append(RelationRecord(
+            r.source, r.target, r.description.strip(), r.chunk_id, list(r.keywords), r.strength, list(r.types), r.directed,
+            r.confidence, id=relation_id_for(src, tgt, r.directed), source_id=src, target_id=tgt, document_id=doc_id))
     for k in extraction.keywords:
         key = key_fn(k.text)
         if key:
-            out.keywords.append(KeywordWrite(keyword_id_for(key), k.text.strip(), k.chunk_id, doc_id))
+            out.keywords.append(KeywordRecord(k.text.strip(), k.chunk_id, id=keyword_id_for(key), document_id=doc_id))
     return out
 
 

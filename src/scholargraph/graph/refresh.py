@@ -12,12 +12,11 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from ..errors import ScholarGraphError
 from ..llm.embeddings import Embedder
-from ..store.graph_sql import SourceDescriptions
-from ..store.sqlite import SQLiteStore
+from ..models import Entity, Relation
+from ..store.base import SourceDescriptions, Store
 from ..text.acronyms import is_acronym
 
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
@@ -27,16 +26,6 @@ BATCH = 256
 # with length and graphs have many more relations than chunks, so these stay short.
 ENTITY_TEXT_CHARS = 200
 RELATION_TEXT_CHARS = 240
-
-
-@dataclass
-class MergedEntity:
-    id: str
-    name: str
-    type: str
-    description: str
-    aliases: list[str]
-    weight: float
 
 
 def dedupe(items: list[str]) -> list[str]:
@@ -84,13 +73,13 @@ def canonical_name(names: list[str], roles: list[str] | None = None) -> str:
                                              first[" ".join(n.split()).casefold()]))
 
 
-def merge_entity(src: SourceDescriptions) -> MergedEntity:
+def merge_entity(src: SourceDescriptions) -> Entity:
     names = dedupe(src.names)
     name = canonical_name(src.names, src.roles) if names else src.id
     names = [name] + [n for n in names if n != name]
     types = Counter(t for t in src.types if t)
     type_ = types.most_common(1)[0][0] if types else ""
-    return MergedEntity(src.id, name, type_, "\n".join(dedupe(src.descriptions)), names[1:], max(1.0, src.weight))
+    return Entity(src.id, name, type_, "\n".join(dedupe(src.descriptions)), names[1:], max(1.0, src.weight))
 
 
 def entity_text(name: str, type_: str, description: str, aliases: list[str]) -> str:
@@ -100,7 +89,7 @@ def entity_text(name: str, type_: str, description: str, aliases: list[str]) -> 
 
 
 class GraphRefresher:
-    def __init__(self, store: SQLiteStore, embedder: Embedder, count: TokenCounter, budget: int,
+    def __init__(self, store: Store, embedder: Embedder, count: TokenCounter, budget: int,
                  summarise: Summariser | None = None):
         self.store = store
         self.embedder = embedder
@@ -141,17 +130,21 @@ class GraphRefresher:
         descs = await asyncio.gather(*(self._description("entity", m.name, m.description.split("\n")) for m in merged))
         texts = [entity_text(m.name, m.type, d, m.aliases) for m, d in zip(merged, descs, strict=True)]
         vectors = await self.embedder.embed(texts)
-        with self.store.transaction():
-            rebuilt = [i for i, (m, d) in enumerate(zip(merged, descs, strict=True))
-                       if self.store.update_entity(m.id, versions.get(m.id, 0.0), m.name, m.type, d, m.aliases, m.weight)]
+        for m, d in zip(merged, descs, strict=True):
+            m.description = d
+
+        def store_rebuilt() -> int:
+            rebuilt = [i for i, m in enumerate(merged) if self.store.update_entity(m, versions.get(m.id, 0.0))]
             self.store.put_vectors("entity", [merged[i].id for i in rebuilt], vectors[rebuilt])
-        return len(rebuilt)
+            return len(rebuilt)
+
+        return await self.store.awrite(store_rebuilt)
 
     async def _relations(self, ids: list[str]) -> int:
         versions = self.store.versions("relations", ids)
         sources = self.store.relation_sources(ids)
-        rels = self.store.get_relations(ids)
-        ends = self.store.get_entities({e for r in rels.values() for e in (r.source_id, r.target_id)})
+        rels = self.store.get_relations(ids, sources=False)
+        ends = self.store.get_entities({e for r in rels.values() for e in (r.source_id, r.target_id)}, sources=False)
         items = [(sources[i], rels[i]) for i in ids if i in rels]
         descs = await asyncio.gather(*(
             self._description("relation", f"{ends[r.source_id].name} -> {ends[r.target_id].name}", dedupe(s.descriptions))
@@ -161,9 +154,12 @@ class GraphRefresher:
             kw = ", ".join(dedupe(s.keywords)[:8])
             texts.append(f"{ends[r.source_id].name} -- {ends[r.target_id].name}: {kw}. {d}"[:RELATION_TEXT_CHARS])
         vectors = await self.embedder.embed(texts)
-        with self.store.transaction():
-            rebuilt = [i for i, ((s, r), d) in enumerate(zip(items, descs, strict=True))
-                       if self.store.update_relation(r.id, versions.get(r.id, 0.0), d, dedupe(s.keywords)[:12],
-                                                     dedupe(s.types), max(s.weight, 0.0), s.confidence)]
-            self.store.put_vectors("relation", [items[i][1].id for i in rebuilt], vectors[rebuilt])
-        return len(rebuilt)
+        merged = [Relation(r.id, r.source_id, r.target_id, d, dedupe(s.keywords)[:12], dedupe(s.types), max(s.weight, 0.0),
+                           r.directed, s.confidence) for (s, r), d in zip(items, descs, strict=True)]
+
+        def store_rebuilt() -> int:
+            rebuilt = [i for i, m in enumerate(merged) if self.store.update_relation(m, versions.get(m.id, 0.0))]
+            self.store.put_vectors("relation", [merged[i].id for i in rebuilt], vectors[rebuilt])
+            return len(rebuilt)
+
+        return await self.store.awrite(store_rebuilt)

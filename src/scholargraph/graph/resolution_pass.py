@@ -8,12 +8,12 @@ costs in proportion to what it added, never a pass over the whole graph.
 
 from __future__ import annotations
 
-from ..store.sqlite import SQLiteStore
+from ..store.base import Store
 from .edit import merge_entities
 from .resolve import Candidate, ResolutionSettings, resolve
 
 
-def candidate_pool(store: SQLiteStore, touched: set[str], k: int) -> list[Candidate]:
+def candidate_pool(store: Store, touched: set[str], k: int) -> list[Candidate]:
     index = store.vector_index("entity")
     pool = dict.fromkeys(sorted(touched))
     for entity_id in sorted(touched):
@@ -25,7 +25,7 @@ def candidate_pool(store: SQLiteStore, touched: set[str], k: int) -> list[Candid
             for e in (entities[i] for i in pool if i in entities)]
 
 
-def resolve_touched(store: SQLiteStore, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
+def resolve_touched(store: Store, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
     """Merge what the resolver links among ``touched`` entities and their neighbours; returns the groups."""
     if not touched or not store.get_meta("embedding_dim"):
         return []

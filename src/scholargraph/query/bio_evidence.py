@@ -6,15 +6,13 @@ weights, and the evidence grouped into one numbered source per paper.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..graph.weights import combine, node_weights, paper_weight
 from ..models import Source
+from ..store.base import Store
 from .retrieval import Retrieval
-
-_BATCH = 400
 
 
 @dataclass
@@ -35,29 +33,13 @@ class Evidence:
         return f"{self.source} -> {self.target}{kind}: {self.description}"
 
 
-def _relation_rows(store, ids: Sequence[str]) -> dict[str, tuple[str, str, list[str], str, str, str, str]]:
+def _relation_rows(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str, list[str], str, str, str, str]]:
     """id -> (source id, target id, types, source name, source type, target name, target type)."""
-    out = {}
-    for i in range(0, len(ids), _BATCH):
-        part = list(ids[i : i + _BATCH])
-        rows = store.conn.execute(
-            f"""SELECT r.id, r.source_id, r.target_id, r.types, s.name, s.type, t.name, t.type
-                FROM relations r JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id
-                WHERE r.id IN ({','.join('?' * len(part))})""", part)
-        for r in rows:
-            out[r[0]] = (r[1], r[2], json.loads(r[3] or "[]"), r[4], r[5], r[6], r[7])
-    return out
-
-
-def _sources_of(store, ids: Sequence[str]) -> list[tuple[str, str, str, str, str, float | None]]:
-    """(relation id, document id, chunk id, description, types json, confidence) per relation source."""
-    out = []
-    for i in range(0, len(ids), _BATCH):
-        part = list(ids[i : i + _BATCH])
-        out += [tuple(r) for r in store.conn.execute(
-            f"""SELECT relation_id, document_id, chunk_id, description, types, confidence FROM relation_sources
-                WHERE relation_id IN ({','.join('?' * len(part))}) ORDER BY document_id, rowid""", part)]
-    return out
+    relations = store.get_relations(ids, sources=False)
+    ends = store.get_entities({e for r in relations.values() for e in (r.source_id, r.target_id)}, sources=False)
+    return {rid: (r.source_id, r.target_id, list(r.types), ends[r.source_id].name, ends[r.source_id].type,
+                  ends[r.target_id].name, ends[r.target_id].type)
+            for rid, r in relations.items() if r.source_id in ends and r.target_id in ends}
 
 
 @dataclass
@@ -77,7 +59,7 @@ class Filters:
         return not (use_relation and self.relation_types and not (set(row[2]) & self.relation_types))
 
 
-async def search_evidence(store, settings, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
+async def search_evidence(store: Store, settings, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
                   how: str, retrieval: Retrieval) -> list[Evidence]:
     if store.count("relations") == 0:
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
@@ -113,25 +95,17 @@ async def search_evidence(store, settings, embedder, question, filters: Filters,
         if dropped:
             retrieval.notes.append(f"{len(dropped)} relation(s) below the edge-weight threshold {min_weight:g} left out")
     out = []
-    for rid, doc_id, chunk_id, desc, types_json, confidence in _sources_of(store, list(kept)):
-        row = kept[rid]
-        types = list(dict.fromkeys(json.loads(types_json or "[]") or row[2]))
-        out.append(Evidence(rid, row[3], row[5], types, desc, doc_id, chunk_id, float(hits[rid]), weights.get(rid),
-                            confidence))
+    for record in store.relation_provenance(list(kept)):
+        rid, row = record.id, kept[record.id]
+        types = list(dict.fromkeys(record.types or row[2]))
+        out.append(Evidence(rid, row[3], row[5], types, record.description, record.document_id, record.chunk_id,
+                            float(hits[rid]), weights.get(rid), record.confidence))
     return out
 
 
-def _named_candidates(store, filters: Filters) -> set[str] | None:
+def _named_candidates(store: Store, filters: Filters) -> set[str] | None:
     ids = list(filters.named or filters.diseases)
-    if not ids:
-        return None
-    out: set[str] = set()
-    for i in range(0, len(ids), _BATCH):
-        part = ids[i : i + _BATCH]
-        marks = ",".join("?" * len(part))
-        out.update(r[0] for r in store.conn.execute(
-            f"SELECT id FROM relations WHERE source_id IN ({marks}) OR target_id IN ({marks})", part + part))
-    return out
+    return set(store.relations_touching(ids)) if ids else None
 
 
 def _apply_type_filters(rows: dict, filters: Filters, retrieval: Retrieval) -> dict:
@@ -154,7 +128,7 @@ def _apply_type_filters(rows: dict, filters: Filters, retrieval: Retrieval) -> d
     return {}
 
 
-def paper_sources(store, evidence: list[Evidence]) -> list[Source]:
+def paper_sources(store: Store, evidence: list[Evidence]) -> list[Source]:
     by_doc: dict[str, list[Evidence]] = {}
     for e in evidence:
         by_doc.setdefault(e.document_id, []).append(e)

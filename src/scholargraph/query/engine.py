@@ -20,12 +20,12 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import ConfigError
-from ..graph.memory import cached_graph, load_graph
+from ..graph.memory import GraphCache
 from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..models import Answer, Source
 from ..prompts import load_prompt
-from ..store.sqlite import SQLiteStore
+from ..store.base import Store
 from .citations import StreamingCitationFilter, verify_citations
 from .extractive import extractive_answer
 from .fusion import Budgets, build_sources, fuse, with_passages
@@ -39,8 +39,10 @@ BIO_MODE = "bio"  # query/bio.py (its own retrieval and answer); dispatched here
 
 
 class QueryEngine:
-    def __init__(self, store: SQLiteStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None):
+    def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
+                 graphs: GraphCache | None = None):
         self.store = store
+        self.graphs = graphs or GraphCache()  # give the knowledge base's to reuse the graph across engines
         self.settings = settings
         self.embedder = embedder
         self.tokenizer = tokenizer
@@ -191,8 +193,8 @@ class QueryEngine:
         timings["embed_keywords_s"] = time.perf_counter() - t
 
         t = time.perf_counter()
-        before = cached_graph(self.store)
-        graph = load_graph(self.store)
+        before = self.graphs.current
+        graph = self.graphs.get(self.store)
         timings["graph_s"] = time.perf_counter() - t  # version check, plus the load when the graph changed
         if graph is not before:
             retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}

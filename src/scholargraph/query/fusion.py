@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..models import Chunk, Source
-from ..store.base import StoredEntity, StoredRelation
+from ..models import Chunk, Entity, Relation, Source
+from ..store.base import Store
 from .citations import neutralise_source_citations
 from .graph_modes import Part
 
@@ -62,13 +62,13 @@ def _one_line(text: str) -> str:
     return " ".join((text or "").split())
 
 
-def entity_text(e: StoredEntity) -> str:
+def entity_text(e: Entity) -> str:
     kind = f" ({e.type})" if e.type else ""
     desc = _one_line(e.description)
     return f"{e.name}{kind}: {desc}" if desc else f"{e.name}{kind}"
 
 
-def relation_text(r: StoredRelation, names: dict[str, str]) -> str:
+def relation_text(r: Relation, names: dict[str, str]) -> str:
     a, b = names.get(r.source_id, r.source_id), names.get(r.target_id, r.target_id)
     arrow = "->" if r.directed else "--"
     kw = f" [{', '.join(r.keywords[:6])}]" if r.keywords else ""
@@ -110,7 +110,7 @@ def _take(items: list, texts: list[str], budget: int, count: Callable[[str], int
     return kept, used
 
 
-def build_sources(store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> tuple[list[Source], str]:
+def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> tuple[list[Source], str]:
     """Numbered sources (entities, then relations, then text units) within the budgets, and the context."""
     ent_ids = [i for i, _ in part.entities]
     rel_ids = [i for i, _ in part.relations]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..graph.memory import MemoryGraph
+from ..store.base import Store
 from ..text.names import normalise_name
 
 # Bounds that keep one query cheap on a large graph.
@@ -77,7 +78,7 @@ class Part:
 # -- shared steps -------------------------------------------------------------------------
 
 
-def match_nodes(store, vecs: QueryVectors, params: GraphParams, dim: int) -> dict[str, float]:
+def match_nodes(store: Store, vecs: QueryVectors, params: GraphParams, dim: int) -> dict[str, float]:
     """Step 1 (node matching): for each low-level keyword, the entities whose vectors are most
     similar (top ``nodes_per_keyword`` with cosine >= ``node_threshold``); an entity whose name or
     alias equals the keyword (normalised) always matches, with score 1. Best first."""
@@ -99,7 +100,7 @@ def match_nodes(store, vecs: QueryVectors, params: GraphParams, dim: int) -> dic
     return dict(ranked)
 
 
-def relevance(store, ids, probes: np.ndarray, dim: int) -> dict[str, float]:
+def relevance(store: Store, ids, probes: np.ndarray, dim: int) -> dict[str, float]:
     """Max cosine between each relation's vector and any probe vector (relations without a vector: 0)."""
     ids = list(dict.fromkeys(ids))
     if not ids:
@@ -125,7 +126,7 @@ def incident_rids(graph: MemoryGraph, node: str, limit: int = MAX_NEIGHBOURS) ->
     return [(rid, nb) for nb, data in items for rid in data["rids"]]
 
 
-def rank_chunks(store, counts: Counter, query: np.ndarray, dim: int, limit: int) -> list[tuple[str, float]]:
+def rank_chunks(store: Store, counts: Counter, query: np.ndarray, dim: int, limit: int) -> list[tuple[str, float]]:
     """Chunks by frequency (count), ties broken by similarity to the question; score = count + sim/10."""
     if not counts:
         return []
@@ -142,7 +143,7 @@ def _chunks_of(items) -> dict[str, list[str]]:
 # -- local (LightRAG-style one-hop) ---------------------------------------------------------
 
 
-def local_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     """Matched entities and their one-hop neighbourhood, without relevance pruning. Relations are
     ranked by the degree of their ends, then weight; text units by frequency."""
     part = Part("local")
@@ -176,7 +177,7 @@ def local_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphP
 # -- subgraph (§3.3.2) ----------------------------------------------------------------------
 
 
-def subgraph_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     part = Part("subgraph")
     probes = vecs.local_probe()
     # 1. node matching
@@ -251,7 +252,7 @@ def subgraph_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: Gra
 # -- global (§3.3.3) ------------------------------------------------------------------------
 
 
-def global_retrieve(store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+def global_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     part = Part("global")
     index = store.vector_index("relation", dim)
     if not vecs.high or not len(index):

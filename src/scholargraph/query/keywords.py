@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import LLMError, ModelOutputError, ScholarGraphError
 from ..models import Usage
 from ..prompts import load_prompt
+from ..store.base import Store
 from ..text.acronyms import is_acronym
 from ..text.names import fold_plural
 from ..text.stopwords import QUESTION_WORDS, STOPWORDS
@@ -74,7 +75,7 @@ class Keywords:
 # -- clues (eq. 3.2) ------------------------------------------------------------------------
 
 
-def find_clues(store, query_vec: np.ndarray, threshold: float, limit: int = 20, dim: int | None = None) -> list[Clue]:
+def find_clues(store: Store, query_vec: np.ndarray, threshold: float, limit: int = 20, dim: int | None = None) -> list[Clue]:
     """Content keywords with cosine >= ``threshold`` to the question, best first, deduplicated by text."""
     if limit <= 0:
         return []

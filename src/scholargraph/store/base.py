@@ -1,22 +1,59 @@
-"""Storage protocols. The pipeline and query engine only see these; SQLite is one implementation
-and a PostgreSQL backend can be another without touching them."""
+"""Storage protocols, one per role, and the records they exchange.
+
+Everything outside ``store/`` is typed against these protocols (mostly the aggregate
+:class:`Store`), never against a backend: no SQL, no connection, no private state of a store
+crosses this line. A backend implements every protocol; ``tests/store/contract/`` is the suite it
+must pass (add one fixture there). The graph records themselves (``Entity``, ``Relation``,
+``EntityRecord``...) live in :mod:`scholargraph.models`.
+
+Writes are units of work. ``store.write(work)`` runs ``work()`` atomically: every store write it
+makes commits together or not at all, and store reads it makes see its own writes. ``submit`` is
+the same without waiting (a future), ``awrite`` the same for coroutines. A single store write
+method called on its own is its own unit of work. How a backend executes units of work (the
+SQLite backend's one writer thread, a PostgreSQL connection pool) is its business; see
+``store/sqlite.py`` for the embedded backend's concurrency model.
+
+Names are free of any one database's semantics: "new keyword ids" rather than INSERT OR IGNORE,
+an opaque :meth:`GraphStore.graph_version` rather than a rowid.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 
-from ..models import Chunk, DocStatus, Document, Usage
+from ..models import (
+    Chunk,
+    ChunkFailure,
+    DocStatus,
+    Document,
+    Entity,
+    EntityRecord,
+    KeywordRecord,
+    Relation,
+    RelationRecord,
+    Usage,
+)
+
+T = TypeVar("T")
+GraphKind = Literal["entities", "relations"]
+VectorNamespace = Literal["chunk", "entity", "relation", "keyword"]
+NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword")
+# what ``Store.count`` counts
+COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "llm_cache", "llm_calls")
 
 
-def batches(ids, size: int = 500) -> list[list]:
-    """``ids`` in lists of at most ``size``: SQLite caps the parameters of one ``IN (...)``."""
+def batches(ids: Iterable, size: int = 500) -> list[list]:
+    """``ids`` in lists of at most ``size`` (backends cap the parameters of one statement)."""
     ids = list(ids)
     return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
+# -- records ------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -61,6 +98,251 @@ class CallRecord:
     status: str = "ok"
 
 
+@dataclass
+class SourceDescriptions:
+    """What a merged entity or relation is rebuilt from: its records' fields, in document order
+    (then order of arrival), so a rebuild never depends on which document came first."""
+
+    id: str
+    names: list[str]
+    types: list[str]
+    descriptions: list[str]
+    weight: float  # entities: records with a description; relations: summed strength
+    keywords: list[str]
+    confidence: float | None
+    roles: list[str] = field(default_factory=list)  # parallel to names: canonical | name | alias
+
+
+@dataclass
+class GraphRemoval:
+    """Ids that disappeared when a document's provenance was dropped, per vector namespace."""
+
+    entity: list[str] = field(default_factory=list)
+    relation: list[str] = field(default_factory=list)
+    keyword: list[str] = field(default_factory=list)
+
+    def items(self) -> list[tuple[str, list[str]]]:
+        return [("entity", self.entity), ("relation", self.relation), ("keyword", self.keyword)]
+
+
+# -- protocols by role --------------------------------------------------------------------------
+
+
+class Writes(Protocol):
+    """Units of work (see the module docstring)."""
+
+    def write(self, work: Callable[[], T]) -> T: ...
+
+    def submit(self, work: Callable[[], T]) -> Future[T]: ...
+
+    async def awrite(self, work: Callable[[], T]) -> T:
+        """``write`` for coroutines: the event loop goes on while the unit of work runs."""
+
+
+class MetaStore(Protocol):
+    """Small workspace facts (embedding model and dimension...)."""
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+class DocumentStore(Protocol):
+    """Documents and their processing status: PENDING -> PROCESSING -> PROCESSED | FAILED."""
+
+    def add_pending(self, doc: Document, scope: str, profile: str) -> None:
+        """Store (or replace) a parsed document as PENDING work."""
+
+    def add_failed_file(self, doc_id: str, path: str, reason: str) -> None: ...
+
+    def set_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None: ...
+
+    def claim_pending(self, limit: int, only: Collection[str] | None = None) -> list[str]:
+        """Atomically move up to ``limit`` PENDING documents (of ``only``, when given) to PROCESSING
+        and return their ids, largest first. Two workers never claim the same document."""
+
+    def release(self, doc_ids: Sequence[str]) -> None:
+        """Give claimed documents back (PROCESSING -> PENDING), e.g. when a run stops early."""
+
+    def reset_stale_processing(self) -> list[str]:
+        """Documents left PROCESSING by a worker that is gone go back to PENDING; returns their ids."""
+
+    def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
+        """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
+
+    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
+        """A document's parsed form and scope (never waits for a unit of work in progress)."""
+
+    def get_document(self, doc_id: str) -> DocumentRow | None: ...
+
+    def documents_by_id(self, ids: Iterable[str]) -> dict[str, DocumentRow]: ...
+
+    def load_document(self, doc_id: str) -> Document | None: ...
+
+    def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]: ...
+
+    def status_counts(self) -> dict[str, int]: ...
+
+    def delete_document(self, doc_id: str) -> None:
+        """Remove the document row (its chunks, graph provenance and vectors are removed apart)."""
+
+    def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None: ...
+
+    def chunk_failures(self) -> dict[str, list[ChunkFailure]]:
+        """Recorded chunk failures per document id."""
+
+
+class ChunkStore(Protocol):
+    def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None: ...
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]: ...
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]: ...
+
+    def delete_chunks_of(self, doc_id: str) -> list[str]:
+        """Delete a document's chunks and their vectors; returns the chunk ids."""
+
+    def iter_chunk_texts(self) -> Iterator[tuple[str, str]]:
+        """(chunk id, text) of every chunk (re-embedding)."""
+
+
+class GraphStore(Protocol):
+    """Entities, relations and content keywords with their provenance (one record per chunk that
+    stated them). Merged values are derived from the records and rebuilt when marked dirty."""
+
+    # writing a document's records
+    def write_entities(self, records: Sequence[EntityRecord]) -> None: ...
+
+    def write_relations(self, records: Sequence[RelationRecord]) -> None: ...
+
+    def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
+        """Store keyword records; returns the ids of keywords that did not exist before."""
+
+    def entities_by_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        """Name key -> id of the entity known by it (the most frequent one when several are)."""
+
+    def delete_graph_of(self, doc_id: str) -> GraphRemoval:
+        """Drop a document's records; elements left without any disappear (returned), the others are
+        marked dirty."""
+
+    # rebuilding merged values
+    def dirty_ids(self, kind: GraphKind, limit: int | None = None) -> list[str]: ...
+
+    def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
+        """Opaque version per element: an update lands only if the version did not change."""
+
+    def entity_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]: ...
+
+    def relation_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]: ...
+
+    def update_entity(self, entity: Entity, version: float) -> bool:
+        """Store a rebuilt entity (not dirty any more) unless its version moved; True if stored."""
+
+    def update_relation(self, relation: Relation, version: float) -> bool: ...
+
+    def mark_all_dirty(self) -> None:
+        """Every entity and relation needs rebuilding (after an embedding model change)."""
+
+    # reading
+    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
+        """Entities by id; ``sources=False`` leaves ``chunk_ids``/``document_ids`` empty (cheaper)."""
+
+    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]: ...
+
+    def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
+        """Every record of the relations, resolved (ids, document, chunk), in document order."""
+
+    def all_edges(self) -> list[tuple[str, str, str, float]]:
+        """(relation id, source id, target id, weight) of every relation, in a stable order."""
+
+    def all_entity_ids(self) -> list[str]: ...
+
+    def keywords_text(self, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def iter_keyword_texts(self) -> Iterator[tuple[str, str]]: ...
+
+    def list_entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[Entity]:
+        """Entities by degree (with ``degree`` and ``document_ids``); ``search`` matches names and aliases."""
+
+    def find_entity(self, ref: str) -> list[str]:
+        """Entity ids for an id, exact name or alias (case-insensitive)."""
+
+    def graph_version(self) -> tuple:
+        """Cheap token that changes whenever a relation is added, removed or re-keyed."""
+
+    # structure: node degrees (weights, seed 003 §2.4)
+    def degrees(self, entity_ids: Iterable[str]) -> dict[str, int]:
+        """Distinct neighbouring entities of each entity (edges taken undirected; 0 when none)."""
+
+    def relations_touching(self, entity_ids: Sequence[str]) -> list[str]: ...
+
+    def relation_documents(self, relation_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Documents each relation was extracted from."""
+
+
+class GraphEdits(Protocol):
+    """Primitives of the structural edits in ``graph/edit.py`` (merge and split entities); each
+    moves records, never text, and is meant to run inside one unit of work."""
+
+    def move_entity(self, old: str, new: str) -> list[str]:
+        """Give ``new`` every record, mention and relation end of ``old``, then delete ``old``.
+        Returns the ids of the relations whose ends changed."""
+
+    def rekey_relation(self, old: str, new: str) -> None:
+        """Rename relation ``old`` to ``new``; when ``new`` exists, ``old``'s records join it.
+        ``new`` is marked for rebuild."""
+
+    def delete_relations(self, ids: Sequence[str]) -> None: ...
+
+    def entity_name_keys(self, entity_id: str) -> list[tuple[str, str]]:
+        """(chunk id, name key) of each record of the entity, in order of arrival."""
+
+    def split_off(self, entity_id: str, name_key: str, new_id: str) -> None:
+        """Move the entity's records named ``name_key`` to ``new_id`` (created like the entity)."""
+
+    def relation_chunks(self, entity_id: str) -> list[tuple[str, str]]:
+        """(relation id, chunk id) for every record of every relation at the entity, in order of arrival."""
+
+    def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
+        """Replace the end ``old`` of a relation by ``new``."""
+
+    def touch_entities(self, ids: Sequence[str]) -> None:
+        """Mark for rebuild; a rebuild of them already in flight will not land."""
+
+
+class VectorIndex(Protocol):
+    """Nearest neighbours (cosine) over one namespace of vectors."""
+
+    def search(self, query: np.ndarray, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]: ...
+
+    def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]: ...
+
+    def above(self, query: np.ndarray, threshold: float, limit: int | None = None) -> list[tuple[str, float]]: ...
+
+    def get(self, id_: str) -> np.ndarray | None: ...
+
+    def __len__(self) -> int: ...
+
+    def __contains__(self, id_: object) -> bool: ...
+
+
+class VectorStore(Protocol):
+    """Vectors per namespace (chunk, entity, relation, keyword); searched through ``vector_index``."""
+
+    def put_vectors(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None: ...
+
+    def delete_vectors(self, namespace: str, ids: Sequence[str]) -> None: ...
+
+    def clear_vectors(self) -> None:
+        """Delete every vector of every namespace (re-embedding)."""
+
+    def vector_index(self, namespace: str, dim: int | None = None) -> VectorIndex: ...
+
+    def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def iter_vectors(self, namespace: str) -> Iterator[tuple[str, np.ndarray]]: ...
+
+
 class LLMCache(Protocol):
     """Response cache and call log (the LLM client writes both)."""
 
@@ -71,78 +353,48 @@ class LLMCache(Protocol):
     def log_call(self, record: CallRecord) -> None: ...
 
 
-@dataclass
-class StoredEntity:
-    id: str
-    name: str
-    type: str
-    description: str
-    aliases: list[str]
-    weight: float
-    chunk_ids: list[str]
-    document_ids: list[str]
-    degree: int = 0
+class CallLog(Protocol):
+    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]: ...
+
+    def usage_by_document(self) -> dict[str, dict[str, Usage]]: ...
 
 
-@dataclass
-class StoredRelation:
-    id: str
-    source_id: str
-    target_id: str
-    description: str
-    keywords: list[str]
-    types: list[str]
-    weight: float
-    directed: bool
-    confidence: float | None
-    chunk_ids: list[str]
-    document_ids: list[str]
+class EmbeddingCache(Protocol):
+    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None: ...
 
 
-class VectorIndex(Protocol):
-    """Exact (or approximate) nearest neighbours over one namespace of vectors."""
+class SessionStore(Protocol):
+    """Conversation turns per named session."""
 
-    def search(self, query: np.ndarray, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]: ...
+    def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]: ...
 
-    def __len__(self) -> int: ...
+    def add_session_turn(self, name: str, question: str, answer: str) -> None: ...
 
 
-class Store(LLMCache, Protocol):
+class IndexingLock(Protocol):
+    def acquire(self, blocking: bool = False) -> bool: ...
+
+    def release(self) -> None: ...
+
+    def holder(self) -> str:
+        """Who holds it (process, host, since when), for messages."""
+
+
+class Store(Writes, MetaStore, DocumentStore, ChunkStore, GraphStore, GraphEdits, VectorStore, LLMCache, CallLog,
+            EmbeddingCache, SessionStore, Protocol):
     """Everything one workspace holds."""
 
-    # -- lifecycle / meta
+    def count(self, what: str) -> int:
+        """Number of rows of one of ``COUNTABLE``."""
+
+    def flush_records(self) -> None:
+        """Write the cache and call-log records held in memory now."""
+
+    def indexing_lock(self) -> IndexingLock:
+        """Held for an indexing run. SQLite lets one indexing process at a time work on a workspace
+        (the others wait or stop, with the holder named); PostgreSQL workers share a database through
+        ``claim_pending``, so its lock is always free."""
+
     def close(self) -> None: ...
-
-    def transaction(self) -> AbstractContextManager[Any]: ...
-
-    def get_meta(self, key: str) -> str | None: ...
-
-    def set_meta(self, key: str, value: str) -> None: ...
-
-    # -- documents
-    def get_document(self, doc_id: str) -> DocumentRow | None: ...
-
-    def load_document(self, doc_id: str) -> Document | None: ...
-
-    def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]: ...
-
-    def add_pending(self, doc: Document, scope: str, profile: str) -> None: ...
-
-    def set_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None: ...
-
-    def reset_stale_processing(self) -> list[str]: ...
-
-    # -- chunks
-    def chunks_of(self, doc_id: str) -> list[Chunk]: ...
-
-    def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]: ...
-
-    def count(self, table: str) -> int: ...
-
-    # -- vectors
-    def vector_index(self, namespace: str) -> VectorIndex: ...
-
-    def iter_vectors(self, namespace: str) -> Iterator[tuple[str, np.ndarray]]: ...
-
-    # -- accounting
-    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]: ...

@@ -4,6 +4,7 @@ a workspace newer than this code is refused (never silently downgraded)."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from ..errors import WorkspaceError
 
@@ -182,20 +183,49 @@ CREATE TABLE sessions (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1]
+# v2: the LLM cache, call log and embedding cache moved to their own file (store.sqlite_records),
+# so their writes never contend with graph commits. Their rows are copied there first (see
+# ``migrate``), then the tables go. Documents get their size, so claiming the largest pending
+# ones is an index walk instead of measuring every payload.
+V1_TO_V2 = """
+DROP TABLE llm_cache;
+DROP TABLE llm_calls;
+DROP TABLE embedding_cache;
+ALTER TABLE documents ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+UPDATE documents SET size = length(payload) WHERE payload IS NOT NULL;
+CREATE INDEX documents_claim ON documents(status, size DESC, id);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# the records file (llm.sqlite), versioned on its own
+RECORDS_V1 = SCHEMA_V1[SCHEMA_V1.index("CREATE TABLE llm_cache") : SCHEMA_V1.index("CREATE TABLE sessions")]
+RECORDS_MIGRATIONS: list[str] = [RECORDS_V1]
 
 
 def current_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(conn: sqlite3.Connection, path: str) -> None:
+def migrate(conn: sqlite3.Connection, path: str, before_step: Callable[[int], None] | None = None) -> None:
+    """Upgrade the workspace database to ``SCHEMA_VERSION``; ``before_step(v)`` runs before the step
+    from version v (v1 -> v2 copies the cache tables into the records file first)."""
+    _apply(conn, path, MIGRATIONS, before_step)
+
+
+def migrate_records(conn: sqlite3.Connection, path: str) -> None:
+    _apply(conn, path, RECORDS_MIGRATIONS, None)
+
+
+def _apply(conn: sqlite3.Connection, path: str, steps: list[str], before_step: Callable[[int], None] | None) -> None:
     version = current_version(conn)
-    if version > SCHEMA_VERSION:
+    if version > len(steps):
         raise WorkspaceError(
-            f"{path} uses schema version {version}, newer than this scholargraph ({SCHEMA_VERSION}); upgrade scholargraph"
+            f"{path} uses schema version {version}, newer than this scholargraph ({len(steps)}); upgrade scholargraph"
         )
-    for target in range(version, SCHEMA_VERSION):
+    for target in range(version, len(steps)):
+        if before_step is not None:
+            before_step(target)
         # one transaction per step: a crash mid-migration leaves the previous version intact
-        conn.executescript(f"BEGIN;\n{MIGRATIONS[target]}\nPRAGMA user_version = {target + 1};\nCOMMIT;")
+        conn.executescript(f"BEGIN;\n{steps[target]}\nPRAGMA user_version = {target + 1};\nCOMMIT;")

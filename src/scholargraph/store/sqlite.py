@@ -1,39 +1,68 @@
-"""The embedded store: one SQLite file per workspace (WAL), source of truth for everything.
+"""The embedded store: a workspace folder of SQLite files (WAL), the source of truth for everything.
 
-Vectors live in the ``vectors`` table as float32 blobs; an in-process exact index per
-namespace is built lazily from it and kept in sync — changes made inside a transaction reach
-the index only when the transaction commits, so a rollback never leaves ghosts in memory.
+Concurrency model (the one place it is described)
+-------------------------------------------------
+* ``scholargraph.sqlite`` holds documents, chunks, graph, vectors, sessions. ONE writer thread
+  owns its only write connection (:class:`~.sqlite_writer.Writer`) and takes units of work from
+  a queue, one transaction each: ``store.write(work)`` waits for the commit, ``submit`` returns a
+  future, ``awrite`` awaits it without blocking the event loop. A store write method called
+  alone is a unit of work of its own; called inside one, it joins it. Nothing else writes.
+* Reads use one connection per reading thread (:class:`~.sqlite_writer.Readers`). In WAL mode
+  they never wait for the writer: a read sees the last commit (inside a unit of work, on the
+  writer thread, it also sees the work's own writes).
+* ``llm.sqlite`` holds the LLM response cache, the call log and the embedding cache, with its own
+  writer thread (:mod:`.sqlite_records`): rows are produced on the event loop, held in memory and
+  written behind, so they never wait for nor delay a graph commit. A workspace made before the
+  split has these tables in ``scholargraph.sqlite``; opening it copies them over (schema v2).
+* Vectors live in the ``vectors`` table as float32 blobs; an in-process exact index per
+  namespace is built lazily from it. A unit of work's vector changes reach the index after its
+  commit (a rollback never leaves ghosts in memory).
+* Processes: any number may read a workspace while one indexes (``ask``, ``status``, ``serve``).
+  Indexing runs take ``index.lock`` (:mod:`.sqlite_lock`): a second ``index`` waits for the first
+  (or stops with ``--no-wait``), naming the process that holds it. Writes from other processes
+  (``ask --session``, ``delete``) are serialised by SQLite itself (busy timeout 30 s).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from ..errors import WorkspaceError
-from ..models import Chunk, DocStatus, Document
-from .base import DocumentRow, batches
-from .graph_sql import GraphTables
-from .records import LLMRecords
+from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
+from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, batches
 from .schema import migrate
+from .sqlite_graph import SQLiteGraph
+from .sqlite_lock import FileLock
+from .sqlite_records import TABLES as RECORD_TABLES
+from .sqlite_records import SQLiteRecords
+from .sqlite_writer import Readers, Writer, connect
 from .vectors import ExactVectorIndex
 
 DB_NAME = "scholargraph.sqlite"
-NAMESPACES = ("chunk", "entity", "relation", "keyword")
+T = TypeVar("T")
 
 
 def _json(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-class SQLiteStore(GraphTables, LLMRecords):
+def _in(ids: Sequence) -> str:
+    return ",".join("?" * len(ids))
+
+
+class SQLiteStore(SQLiteGraph):
+    """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
+
     def __init__(self, workdir: Path, create: bool = True):
         self.workdir = Path(workdir)
         self.path = self.workdir / DB_NAME
@@ -41,121 +70,164 @@ class SQLiteStore(GraphTables, LLMRecords):
             raise WorkspaceError(f"no workspace at {self.workdir} (run `scholargraph index PATH --workdir {self.workdir}`)")
         try:
             self.workdir.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            conn = connect(self.path)
         except (OSError, sqlite3.Error) as exc:
             raise WorkspaceError(f"cannot open workspace database {self.path}: {exc}") from exc
-        self.conn.row_factory = sqlite3.Row
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._pending_index_ops: list[tuple[str, str, object]] = []
-        self._indexes: dict[str, ExactVectorIndex] = {}
-        self._init_records()
         try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.execute("PRAGMA busy_timeout=30000")
-            migrate(self.conn, str(self.path))
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.DatabaseError as exc:
+            conn.close()
             raise WorkspaceError(f"{self.path} is not a usable scholargraph database: {exc}") from exc
+        try:
+            self.records = SQLiteRecords(self.workdir)
+        except BaseException:
+            conn.close()
+            raise
+        try:
+            migrate(conn, str(self.path), before_step=self._before_migration_step)
+        except BaseException as exc:
+            conn.close()
+            self.records.close()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise WorkspaceError(f"{self.path} is not a usable scholargraph database: {exc}") from exc
+            raise
+        self._pending_index_ops: list[tuple[str, str, object]] = []  # writer thread only
+        self._indexes: dict[str, ExactVectorIndex] = {}
+        self._index_lock = threading.RLock()
+        self._writer = Writer(conn, "workspace", after=self._after_work)
+        self._readers = Readers(self.path)
 
-    # -- lifecycle -----------------------------------------------------------------------
+    def _before_migration_step(self, version: int) -> None:
+        if version == 1:  # v1 -> v2: the cache and call log move to their own file
+            self.records.import_from(self.path)
+
+    # -- units of work and connections ---------------------------------------------------
+
+    def write(self, work: Callable[[], T]) -> T:
+        return self._writer.write(work)
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        return self._writer.submit(work)
+
+    async def awrite(self, work: Callable[[], T]) -> T:
+        return await asyncio.wrap_future(self.submit(work))
+
+    def _rows(self, sql: str, params: Sequence | dict = ()) -> list[sqlite3.Row]:
+        """A read: on the write connection inside a unit of work, else on this thread's reader."""
+        conn = self._writer.conn if self._writer.in_work() else self._readers.get()
+        return conn.execute(sql, params).fetchall()
+
+    def _wconn(self) -> sqlite3.Connection:
+        if not self._writer.in_work():
+            raise RuntimeError("a store write outside a unit of work")
+        return self._writer.conn
+
+    def _after_work(self, committed: bool) -> None:
+        ops, self._pending_index_ops = self._pending_index_ops, []
+        if committed:
+            self._apply_index_ops(ops)
 
     def close(self) -> None:
-        with self._lock:
-            try:
-                self.flush_records()
-            finally:
-                self._close_records()
-                self.conn.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Nested calls join the outer transaction; the outermost one commits."""
-        with self._lock:
-            outer = self._depth == 0
-            if outer:
-                self.conn.execute("BEGIN IMMEDIATE")
-            self._depth += 1
-            try:
-                yield self.conn
-            except BaseException:
-                self._depth -= 1
-                if outer:
-                    self.conn.execute("ROLLBACK")
-                    self._pending_index_ops.clear()
-                raise
-            self._depth -= 1
-            if outer:
-                self._commit_outer()
-
-    def _commit_outer(self) -> None:
         try:
-            self._write_held(self.conn)  # held cache/call-log rows ride along (store.records)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            self._pending_index_ops.clear()
-            self._end_write(committed=False)
-            raise
-        self._end_write(committed=True)
-        self._apply_index_ops()
+            self._writer.close()
+        finally:
+            self._readers.close()
+            self.records.close()
 
-    def _exec(self, sql: str, params: Sequence | dict = ()) -> sqlite3.Cursor:
-        with self._lock:
-            return self.conn.execute(sql, params)
+    def indexing_lock(self) -> FileLock:
+        return FileLock(self.workdir)
+
+    # -- meta ------------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        row = self._exec("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self._exec("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+        self.write(lambda: self._wconn().execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)))
 
     # -- documents -----------------------------------------------------------------------
 
     def add_pending(self, doc: Document, scope: str, profile: str) -> None:
         now = time.time()
-        with self.transaction() as conn:
-            conn.execute(
-                """INSERT INTO documents(id, title, authors, year, venue, doi, pmid, abstract, source_path, content_md5,
-                       metadata, payload, scope, profile, status, error, created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', NULL, ?, ?)
-                   ON CONFLICT(id) DO UPDATE SET title=excluded.title, authors=excluded.authors, year=excluded.year,
-                       venue=excluded.venue, doi=excluded.doi, pmid=excluded.pmid, abstract=excluded.abstract,
-                       source_path=excluded.source_path, content_md5=excluded.content_md5, metadata=excluded.metadata,
-                       payload=excluded.payload, scope=excluded.scope, profile=excluded.profile, status='PENDING',
-                       error=NULL, updated_at=excluded.updated_at""",
-                (doc.id, doc.title, _json(doc.authors), doc.year, doc.venue, doc.doi, doc.pmid, doc.abstract,
-                 doc.source_path, doc.content_md5, _json(doc.metadata), _json(doc.to_dict()), scope, profile, now, now),
-            )
+        payload = _json(doc.to_dict())
+        self.write(lambda: self._wconn().execute(
+            """INSERT INTO documents(id, title, authors, year, venue, doi, pmid, abstract, source_path, content_md5,
+                   metadata, payload, size, scope, profile, status, error, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', NULL, ?, ?)
+               ON CONFLICT(id) DO UPDATE SET title=excluded.title, authors=excluded.authors, year=excluded.year,
+                   venue=excluded.venue, doi=excluded.doi, pmid=excluded.pmid, abstract=excluded.abstract,
+                   source_path=excluded.source_path, content_md5=excluded.content_md5, metadata=excluded.metadata,
+                   payload=excluded.payload, size=excluded.size, scope=excluded.scope, profile=excluded.profile,
+                   status='PENDING', error=NULL, updated_at=excluded.updated_at""",
+            (doc.id, doc.title, _json(doc.authors), doc.year, doc.venue, doc.doi, doc.pmid, doc.abstract,
+             doc.source_path, doc.content_md5, _json(doc.metadata), payload, len(payload), scope, profile, now, now),
+        ))
 
     def add_failed_file(self, doc_id: str, path: str, reason: str) -> None:
         now = time.time()
-        self._exec(
+        self.write(lambda: self._wconn().execute(
             """INSERT INTO documents(id, title, source_path, status, error, created_at, updated_at)
                VALUES (?, ?, ?, 'FAILED', ?, ?, ?)
                ON CONFLICT(id) DO UPDATE SET status='FAILED', error=excluded.error, updated_at=excluded.updated_at""",
             (doc_id, Path(path).name, path, reason, now, now),
-        )
+        ))
 
     def set_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None:
         now = time.time()
         processed = now if status == DocStatus.PROCESSED else None
-        self._exec(
+        self.write(lambda: self._wconn().execute(
             "UPDATE documents SET status = ?, error = ?, updated_at = ?, processed_at = COALESCE(?, processed_at) WHERE id = ?",
             (status.value, error, now, processed, doc_id),
-        )
+        ))
+
+    def claim_pending(self, limit: int, only: Collection[str] | None = None) -> list[str]:
+        def work() -> list[str]:
+            if only is None:
+                ids = [r[0] for r in self._rows(
+                    "SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id LIMIT ?", (limit,))]
+            else:
+                wanted = set(only)
+                ids = [i for i in self.pending_ids() if i in wanted][:limit]
+            self._set_statuses(ids, DocStatus.PROCESSING, DocStatus.PENDING)
+            return ids
+
+        return self.write(work) if limit > 0 else []
+
+    def release(self, doc_ids: Sequence[str]) -> None:
+        self.write(lambda: self._set_statuses(list(doc_ids), DocStatus.PENDING, DocStatus.PROCESSING))
 
     def reset_stale_processing(self) -> list[str]:
-        """Documents left PROCESSING by a crash go back to PENDING (their work was never committed)."""
-        with self.transaction() as conn:
-            ids = [r[0] for r in conn.execute("SELECT id FROM documents WHERE status = 'PROCESSING'")]
-            conn.execute("UPDATE documents SET status = 'PENDING', updated_at = ? WHERE status = 'PROCESSING'", (time.time(),))
-        return ids
+        """Documents left PROCESSING by a crash go back to PENDING (their work was never committed).
+        Only called while holding the indexing lock: no other process is indexing."""
+        def work() -> list[str]:
+            ids = [r[0] for r in self._rows("SELECT id FROM documents WHERE status = 'PROCESSING' ORDER BY id")]
+            self._set_statuses(ids, DocStatus.PENDING, DocStatus.PROCESSING)
+            return ids
 
-    def _row(self, r: sqlite3.Row) -> DocumentRow:
+        return self.write(work)
+
+    def _set_statuses(self, ids: list[str], status: DocStatus, current: DocStatus) -> None:
+        now = time.time()
+        for part in batches(ids):
+            self._wconn().execute(f"UPDATE documents SET status = ?, updated_at = ? WHERE status = ? AND id IN ({_in(part)})",
+                                  [status.value, now, current.value, *part])
+
+    def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
+        rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")
+        wanted = None if only is None else set(only)
+        return [r[0] for r in rows if wanted is None or r[0] in wanted]
+
+    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
+        rows = self._rows("SELECT payload, scope FROM documents WHERE id = ?", (doc_id,))
+        if not rows or not rows[0][0]:
+            return None
+        return Document.from_dict(json.loads(rows[0][0])), rows[0][1]
+
+    @staticmethod
+    def _row(r: sqlite3.Row) -> DocumentRow:
         return DocumentRow(
             id=r["id"], title=r["title"], status=DocStatus(r["status"]), source_path=r["source_path"], scope=r["scope"],
             profile=r["profile"], error=r["error"], created_at=r["created_at"], updated_at=r["updated_at"],
@@ -166,58 +238,54 @@ class SQLiteStore(GraphTables, LLMRecords):
     _DOC_SELECT = """SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks FROM documents d"""
 
     def get_document(self, doc_id: str) -> DocumentRow | None:
-        r = self._exec(f"{self._DOC_SELECT} WHERE d.id = ?", (doc_id,)).fetchone()
-        return self._row(r) if r else None
+        rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = ?", (doc_id,))
+        return self._row(rows[0]) if rows else None
 
     def documents_by_id(self, ids: Iterable[str]) -> dict[str, DocumentRow]:
-        ids = list(set(ids))
         out: dict[str, DocumentRow] = {}
-        for part in batches(ids):
-            q = f"{self._DOC_SELECT} WHERE d.id IN ({','.join('?' * len(part))})"
-            out.update({r["id"]: self._row(r) for r in self._exec(q, part)})
+        for part in batches(set(ids)):
+            out.update({r["id"]: self._row(r) for r in self._rows(f"{self._DOC_SELECT} WHERE d.id IN ({_in(part)})", part)})
         return out
 
     def load_document(self, doc_id: str) -> Document | None:
-        r = self._exec("SELECT payload FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        return Document.from_dict(json.loads(r[0])) if r and r[0] else None
-
-    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
-        """A document's parsed form and scope, read without waiting for a transaction another
-        thread holds open (the lookup connection; WAL readers never wait for the writer)."""
-        rows = self._lookup("SELECT payload, scope FROM documents WHERE id = ?", (doc_id,))
-        if not rows or not rows[0][0]:
-            return None
-        return Document.from_dict(json.loads(rows[0][0])), rows[0][1]
+        rows = self._rows("SELECT payload FROM documents WHERE id = ?", (doc_id,))
+        return Document.from_dict(json.loads(rows[0][0])) if rows and rows[0][0] else None
 
     def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]:
         if status is None:
-            rows = self._exec(f"{self._DOC_SELECT} ORDER BY d.created_at, d.id")
+            rows = self._rows(f"{self._DOC_SELECT} ORDER BY d.created_at, d.id")
         else:
-            rows = self._exec(f"{self._DOC_SELECT} WHERE d.status = ? ORDER BY d.created_at, d.id", (status.value,))
+            rows = self._rows(f"{self._DOC_SELECT} WHERE d.status = ? ORDER BY d.created_at, d.id", (status.value,))
         return [self._row(r) for r in rows]
 
-    def pending_largest_first(self) -> list[str]:
-        """Ids of PENDING documents, largest first: long papers start early, short ones fill the
-        end of a run (a shorter tail of half-idle LLM slots)."""
-        rows = self._exec("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY length(payload) DESC, id")
-        return [r[0] for r in rows]
+    def status_counts(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self._rows("SELECT status, COUNT(*) FROM documents GROUP BY status")}
 
-    def set_scope(self, doc_id: str, scope: str) -> None:
-        self._exec("UPDATE documents SET scope = ? WHERE id = ?", (scope, doc_id))
+    def delete_document(self, doc_id: str) -> None:
+        self.write(lambda: self._wconn().execute("DELETE FROM documents WHERE id = ?", (doc_id,)))
 
-    def remove_document_row(self, doc_id: str) -> None:
-        self._exec("DELETE FROM documents WHERE id = ?", (doc_id,))
+    def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None:
+        now = time.time()
+        self.write(lambda: self._wconn().executemany(
+            "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) VALUES (?,?,?,?,?,?)",
+            [(f.chunk_id, doc_id, profile, f.reason, f.raw[:20000], now) for f in failures],
+        ))
+
+    def chunk_failures(self) -> dict[str, list[ChunkFailure]]:
+        out: dict[str, list[ChunkFailure]] = {}
+        for r in self._rows("SELECT document_id, chunk_id, reason, raw FROM extraction_failures ORDER BY rowid"):
+            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3]))
+        return out
 
     # -- chunks --------------------------------------------------------------------------
 
     def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None:
-        with self.transaction() as conn:
-            conn.executemany(
-                """INSERT OR REPLACE INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start,
-                       page_end, tokens, text, header, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [(c.id, c.document_id, c.ordinal, c.section, c.char_start, c.char_end, c.page_start, c.page_end,
-                  c.tokens, c.text, c.header, scope) for c in chunks],
-            )
+        self.write(lambda: self._wconn().executemany(
+            """INSERT OR REPLACE INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start,
+                   page_end, tokens, text, header, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [(c.id, c.document_id, c.ordinal, c.section, c.char_start, c.char_end, c.page_start, c.page_end,
+              c.tokens, c.text, c.header, scope) for c in chunks],
+        ))
 
     @staticmethod
     def _chunk(r: sqlite3.Row) -> Chunk:
@@ -228,32 +296,33 @@ class SQLiteStore(GraphTables, LLMRecords):
         )
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
-        rows = self._exec("SELECT * FROM chunks WHERE document_id = ? ORDER BY ordinal", (doc_id,))
-        return [self._chunk(r) for r in rows]
+        return [self._chunk(r) for r in self._rows("SELECT * FROM chunks WHERE document_id = ? ORDER BY ordinal", (doc_id,))]
 
     def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
-        ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, Chunk] = {}
-        for part in batches(ids):
-            rows = self._exec(f"SELECT * FROM chunks WHERE id IN ({','.join('?' * len(part))})", part)
-            out.update({r["id"]: self._chunk(r) for r in rows})
+        for part in batches(dict.fromkeys(chunk_ids)):
+            out.update({r["id"]: self._chunk(r) for r in self._rows(f"SELECT * FROM chunks WHERE id IN ({_in(part)})", part)})
         return out
 
     def delete_chunks_of(self, doc_id: str) -> list[str]:
-        with self.transaction() as conn:
-            ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE document_id = ?", (doc_id,))]
-            conn.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
+        def work() -> list[str]:
+            ids = [r[0] for r in self._rows("SELECT id FROM chunks WHERE document_id = ?", (doc_id,))]
+            self._wconn().execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
             self.delete_vectors("chunk", ids)
-        return ids
+            return ids
 
-    def count(self, table: str) -> int:
-        if table not in {"documents", "chunks", "entities", "relations", "keywords", "mentions", "llm_cache", "llm_calls"}:
-            raise ValueError(table)
-        self.flush_records()
-        return int(self._exec(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        return self.write(work)
 
-    def status_counts(self) -> dict[str, int]:
-        return {r[0]: r[1] for r in self._exec("SELECT status, COUNT(*) FROM documents GROUP BY status")}
+    def iter_chunk_texts(self) -> Iterator[tuple[str, str]]:
+        for r in self._rows("SELECT id, text FROM chunks"):
+            yield r[0], r[1]
+
+    def count(self, what: str) -> int:
+        if what not in COUNTABLE:
+            raise ValueError(what)
+        if what in RECORD_TABLES:
+            return self.records.count(what)
+        return int(self._rows(f"SELECT COUNT(*) FROM {what}")[0][0])
 
     # -- vectors -------------------------------------------------------------------------
 
@@ -261,45 +330,68 @@ class SQLiteStore(GraphTables, LLMRecords):
         if not len(ids):
             return
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        with self.transaction() as conn:
-            conn.executemany(
+
+        def work() -> None:
+            self._wconn().executemany(
                 "INSERT OR REPLACE INTO vectors(namespace, id, vector) VALUES (?, ?, ?)",
                 [(namespace, i, v.tobytes()) for i, v in zip(ids, vectors, strict=True)],
             )
             self._pending_index_ops.append(("add", namespace, (list(ids), vectors)))
 
+        self.write(work)
+
     def delete_vectors(self, namespace: str, ids: Sequence[str]) -> None:
         if not len(ids):
             return
-        with self.transaction() as conn:
-            conn.executemany("DELETE FROM vectors WHERE namespace = ? AND id = ?", [(namespace, i) for i in ids])
+
+        def work() -> None:
+            self._wconn().executemany("DELETE FROM vectors WHERE namespace = ? AND id = ?", [(namespace, i) for i in ids])
             self._pending_index_ops.append(("remove", namespace, list(ids)))
 
-    def _apply_index_ops(self) -> None:
-        ops, self._pending_index_ops = self._pending_index_ops, []
-        for op, namespace, payload in ops:
-            index = self._indexes.get(namespace)
-            if index is None:
-                continue  # not loaded yet: it will be built from the table when first used
-            if op == "add":
-                ids, vectors = payload
-                index.add(ids, vectors)
-            else:
-                index.remove(payload)
+        self.write(work)
+
+    def clear_vectors(self) -> None:
+        def work() -> None:
+            self._wconn().execute("DELETE FROM vectors")
+            self._pending_index_ops.append(("clear", "", None))
+
+        self.write(work)
+
+    def _apply_index_ops(self, ops: list[tuple[str, str, object]]) -> None:
+        with self._index_lock:
+            for op, namespace, payload in ops:
+                if op == "clear":
+                    for loaded in self._indexes.values():
+                        loaded.clear()
+                    continue
+                index = self._indexes.get(namespace)
+                if index is None:
+                    continue  # not loaded yet: it will be built from the table when first used
+                if op == "add":
+                    ids, vectors = payload  # type: ignore[misc]
+                    index.add(ids, vectors)
+                else:
+                    index.remove(payload)  # type: ignore[arg-type]
 
     def iter_vectors(self, namespace: str) -> Iterator[tuple[str, np.ndarray]]:
-        for r in self._exec("SELECT id, vector FROM vectors WHERE namespace = ?", (namespace,)).fetchall():
+        for r in self._rows("SELECT id, vector FROM vectors WHERE namespace = ?", (namespace,)):
             yield r[0], np.frombuffer(r[1], dtype=np.float32)
 
     def vector_index(self, namespace: str, dim: int | None = None) -> ExactVectorIndex:
-        with self._lock:
+        index = self._indexes.get(namespace)
+        if index is not None:
+            return index
+        with self._index_lock:
             index = self._indexes.get(namespace)
             if index is None:
                 dim = dim or int(self.get_meta("embedding_dim") or 0)
                 if not dim:
                     raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
                 index = ExactVectorIndex(dim)
-                rows = self._exec("SELECT id, vector FROM vectors WHERE namespace = ?", (namespace,)).fetchall()
+                # committed rows only (this thread's reader, even on the writer thread): the changes of a
+                # unit of work in progress reach the index when it commits
+                rows = self._readers.get().execute(
+                    "SELECT id, vector FROM vectors WHERE namespace = ?", (namespace,)).fetchall()
                 if rows:
                     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
                     index.add([r[0] for r in rows], matrix)
@@ -313,11 +405,39 @@ class SQLiteStore(GraphTables, LLMRecords):
     # -- conversation sessions -------------------------------------------------------------
 
     def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]:
-        rows = self._exec("SELECT question, answer FROM sessions WHERE name = ? ORDER BY turn DESC LIMIT ?", (name, limit))
-        return [(r[0], r[1]) for r in reversed(rows.fetchall())]
+        rows = self._rows("SELECT question, answer FROM sessions WHERE name = ? ORDER BY turn DESC LIMIT ?", (name, limit))
+        return [(r[0], r[1]) for r in reversed(rows)]
 
     def add_session_turn(self, name: str, question: str, answer: str) -> None:
-        with self.transaction() as conn:
-            turn = conn.execute("SELECT COALESCE(MAX(turn), 0) + 1 FROM sessions WHERE name = ?", (name,)).fetchone()[0]
-            conn.execute("INSERT INTO sessions(name, turn, question, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-                         (name, turn, question, answer, time.time()))
+        def work() -> None:
+            turn = self._rows("SELECT COALESCE(MAX(turn), 0) + 1 FROM sessions WHERE name = ?", (name,))[0][0]
+            self._wconn().execute("INSERT INTO sessions(name, turn, question, answer, created_at) VALUES (?, ?, ?, ?, ?)",
+                                  (name, turn, question, answer, time.time()))
+
+        self.write(work)
+
+    # -- LLM cache, call log, embedding cache (their own file: store.sqlite_records) ---------
+
+    def cache_get(self, key: str) -> CachedResponse | None:
+        return self.records.cache_get(key)
+
+    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
+        self.records.cache_put(key, model, purpose, response)
+
+    def log_call(self, record: CallRecord) -> None:
+        self.records.log_call(record)
+
+    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
+        return self.records.usage_by_purpose(document_id)
+
+    def usage_by_document(self) -> dict[str, dict[str, Usage]]:
+        return self.records.usage_by_document()
+
+    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return self.records.embedding_get(model, hashes)
+
+    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None:
+        self.records.embedding_put(model, items)
+
+    def flush_records(self) -> None:
+        self.records.flush_records()

@@ -150,6 +150,14 @@ class ExactVectorIndex:
                 self._n = last
             self._maybe_shrink()
 
+    def clear(self) -> None:
+        """Remove every vector."""
+        with self._lock:
+            self._mat = np.empty((0, self.dim), dtype=np.float32)
+            self._n = 0
+            self._rows = {}
+            self._ids = []
+
     # ------------------------------------------------------------------ access
     def __len__(self) -> int:
         return self._n

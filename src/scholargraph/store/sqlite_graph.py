@@ -1,0 +1,441 @@
+"""Graph tables of the SQLite store: entities, relations, keywords and their provenance
+(``GraphStore`` and ``GraphEdits``).
+
+Every fact is stored with its source (chunk, document). Merged values (descriptions, weights,
+aliases) are derived from the sources, so deleting a document only removes its sources and
+rebuilds what is left (``dirty`` rows) — never a re-extraction, never a full rebuild.
+
+Write methods run inside a unit of work (``SQLiteStore.write``); called alone they are one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from ..models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
+from .base import GraphKind, GraphRemoval, SourceDescriptions, batches
+
+T = TypeVar("T")
+_KINDS = {"entities": "entities", "relations": "relations"}
+VERSION_STEP = 0.000001  # added to ``updated_at`` to invalidate a rebuild in flight
+
+
+def _in(ids: Sequence) -> str:
+    return ",".join("?" * len(ids))
+
+
+def _table(kind: GraphKind) -> str:
+    try:
+        return _KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown graph element kind {kind!r}") from None
+
+
+def _entity(r: sqlite3.Row) -> Entity:
+    return Entity(r["id"], r["name"], r["type"], r["description"], json.loads(r["aliases"]), r["weight"])
+
+
+def _relation(r: sqlite3.Row) -> Relation:
+    return Relation(r["id"], r["source_id"], r["target_id"], r["description"], json.loads(r["keywords"]),
+                    json.loads(r["types"]), r["weight"], bool(r["directed"]), r["confidence"])
+
+
+class SQLiteGraph:
+    """Mixed into :class:`~scholargraph.store.sqlite.SQLiteStore`, which provides these."""
+
+    _rows: Callable[..., list[sqlite3.Row]]
+    _wconn: Callable[[], sqlite3.Connection]
+    write: Callable[..., Any]
+    delete_vectors: Callable[..., None]
+
+    # -- writing a document's records ----------------------------------------------------
+
+    def write_entities(self, records: Sequence[EntityRecord]) -> None:
+        self.write(lambda: self._write_entities(records))
+
+    def _write_entities(self, records: Sequence[EntityRecord]) -> None:
+        now = time.time()
+        c = self._wconn()
+        c.executemany(
+            """INSERT INTO entities(id, name, type, description, aliases, dirty, updated_at) VALUES (?, ?, ?, ?, '[]', 1, ?)
+               ON CONFLICT(id) DO UPDATE SET dirty = 1, updated_at = excluded.updated_at""",
+            [(r.id, r.name, r.type, r.description, now) for r in records],
+        )
+        c.executemany(
+            """INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key, role, type, description)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            [(r.id, r.chunk_id, r.document_id, r.name, r.key, "canonical" if r.aliases else "name", r.type,
+              r.description) for r in records]
+            + [(r.id, r.chunk_id, r.document_id, a, k, "alias", r.type, "")
+               for r in records for a, k in zip(r.aliases, r.alias_keys, strict=True)],
+        )
+
+    def write_relations(self, records: Sequence[RelationRecord]) -> None:
+        self.write(lambda: self._write_relations(records))
+
+    def _write_relations(self, records: Sequence[RelationRecord]) -> None:
+        now = time.time()
+        c = self._wconn()
+        c.executemany(
+            """INSERT INTO relations(id, source_id, target_id, directed, description, dirty, updated_at)
+               VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT(id) DO UPDATE SET dirty = 1, updated_at = excluded.updated_at""",
+            [(r.id, r.source_id, r.target_id, int(r.directed), r.description, now) for r in records],
+        )
+        c.executemany(
+            """INSERT INTO relation_sources(relation_id, chunk_id, document_id, description, keywords, types, strength,
+                   confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+            [(r.id, r.chunk_id, r.document_id, r.description, json.dumps(list(r.keywords)), json.dumps(list(r.types)),
+              r.strength, r.confidence) for r in records],
+        )
+
+    def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
+        return self.write(lambda: self._write_keywords(records))
+
+    def _write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
+        ids = list(dict.fromkeys(r.id for r in records))
+        existing = set()
+        for part in batches(ids):
+            existing.update(r[0] for r in self._rows(f"SELECT id FROM keywords WHERE id IN ({_in(part)})", part))
+        c = self._wconn()
+        c.executemany("INSERT OR IGNORE INTO keywords(id, text) VALUES (?, ?)", [(r.id, r.text) for r in records])
+        c.executemany(
+            "INSERT OR IGNORE INTO keyword_sources(keyword_id, chunk_id, document_id) VALUES (?, ?, ?)",
+            [(r.id, r.chunk_id, r.document_id) for r in records],
+        )
+        return [i for i in ids if i not in existing]
+
+    def entities_by_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        keys = list(dict.fromkeys(keys))
+        for part in batches(keys):
+            rows = self._rows(
+                f"SELECT name_key, entity_id, COUNT(*) AS n FROM entity_sources WHERE name_key IN ({_in(part)}) "
+                "GROUP BY name_key, entity_id ORDER BY n DESC, entity_id",
+                part,
+            )
+            for r in rows:
+                out.setdefault(r[0], r[1])
+        return out
+
+    def delete_graph_of(self, doc_id: str) -> GraphRemoval:
+        return self.write(lambda: self._delete_graph_of(doc_id))
+
+    def _delete_graph_of(self, doc_id: str) -> GraphRemoval:
+        c = self._wconn()
+        touched = {
+            "entity": self._ids_of_document("entity_sources", "entity_id", doc_id),
+            "relation": self._ids_of_document("relation_sources", "relation_id", doc_id),
+            "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
+        }
+        for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "extraction_failures"):
+            c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
+        gone = GraphRemoval(
+            entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
+            relation=self._orphans("relation_sources", "relation_id", touched["relation"]),
+            keyword=self._orphans("keyword_sources", "keyword_id", touched["keyword"]),
+        )
+        gone.relation = sorted(set(gone.relation) | set(self.relations_touching(gone.entity)))
+        self._delete_ids("relations", gone.relation)
+        self._delete_ids("entities", gone.entity)
+        self._delete_ids("keywords", gone.keyword)
+        self._mark_dirty("entities", sorted(set(touched["entity"]) - set(gone.entity)))
+        self._mark_dirty("relations", sorted(set(touched["relation"]) - set(gone.relation)))
+        return gone
+
+    def _ids_of_document(self, table: str, column: str, doc_id: str) -> list[str]:
+        return [r[0] for r in self._rows(f"SELECT DISTINCT {column} FROM {table} WHERE document_id = ?", (doc_id,))]
+
+    def _orphans(self, sources: str, column: str, ids: Sequence[str]) -> list[str]:
+        orphans = []
+        for part in batches(ids):
+            alive = {r[0] for r in self._rows(f"SELECT DISTINCT {column} FROM {sources} WHERE {column} IN ({_in(part)})", part)}
+            orphans += [x for x in part if x not in alive]
+        return orphans
+
+    def _delete_ids(self, table: str, ids: Sequence[str]) -> None:
+        for part in batches(ids):
+            self._wconn().execute(f"DELETE FROM {table} WHERE id IN ({_in(part)})", part)
+
+    def _mark_dirty(self, table: str, ids: Sequence[str]) -> None:
+        self._wconn().executemany(f"UPDATE {table} SET dirty = 1 WHERE id = ?", [(i,) for i in ids])
+
+    # -- rebuilding merged values ---------------------------------------------------------
+
+    def dirty_ids(self, kind: GraphKind, limit: int | None = None) -> list[str]:
+        sql = f"SELECT id FROM {_table(kind)} WHERE dirty = 1 ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
+        return [r[0] for r in self._rows(sql)]
+
+    def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for part in batches(ids):
+            rows = self._rows(f"SELECT id, updated_at FROM {_table(kind)} WHERE id IN ({_in(part)})", part)
+            out.update({r[0]: r[1] for r in rows})
+        return out
+
+    def entity_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]:
+        out = {i: SourceDescriptions(i, [], [], [], 0.0, [], None) for i in ids}
+        for part in batches(ids):
+            rows = self._rows(
+                f"SELECT entity_id, name, type, description, role FROM entity_sources WHERE entity_id IN ({_in(part)}) "
+                "ORDER BY document_id, rowid",  # merged values must not depend on arrival order
+                part,
+            )
+            for r in rows:
+                src = out[r[0]]
+                src.names.append(r[1])
+                src.roles.append(r[4])
+                if r[2]:
+                    src.types.append(r[2])
+                if r[3]:
+                    src.descriptions.append(r[3])
+                    src.weight += 1
+        return out
+
+    def relation_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]:
+        out = {i: SourceDescriptions(i, [], [], [], 0.0, [], None) for i in ids}
+        for part in batches(ids):
+            rows = self._rows(
+                f"""SELECT relation_id, description, keywords, types, strength, confidence FROM relation_sources
+                    WHERE relation_id IN ({_in(part)}) ORDER BY document_id, rowid""",
+                part,
+            )
+            for r in rows:
+                src = out[r[0]]
+                if r[1]:
+                    src.descriptions.append(r[1])
+                src.keywords += json.loads(r[2])
+                src.types += json.loads(r[3])
+                src.weight += float(r[4])
+                if r[5] is not None:
+                    src.confidence = max(src.confidence or 0.0, float(r[5]))
+        return out
+
+    def update_entity(self, entity: Entity, version: float) -> bool:
+        return self.write(lambda: self._wconn().execute(
+            "UPDATE entities SET name=?, type=?, description=?, aliases=?, weight=?, dirty=0 WHERE id=? AND updated_at=?",
+            (entity.name, entity.type, entity.description, json.dumps(entity.aliases, ensure_ascii=False), entity.weight,
+             entity.id, version),
+        ).rowcount == 1)
+
+    def update_relation(self, relation: Relation, version: float) -> bool:
+        return self.write(lambda: self._wconn().execute(
+            "UPDATE relations SET description=?, keywords=?, types=?, weight=?, confidence=?, dirty=0 WHERE id=? AND updated_at=?",
+            (relation.description, json.dumps(relation.keywords, ensure_ascii=False),
+             json.dumps(relation.types, ensure_ascii=False), relation.weight, relation.confidence, relation.id, version),
+        ).rowcount == 1)
+
+    def mark_all_dirty(self) -> None:
+        def work() -> None:
+            c = self._wconn()
+            c.execute("UPDATE entities SET dirty = 1, updated_at = updated_at + ?", (VERSION_STEP,))
+            c.execute("UPDATE relations SET dirty = 1, updated_at = updated_at + ?", (VERSION_STEP,))
+
+        self.write(work)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, Entity] = {}
+        for part in batches(ids):
+            out.update((r["id"], _entity(r)) for r in self._rows(f"SELECT * FROM entities WHERE id IN ({_in(part)})", part))
+        if sources:
+            self._attach_sources("entity_sources", "entity_id", out)
+        return out
+
+    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]:
+        ids = list(dict.fromkeys(ids))
+        out: dict[str, Relation] = {}
+        for part in batches(ids):
+            out.update((r["id"], _relation(r)) for r in self._rows(f"SELECT * FROM relations WHERE id IN ({_in(part)})", part))
+        if sources:
+            self._attach_sources("relation_sources", "relation_id", out)
+        return out
+
+    def _attach_sources(self, table: str, column: str, items: dict) -> None:
+        for part in batches(list(items)):
+            rows = self._rows(
+                f"SELECT DISTINCT {column}, chunk_id, document_id FROM {table} WHERE {column} IN ({_in(part)}) "
+                "ORDER BY document_id, rowid",
+                part,
+            )
+            for r in rows:
+                item = items[r[0]]
+                if r[1] not in item.chunk_ids:
+                    item.chunk_ids.append(r[1])
+                if r[2] not in item.document_ids:
+                    item.document_ids.append(r[2])
+
+    def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
+        out: list[RelationRecord] = []
+        for part in batches(list(ids), 400):
+            rows = self._rows(
+                f"""SELECT s.relation_id, s.document_id, s.chunk_id, s.description, s.keywords, s.types, s.strength,
+                        s.confidence, r.source_id, r.target_id, r.directed
+                    FROM relation_sources s JOIN relations r ON r.id = s.relation_id
+                    WHERE s.relation_id IN ({_in(part)}) ORDER BY s.document_id, s.rowid""",
+                part,
+            )
+            out += [RelationRecord(r[8], r[9], r[3], r[2], json.loads(r[4] or "[]"), r[6], json.loads(r[5] or "[]"),
+                                   bool(r[10]), r[7], id=r[0], source_id=r[8], target_id=r[9], document_id=r[1])
+                    for r in rows]
+        return out
+
+    def all_edges(self) -> list[tuple[str, str, str, float]]:
+        return [(r[0], r[1], r[2], r[3]) for r in self._rows("SELECT id, source_id, target_id, weight FROM relations")]
+
+    def all_entity_ids(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT id FROM entities")]
+
+    def keywords_text(self, ids: Sequence[str]) -> dict[str, str]:
+        out = {}
+        for part in batches(ids):
+            out.update({r[0]: r[1] for r in self._rows(f"SELECT id, text FROM keywords WHERE id IN ({_in(part)})", part)})
+        return out
+
+    def iter_keyword_texts(self) -> Iterator[tuple[str, str]]:
+        for r in self._rows("SELECT id, text FROM keywords"):
+            yield r[0], r[1]
+
+    def list_entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[Entity]:
+        where, params = [], []
+        if type_:
+            where.append("e.type = ? COLLATE NOCASE")
+            params.append(type_)
+        if search:
+            where.append("e.id IN (SELECT entity_id FROM entity_sources WHERE name LIKE ? OR name_key LIKE ?)")
+            params += [f"%{search}%", f"%{search.lower()}%"]
+        sql = (
+            "SELECT e.*, (SELECT COUNT(*) FROM relations r WHERE r.source_id = e.id OR r.target_id = e.id) AS degree "
+            f"FROM entities e {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY degree DESC, e.name LIMIT ?"
+        )
+        out = []
+        for r in self._rows(sql, [*params, limit]):
+            entity = _entity(r)
+            entity.degree = r["degree"]
+            out.append(entity)
+        docs: dict[str, set[str]] = {}
+        for part in batches([e.id for e in out]):
+            for r in self._rows(
+                    f"SELECT DISTINCT entity_id, document_id FROM entity_sources WHERE entity_id IN ({_in(part)})", part):
+                docs.setdefault(r[0], set()).add(r[1])
+        for e in out:
+            e.document_ids = sorted(docs.get(e.id, ()))
+        return out
+
+    def find_entity(self, ref: str) -> list[str]:
+        if self._rows("SELECT 1 FROM entities WHERE id = ?", (ref,)):
+            return [ref]
+        rows = self._rows(
+            "SELECT DISTINCT entity_id FROM entity_sources WHERE name = ? COLLATE NOCASE "
+            "UNION SELECT id FROM entities WHERE name = ? COLLATE NOCASE", (ref, ref))
+        return sorted(r[0] for r in rows)
+
+    def graph_version(self) -> tuple:
+        """(count, last rowid, id of the last row) of the relations table.
+
+        Adding a relation raises the last rowid, deleting one lowers the count, re-keying one (entity
+        merge/split) inserts a new row; the last row's id tells apart a deleted-then-reused rowid.
+        Each statement is answered from an index or the end of the b-tree (no table scan)."""
+        count = self._rows("SELECT COUNT(*) FROM relations")[0][0]
+        last = self._rows("SELECT rowid, id FROM relations ORDER BY rowid DESC LIMIT 1")
+        return (int(count), int(last[0][0]), str(last[0][1])) if last else (int(count), 0, "")
+
+    def degrees(self, entity_ids: Iterable[str]) -> dict[str, int]:
+        ids = list(dict.fromkeys(entity_ids))
+        out = dict.fromkeys(ids, 0)
+        for part in batches(ids, 400):
+            rows = self._rows(
+                f"""SELECT e, COUNT(DISTINCT n) FROM (
+                        SELECT source_id AS e, target_id AS n FROM relations WHERE source_id IN ({_in(part)})
+                        UNION ALL
+                        SELECT target_id AS e, source_id AS n FROM relations WHERE target_id IN ({_in(part)})
+                    ) GROUP BY e""",
+                part + part,
+            )
+            out.update({r[0]: int(r[1]) for r in rows})
+        return out
+
+    def relations_touching(self, entity_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for part in batches(entity_ids, 400):
+            out += [r[0] for r in self._rows(
+                f"SELECT id FROM relations WHERE source_id IN ({_in(part)}) OR target_id IN ({_in(part)})", part + part)]
+        return out
+
+    def relation_documents(self, relation_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {r: [] for r in relation_ids}
+        for part in batches(list(relation_ids), 400):
+            for r in self._rows(
+                    f"SELECT DISTINCT relation_id, document_id FROM relation_sources WHERE relation_id IN ({_in(part)})",
+                    part):
+                out[r[0]].append(r[1])
+        return out
+
+    # -- structural edits (GraphEdits) -----------------------------------------------------
+
+    def move_entity(self, old: str, new: str) -> list[str]:
+        def work() -> list[str]:
+            c = self._wconn()
+            c.execute("UPDATE entity_sources SET entity_id = ? WHERE entity_id = ?", (new, old))
+            c.execute("UPDATE mentions SET entity_id = ? WHERE entity_id = ?", (new, old))
+            rels = self.relations_touching([old])
+            c.execute("UPDATE relations SET source_id = ? WHERE source_id = ?", (new, old))
+            c.execute("UPDATE relations SET target_id = ? WHERE target_id = ?", (new, old))
+            c.execute("DELETE FROM entities WHERE id = ?", (old,))
+            return rels
+
+        return self.write(work)
+
+    def rekey_relation(self, old: str, new: str) -> None:
+        def work() -> None:
+            c = self._wconn()
+            if not self._rows("SELECT 1 FROM relations WHERE id = ?", (new,)):
+                c.execute(
+                    "INSERT INTO relations(id, source_id, target_id, directed, types, keywords, description, weight, "
+                    "confidence, dirty, updated_at) SELECT ?, source_id, target_id, directed, types, keywords, "
+                    "description, weight, confidence, 1, updated_at FROM relations WHERE id = ?", (new, old))
+            c.execute("UPDATE relation_sources SET relation_id = ? WHERE relation_id = ?", (new, old))
+            c.execute("UPDATE relations SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", (VERSION_STEP, new))
+            c.execute("DELETE FROM relations WHERE id = ?", (old,))
+
+        self.write(work)
+
+    def delete_relations(self, ids: Sequence[str]) -> None:
+        self.write(lambda: self._delete_ids("relations", list(ids)))
+
+    def entity_name_keys(self, entity_id: str) -> list[tuple[str, str]]:
+        rows = self._rows("SELECT chunk_id, name_key FROM entity_sources WHERE entity_id = ? ORDER BY rowid", (entity_id,))
+        return [(r[0], r[1]) for r in rows]
+
+    def split_off(self, entity_id: str, name_key: str, new_id: str) -> None:
+        def work() -> None:
+            c = self._wconn()
+            c.execute("INSERT OR IGNORE INTO entities(id, name, type, description, aliases, weight, dirty, updated_at) "
+                      "SELECT ?, name, type, '', '[]', 1.0, 1, updated_at FROM entities WHERE id = ?", (new_id, entity_id))
+            c.execute("UPDATE entity_sources SET entity_id = ? WHERE entity_id = ? AND name_key = ?",
+                      (new_id, entity_id, name_key))
+
+        self.write(work)
+
+    def relation_chunks(self, entity_id: str) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "SELECT r.id, rs.chunk_id FROM relations r JOIN relation_sources rs ON rs.relation_id = r.id "
+            "WHERE r.source_id = ? OR r.target_id = ? ORDER BY rs.rowid", (entity_id, entity_id))
+        return [(r[0], r[1]) for r in rows]
+
+    def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
+        def work() -> None:
+            c = self._wconn()
+            c.execute("UPDATE relations SET source_id = ? WHERE id = ? AND source_id = ?", (new, relation_id, old))
+            c.execute("UPDATE relations SET target_id = ? WHERE id = ? AND target_id = ?", (new, relation_id, old))
+
+        self.write(work)
+
+    def touch_entities(self, ids: Sequence[str]) -> None:
+        self.write(lambda: self._wconn().executemany(
+            "UPDATE entities SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", [(VERSION_STEP, e) for e in ids]))

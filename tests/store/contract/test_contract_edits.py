@@ -1,0 +1,79 @@
+"""Merge and split (GraphEdits, through graph.edit): `entities --merge/--split` and entity resolution."""
+
+from __future__ import annotations
+
+import numpy as np
+from contract_helpers import DIM, entity_id, index_document
+
+from scholargraph.graph.edit import merge_entities, split_entity
+from scholargraph.graph.merge import relation_id_for
+from scholargraph.models import EntityRecord, Extraction, RelationRecord
+
+
+def _two_papers(store):
+    index_document(store, "d1", Extraction(
+        entities=[EntityRecord("large language models", "Model", "big models", "d1-c0"),
+                  EntityRecord("transformers", "Architecture", "attention", "d1-c0")],
+        relations=[RelationRecord("large language models", "transformers", "built on", "d1-c0")]))
+    index_document(store, "d2", Extraction(
+        entities=[EntityRecord("LLMs", "Model", "they hallucinate", "d2-c0"),
+                  EntityRecord("transformers", "Architecture", "layers", "d2-c0")],
+        relations=[RelationRecord("LLMs", "transformers", "use", "d2-c0"),
+                   RelationRecord("LLMs", "large language models", "same thing", "d2-c0")]))
+    return entity_id(store, "large language models"), entity_id(store, "LLMs"), entity_id(store, "transformers")
+
+
+def test_merge_moves_provenance_and_merges_relations_that_collide(store):
+    llm, llms, tr = _two_papers(store)
+    store.put_vectors("entity", [llm, llms], np.eye(DIM, dtype=np.float32)[:2])
+    rel_ids = [rid for rid, *_ in store.all_edges()]
+    store.put_vectors("relation", rel_ids, np.eye(DIM, dtype=np.float32)[: len(rel_ids)])
+    gone = merge_entities(store, llm, [llms])
+    assert gone["entity"] == [llms] and store.get_entities([llms]) == {}
+    assert store.find_entity("LLMs") == [llm]  # the moved records still name it
+    edges = store.all_edges()
+    assert len(edges) == 1  # the self-loop went, the two llm-transformers relations became one
+    rid = edges[0][0]
+    assert rid == relation_id_for(llm, tr, False)
+    assert sorted(r.description for r in store.relation_provenance([rid])) == ["built on", "use"]
+    assert store.get_entities([llm])[llm].document_ids == ["d1", "d2"]
+    assert llm in store.dirty_ids("entities") and rid in store.dirty_ids("relations")
+    assert llms not in store.vector_index("entity") and not any(r in store.vector_index("relation") for r in gone["relation"])
+    assert store.degrees([llm]) == {llm: 1}
+
+
+def test_split_undoes_a_merge(store):
+    llm, llms, tr = _two_papers(store)
+    merge_entities(store, llm, [llms])
+    ids = split_entity(store, llm)
+    assert sorted(ids) == sorted([llm, llms])
+    assert store.find_entity("LLMs") == [llms]
+    assert store.entity_name_keys(llms) == [("d2-c0", "llms")] and {k for _, k in store.entity_name_keys(llm)} == {
+        "large language models"}
+    assert store.get_entities([llms])[llms].document_ids == ["d2"]
+    # the merged llm-transformers relation follows the name used in the chunk of its last record (d2: "LLMs")
+    assert [tuple(sorted((s, t))) for _, s, t, _ in store.all_edges()] == [tuple(sorted((llms, tr)))]
+    assert set(ids) <= set(store.dirty_ids("entities"))
+    assert split_entity(store, tr) == [tr]  # one name: nothing to split
+
+
+def test_edit_primitives(store):
+    llm, llms, tr = _two_papers(store)
+    keys = store.entity_name_keys(llms)
+    assert keys == [("d2-c0", "llms")]
+    assert sorted(c for _, c in store.relation_chunks(tr)) == ["d1-c0", "d2-c0"]
+    touched = store.move_entity(llms, llm)
+    assert len(touched) == 2 and store.get_entities([llms]) == {}
+    assert sorted(store.entity_name_keys(llm)) == [("d1-c0", "large language models"), ("d2-c0", "large language models"),
+                                                   ("d2-c0", "llms")]
+    store.split_off(llm, "llms", llms)
+    assert store.entity_name_keys(llms) == [("d2-c0", "llms")] and llms in store.dirty_ids("entities")
+    rid = next(r for r in touched if store.get_relations([r])[r].target_id == tr)
+    store.set_relation_end(rid, llm, llms)
+    assert (store.get_relations([rid])[rid].source_id, store.get_relations([rid])[rid].target_id) == (llms, tr)
+    store.set_relation_end(rid, llms, llm)
+    new_id = relation_id_for(llm, tr, False)
+    store.rekey_relation(rid, new_id)
+    assert store.get_relations([rid]) == {} and new_id in store.get_relations([new_id])
+    store.delete_relations([new_id])
+    assert new_id not in {r for r, *_ in store.all_edges()}

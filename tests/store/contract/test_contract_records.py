@@ -1,0 +1,49 @@
+"""LLM cache, call log, embedding cache (LLMCache, CallLog, EmbeddingCache): re-indexing costs nothing
+twice, `stats` and `--cost` report what was spent."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scholargraph.store.base import CachedResponse, CallRecord
+
+
+def test_responses_are_cached_and_survive_a_reopen(open_workspace):
+    store = open_workspace("ws")
+    assert store.cache_get("k") is None
+    store.cache_put("k", "model", "extract", CachedResponse("hello", 10, 2, True))
+    hit = store.cache_get("k")
+    assert (hit.text, hit.prompt_tokens, hit.completion_tokens, hit.estimated) == ("hello", 10, 2, True)
+    store.cache_put("k", "model", "extract", CachedResponse("newer", 1, 1, False))
+    assert store.cache_get("k").text == "newer"
+    store.close()
+    assert open_workspace("ws").cache_get("k").text == "newer"
+
+
+def test_usage_per_purpose_and_per_document(store):
+    store.log_call(CallRecord("extract", "m", 10, 2, False, False, 0.1, "d1"))
+    store.log_call(CallRecord("extract", "m", 10, 2, False, True, 0.0, "d1"))  # a cache hit: saved, not spent
+    store.log_call(CallRecord("glean", "m", 5, 1, True, False, 0.2, "d2"))
+    store.log_call(CallRecord("answer", "m", 7, 3, False, False, 0.3, None))
+    store.log_call(CallRecord("extract", "m", 0, 0, False, False, 0.1, "d1", status="error"))
+    usage = store.usage_by_purpose()
+    extract = usage["extract"]
+    assert (extract.calls, extract.cached_calls, extract.prompt_tokens, extract.completion_tokens) == (2, 1, 10, 2)
+    assert usage["glean"].estimated_calls == 1 and usage["answer"].prompt_tokens == 7
+    assert set(store.usage_by_purpose("d2")) == {"glean"}
+    by_doc = store.usage_by_document()
+    assert set(by_doc) == {"d1", "d2"} and by_doc["d1"]["extract"].completion_tokens == 2
+    assert store.count("llm_calls") == 5 and store.count("llm_cache") == 0
+
+
+def test_embeddings_are_cached_per_model(open_workspace):
+    store = open_workspace("ws")
+    v = np.arange(4, dtype=np.float32)
+    store.embedding_put("model-a", {"h1": v, "h2": v + 1})
+    got = store.embedding_get("model-a", ["h1", "h2", "h3"])
+    assert sorted(got) == ["h1", "h2"] and got["h2"].tolist() == (v + 1).tolist()
+    assert store.embedding_get("model-b", ["h1"]) == {}
+    store.flush_records()
+    store.close()
+    again = open_workspace("ws")
+    assert again.embedding_get("model-a", ["h1"])["h1"].tolist() == v.tolist()
