@@ -73,6 +73,7 @@ def _row(server: ScriptedLLMServer, wall: float, papers: int) -> dict[str, Any]:
 def _timed(pset: PaperSet, profile: str, gleaning: int, rates: Rates, count, tmp: Path,
            args: argparse.Namespace, runners: Runners) -> dict[str, Any]:
     run_lightrag, run_ours = runners
+    tmp.mkdir(parents=True, exist_ok=True)
     papers = len(pset.texts)
     out: dict[str, Any] = {}
     with _server(rates, count) as server:
