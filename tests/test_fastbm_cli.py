@@ -10,7 +10,7 @@ import pytest
 from fixtures.fastbio_papers import PAPERS, write_csv
 
 from scholargraph.errors import ConfigError
-from scholargraph.fastbm_cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
+from scholargraph.profiles.fastbio.cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
 from scholargraph.testing import canned_bio
 from scholargraph.testing.llm_server import Rule
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import __version__
 from .errors import ScholarGraphError
+from .profiles.registry import AUTO, mode_names, plugins, profile_names
 
 
 def _settings_flags(p: argparse.ArgumentParser) -> None:
@@ -44,18 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="add papers (files or directories) to the workspace")
     p.add_argument("paths", nargs="*", help="files or directories (pdf, xml/nxml, csv, json, txt, md, html)")
-    p.add_argument("--profile", choices=["auto", "offline", "academic", "fastbio", "none"])
+    p.add_argument("--profile", choices=[AUTO, *profile_names()])
     p.add_argument("--scope", choices=["intro", "full"], default="full", help="intro = title+abstract+introduction only")
     p.add_argument("--only", nargs="+", metavar="DOC_ID", help="(re)index only these documents, e.g. to upgrade to --scope full")
     p.add_argument("--force", action="store_true", help="re-process documents that are already indexed")
     p.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens; index nothing")
+    p.add_argument("--no-wait", action="store_true",
+                   help="stop at once when another process is indexing this workspace (default: wait for it)")
     p.add_argument("--manifest", help="CSV or BibTeX file mapping files to DOI, authors, year, venue (for citations)")
     _settings_flags(p)
 
     for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("question", nargs="?", help="the question (or use --queries FILE)")
-        p.add_argument("--mode", "-m", help="naive | local | subgraph | global | hybrid | bio")
+        p.add_argument("--mode", "-m", help=" | ".join(mode_names()))
         p.add_argument("--top-k", "-k", type=int)
         p.add_argument("--queries", help="file with one question per line, or JSONL with a 'question' field")
         p.add_argument("--no-clues", action="store_true", help="ablation: keywords without corpus clues")
@@ -100,9 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", type=int, default=5)
     p.add_argument("--per-task", type=int, default=5)
     _settings_flags(p)
-    from .fastbm_cli import add_fastbm_parser
-
-    add_fastbm_parser(sub)
+    for profile in plugins():  # commands that profiles add (fastbio: `fastbm`)
+        if profile.add_cli is not None:
+            profile.add_cli(sub)
     p = sub.add_parser("demo", help="index a bundled real corpus and answer a few questions")
     p.add_argument("--corpus", help="directory of papers to use instead of the default demo corpus")
     _settings_flags(p)
@@ -114,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from . import commands
 
-        return getattr(commands, f"cmd_{args.command}")(args, settings_overrides(args))
+        handler = getattr(args, "handler", None) or getattr(commands, f"cmd_{args.command}")
+        return handler(args, settings_overrides(args))
     except ScholarGraphError as exc:
         _report_error(args, exc)
         return exc.exit_code

@@ -11,7 +11,6 @@ from typing import Any
 from . import cli_output as show
 from .config import demo_corpus_candidates, load_settings, settings_summary
 from .errors import ConfigError, ScholarGraphError
-from .fastbm_cli import cmd_fastbm  # noqa: F401  (the `fastbm` command)
 from .kb import KnowledgeBase
 from .progress import RichProgress
 
@@ -53,7 +52,7 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
                               manifest=read_manifest(Path(args.manifest)))
     with _kb(args, overrides) as kb:
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
-                           options=options)
+                           options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
 

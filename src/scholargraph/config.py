@@ -82,7 +82,8 @@ class ChunkingSettings(_Section):
 
 
 class ExtractionSettings(_Section):
-    profile: Literal["auto", "offline", "academic", "fastbio", "none"] = "auto"
+    profile: str = Field("auto", description="auto (academic with an LLM, else offline), or a registered profile: "
+                                              "none, offline, academic, fastbio, ... (scholargraph.profiles)")
     gleaning: int = Field(1, ge=0, le=5)
     entity_types: str | list[str] = Field("paper", description="preset name (paper, syllabus, biomedical) or a list")
     relation_types: list[str] | None = None
@@ -96,9 +97,18 @@ class ExtractionSettings(_Section):
     refine_threshold: float = Field(0.6, ge=-1, le=1, description="paragraph similarity for stage-2 refinement")
     refine_paragraphs: int = Field(3, ge=1, le=20)
 
+    @field_validator("profile")
+    @classmethod
+    def _registered_profile(cls, v: str) -> str:
+        from .profiles.registry import AUTO, profile_names  # the plug-ins are imported on first use
+
+        if v != AUTO and v not in profile_names():
+            raise ValueError(f"unknown profile {v!r}; available: {', '.join([AUTO, *profile_names()])}")
+        return v
+
 
 class QuerySettings(_Section):
-    mode: Literal["naive", "local", "subgraph", "global", "hybrid", "bio"] = "hybrid"
+    mode: str = Field("hybrid", description="a registered query mode: naive, local, subgraph, global, hybrid, bio, ...")
     top_k: int = Field(10, ge=1, le=1000)
     clue_threshold: float = Field(0.5, ge=-1, le=1)
     max_context_tokens: int = Field(6000, ge=100)
@@ -118,6 +128,15 @@ class QuerySettings(_Section):
     entity_tokens: int | None = Field(None, ge=0, description="budget of the Entities part; default 20% of max_context_tokens")
     relation_tokens: int | None = Field(None, ge=0,
                                         description="budget of the Relations part; default 25% of max_context_tokens")
+
+    @field_validator("mode")
+    @classmethod
+    def _registered_mode(cls, v: str) -> str:
+        from .profiles.registry import mode_names  # the plug-ins are imported on first use
+
+        if v not in mode_names():
+            raise ValueError(f"unknown query mode {v!r}; available: {', '.join(mode_names())}")
+        return v
 
 
 class Settings(BaseSettings):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any, TypeVar
 
 from .config import Settings, load_settings
 from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
-from .extract.base import Extractor, make_extractor, resolve_profile
+from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
@@ -30,6 +31,9 @@ from .ingest.tokenizer import TextTokenizer, load_tokenizer
 from .llm.embeddings import Embedder, make_embedder
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
+from .profiles.base import ExtractorContext
+from .profiles.core import NoExtraction
+from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
@@ -38,6 +42,8 @@ from .sync import run_sync
 from .text.names import normalise_name
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class KnowledgeBase:
@@ -126,13 +132,15 @@ class KnowledgeBase:
                         self._refresher(), self.progress)
 
     def _extractor(self, profile: str | None) -> Extractor:
+        """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
         settings = self.settings
         if profile:
             settings = settings.model_copy(deep=True)
             settings.extraction.profile = profile
-        name = resolve_profile(settings)
-        embed = self.embedder.embed if name == "fastbio" else None
-        return make_extractor(name, settings, self.llm if name in {"academic", "fastbio"} else None, embed)
+        plugin = get_profile(resolve_profile_name(settings.extraction.profile, settings.llm.configured))
+        context = ExtractorContext(settings, self.llm if plugin.needs_llm else None,
+                                   lambda texts: self.embedder.embed(texts))
+        return plugin.make_extractor(context)
 
     # -- indexing -------------------------------------------------------------------------
 
@@ -156,7 +164,7 @@ class KnowledgeBase:
             message = f"another scholargraph process is indexing {self.workdir} ({lock.holder()})"
             if not wait:
                 raise WorkspaceBusyError(f"{message}; try again when it has finished")
-            self.progress.log(f"{message}; waiting for it to finish…")
+            log.warning("%s; waiting for it to finish…", message)
             while not lock.acquire():
                 await asyncio.sleep(0.5)
         try:
@@ -171,9 +179,9 @@ class KnowledgeBase:
         extractor = self._extractor(profile)
         report = IndexReport(profile=extractor.name)
         report.notes += getattr(extractor, "notes", [])
-        if extractor.name == "offline" and (profile or self.settings.extraction.profile) == "auto":
-            report.notes.append("no LLM configured: using the offline extraction profile (a draft graph); "
-                                "set llm.base_url and llm.model for the academic profile")
+        if (profile or self.settings.extraction.profile) == AUTO and not self.settings.llm.configured:
+            report.notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
+                                f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
         if extractor.uses_llm and not dry_run:
             await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
         pipeline = self._pipeline(extractor)
@@ -216,7 +224,7 @@ class KnowledgeBase:
         return self.run(self.ainsert(paths, **kwargs))
 
     async def adelete(self, doc_id: str) -> dict:
-        return await self._pipeline(self._extractor("none")).delete(doc_id)
+        return await self._pipeline(NoExtraction()).delete(doc_id)
 
     def delete(self, doc_id: str) -> dict:
         return self.run(self.adelete(doc_id))

@@ -14,16 +14,16 @@ from fixtures.fastbio_papers import PAPERS, write_csv
 from scholargraph import KnowledgeBase
 from scholargraph.config import Settings
 from scholargraph.errors import ModelOutputError
-from scholargraph.extract.bio_normalise import load_dictionary, match_key, normalise_extraction, parse_dictionary
-from scholargraph.extract.fastbio import (
+from scholargraph.ingest.chunking import layout
+from scholargraph.models import Chunk, Document, EntityRecord, Extraction, RelationRecord, Section
+from scholargraph.profiles.fastbio.extractor import (
     FastBioExtractor,
     Passage,
     clean_refined,
     main_passages,
     map_relation_type,
 )
-from scholargraph.ingest.chunking import layout
-from scholargraph.models import Chunk, Document, EntityRecord, Extraction, RelationRecord, Section
+from scholargraph.profiles.fastbio.normalise import load_dictionary, match_key, normalise_extraction, parse_dictionary
 from scholargraph.testing.canned_bio import (  # noqa: E402,F401
     DRAFT_MARK,
     REFINE_MARK,

@@ -17,12 +17,12 @@ import pytest
 
 from scholargraph import KnowledgeBase
 from scholargraph.config import LLMSettings
-from scholargraph.extract.bio_normalise import parse_dictionary
 from scholargraph.graph import weights as W
 from scholargraph.llm.client import LLMClient
 from scholargraph.llm.embeddings import Embedder
 from scholargraph.models import EntityRecord, Extraction, RelationRecord
-from scholargraph.query.bio import batches, bio_answer, bio_retrieve, format_references, vocabulary_parse
+from scholargraph.profiles.fastbio.normalise import parse_dictionary
+from scholargraph.profiles.fastbio.query import batches, bio_answer, bio_retrieve, format_references, vocabulary_parse
 from scholargraph.testing.llm_server import Reply, Rule
 
 DIM = 512
@@ -295,3 +295,43 @@ def test_unusable_parse_falls_back_to_the_vocabulary(bio_kb, llm_server):
     assert any("parse by the LLM failed" in n for n in a.notes)
     assert [s.document_id for s in a.sources] == ["P3"] and "KRAS -> Ovarian Neoplasms" in a.sources[0].text
     assert a.cited == [1]
+
+
+# ---------------------------------------------------------------------------------------------
+# the common switches: top_k and sessions (bio is a plug-in mode like any other)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_ask_bio_top_k_returns_k_papers(workdir, tmp_path, capsys, monkeypatch):
+    """`ask --mode bio --top-k 3`: the three best-ranked papers, not every match."""
+    from scholargraph.cli import main
+
+    kb = KnowledgeBase(workdir, extraction={"profile": "none", "entity_types": "biomedical"})  # the real embedder
+    kb._extractor = lambda profile: GraphStub()
+    assert kb.insert([write_csv(tmp_path / "papers.csv", list(PAPERS))]).ok
+    kb.close()
+    monkeypatch.setenv("SCHOLARGRAPH_QUERY__BIO_THRESHOLD", "-1")  # every relation is similar enough
+    question = "Which genes are involved in these diseases?"  # names nothing: every gene relation matches
+
+    def ask(*extra):
+        assert main(["ask", question, "--mode", "bio", "-w", str(workdir), "--json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    assert ask()["context_sources"] == 4  # without top_k: every paper above the threshold (fastbmRAG)
+    out = ask("--top-k", "3")
+    assert out["context_sources"] == 3 and set(out["cited"]) <= {1, 2, 3}
+    assert any("showing the 3 best ranked" in n for n in out["notes"])
+    assert ask("--top-k", "1", "--no-clues", "--no-subgraph")["context_sources"] == 1
+
+
+def test_bio_mode_keeps_the_session_history(workdir, tmp_path, llm_server):
+    server = llm_server(rules=[Rule("parse", PARSE_MARK, json.dumps({"genes": ["IL1B"], "diseases": ["endometriosis"]})),
+                               Rule("answer", ANSWER_MARK, batch_answer), Rule("merge", MERGE_MARK, merge_answer)])
+    with stub_kb(workdir, llm={"base_url": server.base_url, "model": "scripted-model"}) as kb:
+        assert kb.insert([write_csv(tmp_path / "papers.csv", list(PAPERS))]).ok
+        first = kb.query("What is the role of IL1B in endometriosis?", mode="bio", session="s1")
+        second = kb.query("And in which papers?", mode="bio", session="s1", top_k=1)
+    assert first.mode == second.mode == "bio" and len(second.sources) == 1
+    prompts = [json.dumps(r) for r in server.stats.requests if ANSWER_MARK in json.dumps(r)]
+    assert "Earlier question: What is the role of IL1B in endometriosis?" in prompts[-1]
+    assert not any("Earlier question" in p for p in prompts[:-1])

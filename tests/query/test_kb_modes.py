@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from scholargraph import KnowledgeBase
-from scholargraph.query.engine import MODES
+from scholargraph.query.modes import CORE_MODES
+
+MODES = [m.name for m in CORE_MODES]
 
 TEXTS = [
     {"title": "Retrieval-Augmented Generation for Science", "text":

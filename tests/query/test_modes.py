@@ -10,7 +10,6 @@ from query_workspace import DIM, BagOfWordsEmbedder, names
 
 from scholargraph.errors import ConfigError
 from scholargraph.graph.memory import load_graph
-from scholargraph.query.engine import MODES
 from scholargraph.query.graph_modes import (
     GraphParams,
     QueryVectors,
@@ -19,7 +18,9 @@ from scholargraph.query.graph_modes import (
     match_nodes,
     subgraph_retrieve,
 )
+from scholargraph.query.modes import CORE_MODES
 
+MODES = [m.name for m in CORE_MODES]
 Q3 = "What links aspirin, inflammation and kinase?"  # low-level: aspirin, inflammation, kinase
 Q2 = "What links aspirin and inflammation?"  # the clue "prostaglandin synthesis aspirin" is close to it
 

@@ -2,6 +2,9 @@
 
 File format: lines starting with ``##`` are the header (not sent); ``=== system ===`` and
 ``=== user ===`` start the two messages; ``{name}`` placeholders are filled with str.format.
+
+The engine's prompts live here; a profile package keeps its own in its ``prompts/`` folder and
+loads them with ``load_prompt(name, __package__)``.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ class Prompt:
 
 
 @lru_cache(maxsize=64)
-def load_prompt(name: str) -> Prompt:
-    text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
+def load_prompt(name: str, package: str | None = None) -> Prompt:
+    """Prompt ``name`` of the engine, or of the plug-in ``package`` (its ``prompts/`` folder)."""
+    folder = resources.files(package).joinpath("prompts") if package else resources.files(__package__)
+    text = folder.joinpath(f"{name}.txt").read_text(encoding="utf-8")
     body = "\n".join(line for line in text.splitlines() if not line.startswith("##"))
     system, _, user = body.partition("=== user ===")
     system = system.replace("=== system ===", "").strip()

@@ -3,12 +3,12 @@ sources, context, timings, usage, notes), and small helpers shared by the modes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..models import Source, Usage
 
-__all__ = ["Retrieval", "merge_usage", "truncate_sources"]
+__all__ = ["Retrieval", "history_text", "merge_usage", "truncate_sources"]
 
 
 @dataclass
@@ -43,3 +43,8 @@ def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], 
         kept.append(s)
         used += n
     return kept
+
+
+def history_text(history: Sequence[tuple[str, str]]) -> str:
+    """The last three turns of a session, as the answer prompts show them."""
+    return "".join(f"\nEarlier question: {q}\nEarlier answer: {a}\n" for q, a in list(history)[-3:])

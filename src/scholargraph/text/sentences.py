@@ -45,7 +45,7 @@ def _is_non_terminal(text: str, dot_pos: int, next_char_pos: int) -> bool:
     if lw in _SOFT_ABBREVIATIONS:
         # "et al. (2020)" / "et al. 2020" continue; "etc. The" ends a sentence.
         return not (nxt.isupper() and lw == "etc")
-    if lw in ABBREVIATIONS or "." in lw:  # "Fig.", "Ph.D."
+    if lw in ABBREVIATIONS:
         return True
     # A single capital letter: an initial ("J. Smith") -- unless it is a one-letter word like "I".
     return len(word) == 1 and word.isupper() and word not in {"I", "A"}

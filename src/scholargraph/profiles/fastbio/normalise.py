@@ -4,7 +4,7 @@ disease names to MeSH headings).
 Two layers:
 
 * The LLM, in the stage-1 prompt, names genes by their HGNC symbol and diseases by their MeSH
-  heading and gives the surface form as ``alias`` (``extract.fastbio``).
+  heading and gives the surface form as ``alias`` (``.extractor``).
 * An optional user dictionary (CSV or TSV: symbol/heading, aliases separated by ``|`` or ``;``,
   optional type), applied deterministically *before* the LLM's choice: when the surface form or
   the LLM's name matches a dictionary entry, the entry's symbol/heading becomes the name.
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import ConfigError
-from ..models import EntityRecord, Extraction
-from .parse import map_entity_type
+from ...errors import ConfigError
+from ...extract.parse import map_entity_type
+from ...models import EntityRecord, Extraction
 
 __all__ = ["BioDictionary", "DictEntry", "load_dictionary", "match_key", "normalise_extraction", "dictionary_from_settings"]
 

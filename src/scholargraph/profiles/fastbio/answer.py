@@ -1,4 +1,4 @@
-"""bio query mode, step 5 (``query.bio``): the paper sources formatted as context and as a reference
+"""bio query mode, step 5 (``.query``): the paper sources formatted as context and as a reference
 list, split into batches that fit the token budget, one answer call per batch (concurrently; a
 failed batch only loses its own papers), and one merge call when there was more than one batch.
 """
@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from ..errors import LLMError, LLMUnavailableError
-from ..llm.wire import estimate_tokens
-from ..models import Source
-from ..prompts import load_prompt
-from .citations import verify_citations
+from ...errors import LLMError, LLMUnavailableError
+from ...llm.wire import estimate_tokens
+from ...models import Source
+from ...prompts import load_prompt
+from ...query.citations import verify_citations
 
 
 def _paper_header(s: Source) -> str:
@@ -56,14 +56,16 @@ def _language(settings) -> str:
     return f"in {lang}" if lang else "in the language of the question"
 
 
-async def generate_answer(llm, settings, question: str, sources: list[Source], notes: list[str], budget: int) -> str:
+async def generate_answer(llm, settings, question: str, sources: list[Source], notes: list[str], budget: int,
+                          history: str = "") -> str:
     count = getattr(llm, "count_tokens", None) or estimate_tokens
     groups = batches(sources, budget, count)
-    prompt = load_prompt("bio_answer")
+    prompt = load_prompt("bio_answer", __package__)
     language = _language(settings)
 
     async def one(group: list[Source]) -> str:
-        messages = prompt.messages(context=format_papers(group), question=question, language=language)
+        messages = prompt.messages(context=format_papers(group), question=question, language=language,
+                                   history=history)
         result = await llm.chat(messages, purpose="answer")
         # numbers outside this batch are invented: drop them before the merge sees them
         return verify_citations(result.text, {s.number for s in group}).text.strip()
@@ -87,7 +89,7 @@ async def generate_answer(llm, settings, question: str, sources: list[Source], n
         return ""
     if len(partial) == 1:
         return partial[0]
-    merge = load_prompt("bio_merge")
+    merge = load_prompt("bio_merge", __package__)
     answers = "\n\n".join(f"Part {i}:\n{p}" for i, p in enumerate(partial, start=1))
     try:
         result = await llm.chat(merge.messages(answers=answers, question=question, language=language), purpose="answer")

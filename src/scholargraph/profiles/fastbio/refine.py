@@ -1,4 +1,4 @@
-"""fastbio stage 2, the **refine** step (``extract.fastbio``): the main-text paragraphs of a paper
+"""fastbio stage 2, the **refine** step (``.extractor``): the main-text paragraphs of a paper
 (``main_passages``), their similarity to each drafted relation (embeddings, else lexical overlap),
 the selection of the best ones, one short call per relation that rewrites its description, and
 the clean-up of that answer (``clean_refined``).
@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LLMError, LLMUnavailableError, ModelOutputError
-from ..ingest.chunking import layout
-from ..models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
-from ..text.sentences import sentence_spans
-from ..text.stopwords import STOPWORDS
-from .bio_normalise import match_key
-from .fastbio_draft import first_value
-from .json_repair import parse_json, strip_reasoning
+from ...errors import LLMError, LLMUnavailableError, ModelOutputError
+from ...extract.json_repair import parse_json, strip_reasoning
+from ...ingest.chunking import layout
+from ...models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
+from ...text.sentences import sentence_spans
+from ...text.stopwords import STOPWORDS
+from .draft import first_value
+from .normalise import match_key
 
 DEFAULT_REFINE_THRESHOLD = 0.6
 DEFAULT_REFINE_PARAGRAPHS = 3

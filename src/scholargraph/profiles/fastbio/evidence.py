@@ -1,4 +1,4 @@
-"""bio query mode, steps 2-4 (``query.bio``): filters on the graph (named entities, entity and
+"""bio query mode, steps 2-4 (``.query``): filters on the graph (named entities, entity and
 relation types, relaxed with a note when they leave nothing), the similarity search over relation
 vectors (every relation above the threshold, else the most similar that pass the filters), edge
 weights, and the evidence grouped into one numbered source per paper.
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..graph.weights import combine, node_weights, paper_weight
-from ..models import Source
-from ..store.base import Store
-from .retrieval import Retrieval
+from ...graph.weights import combine, node_weights, paper_weight
+from ...models import Source
+from ...query.retrieval import Retrieval
+from ...store.base import Store
 
 
 @dataclass
@@ -59,8 +59,8 @@ class Filters:
         return not (use_relation and self.relation_types and not (set(row[2]) & self.relation_types))
 
 
-async def search_evidence(store: Store, settings, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
-                  how: str, retrieval: Retrieval) -> list[Evidence]:
+async def search_evidence(store: Store, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
+                          how: str, retrieval: Retrieval, top_k: int) -> list[Evidence]:
     if store.count("relations") == 0:
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
         return []
@@ -71,7 +71,6 @@ async def search_evidence(store: Store, settings, embedder, question, filters: F
     rows = {rid: row for rid, row in rows.items() if filters.names_ok(row)}
     fallback = False
     if not rows:  # nothing above the threshold: the most similar relations that pass the filters
-        top_k = settings.query.top_k
         allowed = _named_candidates(store, filters)
         near = index.search(qvec, top_k * 5 if allowed is None else top_k, allowed=allowed)
         near_rows = _relation_rows(store, [i for i, _ in near])
@@ -80,7 +79,7 @@ async def search_evidence(store: Store, settings, embedder, question, filters: F
         fallback = bool(rows)
     kept = _apply_type_filters(rows, filters, retrieval)
     if fallback:
-        kept = dict(sorted(kept.items(), key=lambda kv: -hits[kv[0]])[: settings.query.top_k])
+        kept = dict(sorted(kept.items(), key=lambda kv: -hits[kv[0]])[:top_k])
         if kept:
             retrieval.notes.append(f"no relation is {cutoff:.2f} similar to the question; showing the {len(kept)} "
                                    "most similar that pass the filters")

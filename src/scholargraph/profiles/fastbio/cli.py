@@ -28,8 +28,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .config import ExtractionSettings, QuerySettings, load_settings
-from .errors import ConfigError
+from ...config import ExtractionSettings, QuerySettings, load_settings
+from ...errors import ConfigError
 
 BACKEND_URLS = {"ollama": "http://localhost:11434/v1", "vllm": "http://localhost:8000/v1"}
 FASTBM_DEFAULT_MODELS = {"update": "phi4:latest", "query": "gemma3:27b-it-qat"}
@@ -81,7 +81,7 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     # what cli.settings_overrides reads for every command
     p.set_defaults(workdir=None, llm_model=None, embedding_model=None, chunk_size=None, chunk_overlap=None,
-                   profile=None, mode=None)
+                   profile=None, mode=None, handler=cmd_fastbm)
     return p
 
 
@@ -157,8 +157,8 @@ def _merge(base: dict, top: dict) -> dict:
 
 def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> int:
     """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli.settings_overrides)."""
-    from . import cli_output as show
-    from .kb import KnowledgeBase
+    from ... import cli_output as show
+    from ...kb import KnowledgeBase
 
     notes: list[str] = []
     mine = fastbm_overrides(args, notes)
@@ -168,7 +168,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
             raise ConfigError("--job update needs --document FILE.csv (columns abstract, main_text, paper_id)")
         with KnowledgeBase(settings=settings) as kb:
             if settings.progress:
-                from .progress import RichProgress
+                from ...progress import RichProgress
 
                 kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=True)
             report = kb.insert(args.document, dry_run=args.dry_run)
@@ -186,7 +186,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
     with KnowledgeBase(settings=settings) as kb:
         answer = kb.run(_query(kb, args))
     answer.notes[:0] = notes
-    from .query.bio import format_references
+    from .query import format_references
 
     references = format_references(answer.sources, answer.cited or None)
     if args.json:
@@ -202,8 +202,8 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
 
 async def _query(kb, args: argparse.Namespace):
-    from .extract.bio_normalise import load_dictionary
-    from .query.bio import bio_answer
+    from .normalise import load_dictionary
+    from .query import bio_answer
 
     if kb.llm is not None and kb.settings.llm.health_check:
         await kb.llm.health_check()

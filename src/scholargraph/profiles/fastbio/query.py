@@ -22,7 +22,7 @@ evidence -> one merged answer citing papers.
    batch; ``[n]`` citations are verified against the papers. A failed batch only loses its own
    papers. Without an LLM the answer is extractive.
 
-The steps live in ``query.bio_parse`` (1), ``query.bio_evidence`` (2-4) and ``query.bio_generate``
+The steps live in ``.query_parse`` (1), ``.evidence`` (2-4) and ``.answer``
 (5); this module holds the two entry points, ``bio_retrieve`` and ``bio_answer``, and re-exports
 the public names of the others.
 """
@@ -30,17 +30,26 @@ the public names of the others.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
-from ..extract.bio_normalise import BioDictionary, dictionary_from_settings
-from ..models import Answer
-from .bio_evidence import Evidence, Filters, paper_sources, search_evidence
-from .bio_generate import batches, format_papers, format_references, generate_answer
-from .bio_parse import ENTITY_TYPE_HINTS, MAX_NGRAM, PARSE_SCHEMA, BioQuery, llm_parse, resolve_names, vocabulary_parse
-from .citations import verify_citations
-from .extractive import extractive_answer
-from .retrieval import Retrieval, merge_usage
+from ...errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
+from ...models import Answer
+from ...query.citations import verify_citations
+from ...query.extractive import extractive_answer
+from ...query.retrieval import Retrieval, history_text, merge_usage
+from ..base import QueryContext, QueryMode, QueryRequest
+from .answer import batches, format_papers, format_references, generate_answer
+from .evidence import Evidence, Filters, paper_sources, search_evidence
+from .normalise import BioDictionary, dictionary_from_settings
+from .query_parse import (
+    ENTITY_TYPE_HINTS,
+    MAX_NGRAM,
+    PARSE_SCHEMA,
+    BioQuery,
+    llm_parse,
+    resolve_names,
+    vocabulary_parse,
+)
 
 DEFAULT_THRESHOLD = 0.3
 
@@ -59,8 +68,13 @@ def _weight_threshold(settings, given: float | None) -> float | None:
 
 
 async def bio_retrieve(store, settings, embedder, llm, question: str, weight_threshold: float | None = None, *,
-                       dictionary: BioDictionary | None = None, threshold: float | None = None) -> Retrieval:
-    """Numbered paper sources for ``question`` (see the module doc); no answer is generated."""
+                       dictionary: BioDictionary | None = None, threshold: float | None = None,
+                       top_k: int | None = None) -> Retrieval:
+    """Numbered paper sources for ``question`` (see the module doc); no answer is generated.
+
+    ``top_k``: at most this many papers (the best ranked), and the number of relations the search
+    falls back to when none reaches the threshold; None = every paper above the threshold, and
+    ``query.top_k`` relations as the fallback (fastbmRAG's behaviour)."""
     if not question.strip():
         raise ConfigError("the question is empty")
     t0 = time.perf_counter()
@@ -95,11 +109,15 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     cutoff = _threshold(settings, threshold)
     min_weight = _weight_threshold(settings, weight_threshold)
     how = _edge_combine(settings)
-    evidence = await search_evidence(store, settings, embedder, question, filters, cutoff, min_weight, how, retrieval)
+    evidence = await search_evidence(store, embedder, question, filters, cutoff, min_weight, how, retrieval,
+                                     top_k or settings.query.top_k)
     retrieval.timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
     retrieval.sources = paper_sources(store, evidence)
+    if top_k is not None and len(retrieval.sources) > top_k:
+        retrieval.notes.append(f"{len(retrieval.sources)} papers matched; showing the {top_k} best ranked (top_k)")
+        del retrieval.sources[top_k:]
     retrieval.context = format_papers(retrieval.sources)
     retrieval.details.update({"threshold": cutoff, "edge_weight": how, "weight_threshold": min_weight,
                               "relations": len({e.relation_id for e in evidence}), "papers": len(retrieval.sources)})
@@ -112,12 +130,14 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
 
 async def bio_answer(store, settings, embedder, llm, question: str, weight_threshold: float | None = None, *,
                      dictionary: BioDictionary | None = None, threshold: float | None = None,
-                     on_text: Callable[[str], None] | None = None, batch_tokens: int | None = None) -> Answer:
+                     on_text: Callable[[str], None] | None = None, batch_tokens: int | None = None,
+                     top_k: int | None = None, history: Sequence[tuple[str, str]] = ()) -> Answer:
     """The bio-mode answer: per-batch answers merged into one, citing numbered papers.
 
-    ``batch_tokens`` (default ``query.max_context_tokens``) is the evidence per answer call."""
+    ``batch_tokens`` (default ``query.max_context_tokens``) is the evidence per answer call;
+    ``history``: the session's earlier (question, answer) turns, shown to the answer calls."""
     retrieval = await bio_retrieve(store, settings, embedder, llm, question, weight_threshold, dictionary=dictionary,
-                                   threshold=threshold)
+                                   threshold=threshold, top_k=top_k)
     answer = Answer(question, "", "bio", retrieval.sources, usage=merge_usage(retrieval.usage),
                     timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes))
     if not retrieval.sources:
@@ -132,7 +152,8 @@ async def bio_answer(store, settings, embedder, llm, question: str, weight_thres
     else:
         before = llm.usage_snapshot()
         budget = batch_tokens or settings.query.max_context_tokens
-        raw = await generate_answer(llm, settings, question, retrieval.sources, answer.notes, budget)
+        raw = await generate_answer(llm, settings, question, retrieval.sources, answer.notes, budget,
+                                    history_text(history))
         check = verify_citations(raw, {s.number for s in retrieval.sources})
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
         if check.removed:
@@ -144,6 +165,20 @@ async def bio_answer(store, settings, embedder, llm, question: str, weight_thres
     return answer
 
 
-__all__ = ["DEFAULT_THRESHOLD", "ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "Evidence", "batches",
+async def _retrieve_mode(ctx: QueryContext, req: QueryRequest) -> Retrieval:
+    return await bio_retrieve(ctx.store, ctx.settings, ctx.embedder, ctx.llm, req.question, top_k=req.top_k)
+
+
+async def _answer_mode(ctx: QueryContext, req: QueryRequest) -> Answer:
+    return await bio_answer(ctx.store, ctx.settings, ctx.embedder, ctx.llm, req.question, on_text=req.on_text,
+                            top_k=req.top_k, history=req.history)
+
+
+# the ablation switches concern the graph modes' keywords and subgraph, which bio mode does not use
+BIO_MODE = QueryMode("bio", "fastbmRAG: question parsed into genes/diseases/types -> filtered relations above a "
+                     "similarity threshold -> answers per batch of papers, merged", _retrieve_mode, _answer_mode)
+
+
+__all__ = ["BIO_MODE", "DEFAULT_THRESHOLD", "ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "Evidence", "batches",
            "bio_answer", "bio_retrieve", "format_papers", "format_references", "llm_parse", "resolve_names",
            "vocabulary_parse"]

@@ -4,7 +4,7 @@
    (``extraction.entity_types``; the default "paper" preset becomes "biomedical") and directed
    relations typed by ``extraction.relation_types`` (default ``BIO_RELATION_TYPES``), each with a
    one-sentence description and a confidence. Genes are named by HGNC symbol and diseases by MeSH
-   heading, the surface form kept as alias; an optional dictionary (``extract.bio_normalise``)
+   heading, the surface form kept as alias; an optional dictionary (``.normalise``)
    is applied first.
 2. **Refine** -- for each relation, the main-text paragraphs of the *same* paper most similar
    to "the relationship between SOURCE and TARGET" + its draft (cosine >= ``refine_threshold``,
@@ -21,7 +21,7 @@ Similarity for stage 2: the ``embed`` callable given to the constructor (the wor
 ``embed``); without one, lexical overlap of entity names and draft terms with each paragraph.
 
 This module is the entry point (``FastBioExtractor``: set-up, cost estimate, the two stages in
-order); stage 1 lives in ``extract.fastbio_draft``, stage 2 in ``extract.fastbio_refine``, and
+order); stage 1 lives in ``.draft``, stage 2 in ``.refine``, and
 their public names are re-exported here.
 """
 
@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from ..ingest.chunking import layout
-from ..models import Chunk, Document, Extraction, Usage
-from ..prompts import load_prompt
-from .bio_normalise import BioDictionary, dictionary_from_settings, normalise_extraction
-from .fastbio_draft import (
+from ...extract.types import BIO_RELATION_TYPES
+from ...ingest.chunking import layout
+from ...models import Chunk, Document, Extraction, Usage
+from ...prompts import load_prompt
+from .draft import (
     DRAFT_SCHEMA,
     OTHER_TYPE,
     RELATION_TYPE_HINTS,
@@ -45,7 +45,8 @@ from .fastbio_draft import (
     bio_entity_types,
     map_relation_type,
 )
-from .fastbio_refine import (
+from .normalise import BioDictionary, dictionary_from_settings, normalise_extraction
+from .refine import (
     DEFAULT_REFINE_PARAGRAPHS,
     DEFAULT_REFINE_THRESHOLD,
     MAX_DESCRIPTION_CHARS,
@@ -60,7 +61,6 @@ from .fastbio_refine import (
     main_passages,
     terms,
 )
-from .types import BIO_RELATION_TYPES
 
 Embed = Callable[[Sequence[str]], Awaitable[np.ndarray]]
 
@@ -84,8 +84,8 @@ class FastBioExtractor(DraftStage, RefineStage):
         self.dictionary = dictionary if dictionary is not None else dictionary_from_settings(ext)
         self.embed = embed
         self.similarity = "embedding" if embed is not None else "lexical"
-        self.draft_prompt = load_prompt("fastbio_draft")
-        self.refine_prompt = load_prompt("fastbio_refine")
+        self.draft_prompt = load_prompt("fastbio_draft", __package__)
+        self.refine_prompt = load_prompt("fastbio_refine", __package__)
         self._draft_system = self.draft_prompt.system.format(
             types=", ".join(self.entity_types), relation_types=", ".join(self.relation_types))
         self._refine_system = self.refine_prompt.system

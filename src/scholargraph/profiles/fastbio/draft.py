@@ -1,4 +1,4 @@
-"""fastbio stage 1, the **draft** (``extract.fastbio``): one LLM call per paper on its abstract, and
+"""fastbio stage 1, the **draft** (``.extractor``): one LLM call per paper on its abstract, and
 the parse of its JSON -- typed entities with their surface forms as aliases, directed relations
 with a relation type (``map_relation_type``) and a confidence.
 
@@ -12,13 +12,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ModelOutputError
-from ..models import ChunkFailure, Document, EntityRecord, Extraction, RelationRecord
-from .bio_normalise import match_key
-from .json_repair import parse_json, strip_reasoning
-from .parse import parse_extraction
-from .types import PRESETS
-from .types import entity_types as resolve_entity_types
+from ...errors import ModelOutputError
+from ...extract.json_repair import parse_json, strip_reasoning
+from ...extract.parse import parse_extraction
+from ...extract.types import PRESETS
+from ...extract.types import entity_types as resolve_entity_types
+from ...models import ChunkFailure, Document, EntityRecord, Extraction, RelationRecord
+from .normalise import match_key
 
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
 OTHER_TYPE = "Other"

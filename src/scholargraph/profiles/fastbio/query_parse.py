@@ -1,4 +1,4 @@
-"""bio query mode, step 1 (``query.bio``): the question parsed into gene/disease/other names and the
+"""bio query mode, step 1 (``.query``): the question parsed into gene/disease/other names and the
 entity/relation types it asks for -- by the LLM (``llm_parse``, purpose ``parse``), or by matching
 the question's word n-grams against the graph's entity names and aliases (``vocabulary_parse``) --
 and the names resolved to entity ids (``resolve_names``).
@@ -10,14 +10,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from ..errors import ModelOutputError
-from ..extract.bio_normalise import BioDictionary, match_key
-from ..extract.fastbio import RELATION_TYPE_HINTS, bio_entity_types, map_relation_type
-from ..extract.json_repair import coerce, parse_json
-from ..extract.types import BIO_RELATION_TYPES
-from ..prompts import load_prompt
-from ..text.names import fold_plural, normalise_name
-from ..text.stopwords import QUESTION_WORDS, STOPWORDS
+from ...errors import ModelOutputError
+from ...extract.json_repair import coerce, parse_json
+from ...extract.types import BIO_RELATION_TYPES
+from ...prompts import load_prompt
+from ...text.names import fold_plural, normalise_name
+from ...text.stopwords import QUESTION_WORDS, STOPWORDS
+from .extractor import RELATION_TYPE_HINTS, bio_entity_types, map_relation_type
+from .normalise import BioDictionary, match_key
 
 MAX_NGRAM = 5
 
@@ -142,7 +142,7 @@ def vocabulary_parse(store, question: str, settings, dictionary: BioDictionary |
 
 
 async def llm_parse(llm, question: str, settings) -> BioQuery:
-    prompt = load_prompt("bio_parse")
+    prompt = load_prompt("bio_parse", __package__)
     messages = prompt.messages(types=", ".join(_entity_types(settings)),
                                relation_types=", ".join(_relation_types(settings)), question=question)
     result = await llm.chat(messages, purpose="parse", schema=PARSE_SCHEMA, schema_name="bio_query")

@@ -1,0 +1,16 @@
+"""The academic profile (thesis 000 §3.2, §4.3, §5.2): one LLM call per chunk for entities,
+relations and content keywords, with gleaning (:mod:`scholargraph.extract.academic`)."""
+
+from __future__ import annotations
+
+from ...extract.academic import AcademicExtractor
+from ...extract.types import entity_types
+from ..base import ExtractorContext, Profile
+
+
+def _make(ctx: ExtractorContext) -> AcademicExtractor:
+    return AcademicExtractor(ctx.llm, ctx.settings.extraction, entity_types(ctx.settings.extraction.entity_types))
+
+
+PROFILE = Profile("academic", "LLM extraction per chunk: entities, relations, content keywords (the default "
+                  "with an LLM)", _make, needs_llm=True)

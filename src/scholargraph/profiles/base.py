@@ -1,0 +1,101 @@
+"""The plug-in contract: what a profile package declares (see ``docs/architecture.md``).
+
+A plug-in module exposes ``PROFILE``, a :class:`Profile`: its extractor factory, the query modes it
+adds, and optionally CLI additions. The registry (:mod:`.registry`) collects them; the engine,
+pipeline and :class:`~scholargraph.kb.KnowledgeBase` only ever look a profile or mode up by the
+name a user gave, never test for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..extract.base import Extractor
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..config import Settings
+    from ..graph.memory import GraphCache
+    from ..ingest.tokenizer import TextTokenizer
+    from ..llm.client import LLMClient
+    from ..llm.embeddings import Embedder
+    from ..models import Answer
+    from ..query.retrieval import Retrieval
+    from ..store.base import Store
+
+__all__ = ["ABLATION_FLAGS", "Extractor", "ExtractorContext", "Profile", "QueryContext", "QueryMode", "QueryRequest"]
+
+# the common switches of `ask`/`retrieve` (thesis ablations); a mode lists those it cannot honour
+ABLATION_FLAGS = {"clues": "--no-clues", "subgraph": "--no-subgraph"}
+
+
+@dataclass(frozen=True)
+class ExtractorContext:
+    """What a profile's extractor factory gets. ``llm`` is None for profiles that need none."""
+
+    settings: Settings
+    llm: LLMClient | None
+    embed: Callable[[list[str]], Awaitable[np.ndarray]]  # texts -> unit vectors (the workspace's model)
+
+
+@dataclass(frozen=True)
+class QueryContext:
+    """The workspace as a query mode sees it."""
+
+    store: Store
+    settings: Settings
+    embedder: Embedder
+    tokenizer: TextTokenizer
+    llm: LLMClient | None = None
+    graphs: GraphCache | None = None  # the in-memory graph, shared across queries (graph modes)
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    """One question and the common switches. ``top_k`` None = the mode's default
+    (``query.top_k`` for the built-in modes); ``history``: earlier (question, answer) turns of the
+    session, oldest first; ``on_text``: streaming callback for the answer text."""
+
+    question: str
+    top_k: int | None = None
+    clues: bool = True
+    subgraph: bool = True
+    history: Sequence[tuple[str, str]] = ()
+    on_text: Callable[[str], None] | None = None
+
+    def k(self, settings: Settings) -> int:
+        return self.top_k or settings.query.top_k
+
+
+@dataclass(frozen=True)
+class QueryMode:
+    """A query mode. ``retrieve`` returns the numbered sources; ``answer`` (optional) writes the
+    answer itself, else the engine answers from the retrieval's context (one LLM call with verified
+    citations, or extractively). ``unsupported``: keys of :data:`ABLATION_FLAGS` the mode cannot
+    honour -- asking for them is an error, never silently ignored."""
+
+    name: str
+    description: str
+    retrieve: Callable[[QueryContext, QueryRequest], Awaitable[Retrieval]]
+    answer: Callable[[QueryContext, QueryRequest], Awaitable[Answer]] | None = None
+    unsupported: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Profile:
+    """An extraction profile and what comes with it.
+
+    ``make_extractor`` builds the extractor for a run; ``needs_llm`` profiles get the LLM client
+    (and are refused with a clear message when none is configured); ``modes`` are query modes the
+    profile adds; ``add_cli(subparsers)`` adds its commands to ``scholargraph`` (a command sets
+    ``handler=fn(args, overrides) -> exit code`` with ``set_defaults``)."""
+
+    name: str
+    description: str
+    make_extractor: Callable[[ExtractorContext], Extractor]
+    needs_llm: bool = False
+    modes: tuple[QueryMode, ...] = ()
+    add_cli: Callable[[Any], object] | None = None  # argparse subparsers -> None

@@ -1,0 +1,25 @@
+"""The core plug-in: profile ``none`` (chunks and vectors only, naive RAG; no graph) and the query
+modes every graph supports (naive, local, subgraph, global, hybrid; :mod:`scholargraph.query.modes`)."""
+
+from __future__ import annotations
+
+from ..models import Chunk, Document, Extraction
+from ..query.modes import CORE_MODES
+from .base import ExtractorContext, Profile
+
+
+class NoExtraction:
+    """Chunks and vectors only (naive RAG); no graph."""
+
+    name = "none"
+    uses_llm = False
+
+    async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction:
+        return Extraction()
+
+
+def _make(ctx: ExtractorContext) -> NoExtraction:
+    return NoExtraction()
+
+
+PROFILE = Profile("none", "chunks and vectors only (naive RAG); no graph", _make, modes=CORE_MODES)

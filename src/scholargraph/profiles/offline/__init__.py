@@ -1,0 +1,28 @@
+"""The offline profile: a draft graph without an LLM -- terms, acronyms, co-occurrence relations
+and keyphrases (:mod:`scholargraph.extract.offline`). Instant, deterministic, honest about being a
+draft."""
+
+from __future__ import annotations
+
+from ...extract.offline import OfflineExtractor
+from ...extract.types import entity_types
+from ...models import Chunk, Document, Extraction
+from ..base import ExtractorContext, Profile
+
+
+class OfflineProfile:
+    name = "offline"
+    uses_llm = False
+
+    def __init__(self, types: list[str]):
+        self._extractor = OfflineExtractor(entity_types=types)
+
+    async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction:
+        return self._extractor.extract_document([(c.id, c.text) for c in chunks])
+
+
+def _make(ctx: ExtractorContext) -> OfflineProfile:
+    return OfflineProfile(entity_types(ctx.settings.extraction.entity_types))
+
+
+PROFILE = Profile("offline", "draft graph without an LLM: terms, acronyms, co-occurrence, keyphrases", _make)

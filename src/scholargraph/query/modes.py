@@ -1,0 +1,193 @@
+"""The engine's own query modes, registered by the ``core`` plug-in (:mod:`scholargraph.profiles.core`).
+
+``naive`` (chunk vectors only), ``local`` (matched entities + one-hop neighbourhood),
+``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3) and ``hybrid`` (§3.4: subgraph + global,
+the default). Graph modes first retrieve clues and dual-level keywords (§3.3.1, one LLM call
+when an LLM is configured, offline keywords otherwise), then rank entities, relations and text
+units (:mod:`.graph_modes`) and number them as sources within per-part budgets (:mod:`.fusion`).
+
+Costs: ``Retrieval.usage`` holds the keyword call; ``timings`` has ``retrieval_s`` (all of
+retrieval), ``keywords_llm_s`` (the keyword call inside it) and ``retrieval_excl_llm_s``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..graph.memory import GraphCache, MemoryGraph
+from ..profiles.base import QueryContext, QueryMode, QueryRequest
+from .fusion import Budgets, build_sources, fuse, with_passages
+from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
+from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
+from .retrieval import Retrieval, merge_usage, truncate_sources
+from .sources import chunk_sources, format_context
+
+__all__ = ["CORE_MODES", "keywords"]
+
+# (context, request, graph, vectors, params) -> the ranked part of one graph mode
+Search = Callable[[QueryContext, QueryRequest, MemoryGraph, QueryVectors, GraphParams], Part]
+
+
+async def naive_retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
+    t0 = time.perf_counter()
+    sources = []
+    if ctx.store.count("chunks"):
+        query = await ctx.embedder.embed_one(req.question)
+        hits = ctx.store.vector_index("chunk", ctx.embedder.dim).search(query, req.k(ctx.settings))
+        chunks = ctx.store.get_chunks(i for i, _ in hits)
+        sources = chunk_sources(ctx.store, [(chunks[i], s) for i, s in hits if i in chunks])
+    sources = truncate_sources(sources, ctx.settings.query.max_context_tokens, ctx.tokenizer.count)
+    return Retrieval(req.question, "naive", sources, format_context(sources), {"retrieval_s": time.perf_counter() - t0})
+
+
+def _params(ctx: QueryContext, top_k: int) -> GraphParams:
+    q = ctx.settings.query
+    return GraphParams(top_k=top_k, node_threshold=q.node_threshold, nodes_per_keyword=q.nodes_per_keyword,
+                       edge_threshold=q.edge_threshold, max_path_length=q.max_path_length)
+
+
+def _budgets(ctx: QueryContext) -> Budgets:
+    q = ctx.settings.query
+    total = q.max_context_tokens
+    ent = q.entity_tokens if q.entity_tokens is not None else total // 5
+    rel = q.relation_tokens if q.relation_tokens is not None else total // 4
+    return Budgets(min(ent, total), min(rel, total), total)
+
+
+async def keywords(ctx: QueryContext, question: str, query_vec: np.ndarray, clues: bool = True) -> Keywords:
+    """Clue retrieval (eq. 3.2) then dual-level keywords (eq. 3.3; LLM when configured)."""
+    q = ctx.settings.query
+    found = find_clues(ctx.store, query_vec, q.clue_threshold, q.max_clues, ctx.embedder.dim) if clues else []
+    return await make_keywords(question, found, ctx.llm)
+
+
+async def _query_vectors(ctx: QueryContext, req: QueryRequest, retrieval: Retrieval) -> QueryVectors:
+    """Keywords (clues + LLM or offline) and the vectors of the question and of every keyword."""
+    timings, dim = retrieval.timings, ctx.embedder.dim
+    t = time.perf_counter()
+    # one embedding call for the question and its own terms (the offline low-level keywords)
+    terms = query_terms(req.question)
+    first = await ctx.embedder.embed([req.question, *terms])
+    query_vec = first[0]
+    known = {question_keyword(req.question): query_vec, **dict(zip(terms, first[1:], strict=True))}
+    kw = await keywords(ctx, req.question, query_vec, req.clues)
+    timings["keywords_s"] = time.perf_counter() - t
+    timings["keywords_llm_s"] = kw.llm_seconds
+    retrieval.keywords = kw.to_json()
+    retrieval.usage = merge_usage(kw.usage)
+    retrieval.notes += kw.notes
+    if not req.clues:
+        retrieval.notes.append("clue retrieval disabled (-clues): keywords come from the question alone")
+
+    t = time.perf_counter()
+    if kw.clues:  # clue vectors are already in the keyword index
+        index = ctx.store.vector_index("keyword", dim)
+        for c in kw.clues:
+            if c.text not in known and (v := index.get(c.id)) is not None:
+                known[c.text] = v
+    missing = [x for x in dict.fromkeys(kw.low_level + kw.high_level) if x not in known]
+    if missing:
+        known.update(zip(missing, await ctx.embedder.embed(missing), strict=True))
+
+    def stack(texts: list[str]) -> np.ndarray:
+        return np.stack([known[x] for x in texts]).astype(np.float32) if texts else np.zeros((0, dim), np.float32)
+
+    timings["embed_keywords_s"] = time.perf_counter() - t
+    return QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level))
+
+
+async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, search: Search,
+                          uses_subgraph: bool) -> Retrieval:
+    t0 = time.perf_counter()
+    retrieval = Retrieval(req.question, mode, [], "", {})
+    if ctx.store.count("chunks"):
+        await _graph_search(ctx, req, search, retrieval, uses_subgraph)
+    elapsed = time.perf_counter() - t0
+    retrieval.timings["retrieval_s"] = elapsed
+    retrieval.timings["retrieval_excl_llm_s"] = elapsed - retrieval.timings.get("keywords_llm_s", 0.0)
+    return retrieval
+
+
+async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, retrieval: Retrieval,
+                        uses_subgraph: bool) -> None:
+    timings, dim, top_k = retrieval.timings, ctx.embedder.dim, req.k(ctx.settings)
+    qv = await _query_vectors(ctx, req, retrieval)
+
+    t = time.perf_counter()
+    graphs = ctx.graphs or GraphCache()
+    before = graphs.current
+    graph = graphs.get(ctx.store)
+    timings["graph_s"] = time.perf_counter() - t  # version check, plus the load when the graph changed
+    if graph is not before:
+        retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
+
+    t = time.perf_counter()
+    if uses_subgraph and not req.subgraph:
+        retrieval.notes.append("subgraph disabled (-subgraph): one-hop neighbours of the matched entities "
+                               "replace the shortest-path subgraph")
+    part = search(ctx, req, graph, qv, _params(ctx, top_k))
+    if not part.chunks and not part.entities and not part.relations:
+        retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
+                               "showing the passages most similar to the question instead")
+        hits = ctx.store.vector_index("chunk", dim).search(qv.query, top_k)
+        part = Part(retrieval.mode, chunks=hits, details=part.details)
+    retrieval.notes += part.notes
+    retrieval.details.update(part.details)
+    timings["search_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    retrieval.sources, retrieval.context = build_sources(ctx.store, part, _budgets(ctx), ctx.tokenizer.count)
+    timings["context_s"] = time.perf_counter() - t
+
+
+def _local_part(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors, params: GraphParams) -> Part:
+    """subgraph (AcademicRAG local), or one-hop neighbours with ``subgraph=False``."""
+    retrieve = subgraph_retrieve if req.subgraph else local_retrieve
+    return retrieve(ctx.store, graph, qv, params, ctx.embedder.dim)
+
+
+def _search_local(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
+                  params: GraphParams) -> Part:
+    return local_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim)
+
+
+def _search_subgraph(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
+                     params: GraphParams) -> Part:
+    return _local_part(ctx, req, graph, qv, params)
+
+
+def _search_global(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
+                   params: GraphParams) -> Part:
+    return global_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim)
+
+
+def _search_hybrid(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
+                   params: GraphParams) -> Part:
+    dim = ctx.embedder.dim
+    part = fuse(_local_part(ctx, req, graph, qv, params), global_retrieve(ctx.store, graph, qv, params, dim),
+                params.max_items, params.top_k)
+    if ctx.settings.query.hybrid_passages:
+        part = with_passages(part, ctx.store.vector_index("chunk", dim).search(qv.query, params.top_k), params.top_k)
+    return part
+
+
+def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False) -> QueryMode:
+    async def retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
+        return await _graph_retrieve(ctx, req, name, search, uses_subgraph)
+
+    return QueryMode(name, description, retrieve)
+
+
+CORE_MODES = (
+    QueryMode("naive", "top-k chunks by vector similarity (baseline)", naive_retrieve),
+    _graph_mode("local", "entities matched by low-level keywords + their one-hop neighbourhood", _search_local),
+    _graph_mode("subgraph", "shortest-path subgraph between matched entities (thesis 000 §3.3.2)", _search_subgraph,
+                True),
+    _graph_mode("global", "relations matched by high-level keywords, ranked by relevance x weight (§3.3.3)",
+                _search_global),
+    _graph_mode("hybrid", "subgraph + global fused, plus the most similar passages (§3.4; the default)",
+                _search_hybrid, True),
+)
