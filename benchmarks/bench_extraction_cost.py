@@ -5,6 +5,7 @@ canned answers' size).
     .venv/bin/python -m benchmarks.bench_extraction_cost
 
 * academic profile on the 6 ASKG papers and the 3 PMC JATS papers, gleaning 0 and 1;
+* academic profile on the 6 dev PDFs, gleaning 0 and 1 (every input in its native format);
 * academic vs fastbio on the fastbmRAG demo CSVs (same papers);
 * the fixed instruction tokens of each prompt (what every chunk pays before its text).
 Tokens are counted by the server with the default offline tokenizer (MiniLM WordPiece), the
@@ -71,11 +72,14 @@ def main() -> None:
     count = load_tokenizer().count
     askg = sorted((dev / "askg" / "papers").glob("*.json"))
     jats = sorted((dev / "pdfs" / "jats").glob("*.nxml"))
+    pdfs = sorted((dev / "pdfs").glob("*.pdf"))
     fastbm = [dev / "fastbm" / "demo1.csv", dev / "fastbm" / "demo2.csv"]
     result = {"benchmark": "extraction_cost", "machine": machine(), "token_counter": "MiniLM WordPiece (offline)",
               "instruction_tokens": instruction_tokens(count), "runs": []}
     for gleaning in (0, 1):
         result["runs"].append({"corpus": "askg+jats", **run(askg + jats, "academic", gleaning, count)})
+    for gleaning in (0, 1):
+        result["runs"].append({"corpus": "pdfs", **run(pdfs, "academic", gleaning, count)})
     for profile in ("academic", "fastbio"):
         result["runs"].append({"corpus": "fastbm demo1+demo2", **run(fastbm, profile, 1, count)})
     fb = {r["profile"]: r for r in result["runs"] if r["corpus"].startswith("fastbm")}

@@ -73,8 +73,8 @@ def test_headings_are_in_the_text_and_the_header_names_a_section_only_when_the_c
             assert "Section:" not in c.header
         else:
             assert c.header.endswith(f"Section: {first}")
-    assert chunks[0].text.startswith("Abstract\nWe study graphs.")
-    assert any(c.text.startswith("2 Method\nThe method step 0") for c in chunks)
+    assert chunks[0].text.startswith("Abstract\n\nWe study graphs.")
+    assert any(c.text.startswith("2 Method\n\nThe method step 0") for c in chunks)
 
 
 def _sections(*sizes: int, kind: str = "body") -> list[Section]:
@@ -109,7 +109,7 @@ def test_section_tails_do_not_get_chunks_of_their_own(tok):
 def test_a_nearly_full_chunk_ends_before_the_next_heading(tok):
     chunks = _body_chunks(tok, _sections(1000, 400))
     assert len(chunks) == 2
-    assert chunks[0].section == "2 Part 0" and chunks[1].text.startswith("3 Part 1\n")
+    assert chunks[0].section == "2 Part 0" and chunks[1].text.startswith("3 Part 1\n\n")
     assert "Section:" not in chunks[1].header
 
 

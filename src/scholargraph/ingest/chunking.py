@@ -34,7 +34,7 @@ from ..text.sentences import sentence_spans
 from .tokenizer import TextTokenizer
 
 SECTION_SEPARATOR = "\n\n"
-HEADING_SEPARATOR = "\n"
+HEADING_SEPARATOR = "\n\n"  # a heading is a paragraph of its own
 FULL_ENOUGH = 0.8  # a chunk this full ends at the last section start rather than inside the section
 # Two parts: the introductory one (what ``--scope intro`` indexes, so a later full index reuses its
 # chunks) and the rest; body and conclusion share a chunk when they fit.

@@ -59,12 +59,15 @@ def summary_reply(request: dict[str, Any]) -> str:
 
 
 def judge_reply(request: dict[str, Any]) -> str:
-    """Prefers the longer answer (a deterministic stand-in for a judge)."""
+    """Prefers the longer answer (a deterministic stand-in for a judge), naming it as the prompt does."""
     text = user_text(request)
-    first = text.partition("Answer 1:\n")[2].partition("\n\nAnswer 2:")[0]
-    second = text.partition("Answer 2:\n")[2]
-    winner = "1" if len(first) >= len(second) else "2"
-    return json.dumps({c: {"winner": winner, "reason": "more detail"} for c in
+    names = re.findall(r"^Answer (\w+):$", text, flags=re.MULTILINE)[:2]
+    if len(names) < 2:
+        return "{}"
+    first = text.partition(f"Answer {names[0]}:\n")[2].partition(f"\n\nAnswer {names[1]}:")[0]
+    second = text.partition(f"Answer {names[1]}:\n")[2]
+    winner = names[0] if len(first) >= len(second) else names[1]
+    return json.dumps({c: {"reason": "more detail", "winner": winner} for c in
                        ("comprehensiveness", "diversity", "empowerment", "overall")})
 
 
@@ -83,7 +86,7 @@ def default_rules() -> list[Rule]:
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
         Rule("summarise", r"merge descriptions of one", summary_reply),
         Rule("keywords", r"high_level", keywords_reply),
-        Rule("judge", r"You compare two answers", judge_reply),
+        Rule("judge", r"comparing two answers to the same question", judge_reply),
         Rule("questions", r"You design evaluation questions", questions_reply),
         Rule("answer", r"numbered sources", answer_reply),
     ]
