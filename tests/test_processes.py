@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,10 +17,10 @@ import pytest
 
 from scholargraph.errors import WorkspaceBusyError
 from scholargraph.testing.canned import default_rules
+from scholargraph.testing.llm_server import Rule
 
 pytestmark = pytest.mark.slow
-PAPERS = 30  # x 2 calls x LATENCY / 2 slots: the first run lasts ~8 s, long enough for the others to start
-LATENCY = 0.25
+PAPERS = 8
 
 SENTENCES = [
     "Retrieval-Augmented Generation (RAG) grounds Large Language Models in retrieved evidence.",
@@ -72,34 +73,75 @@ def indexing(workdir: Path) -> bool:
     return lock.exists() and lock.read_text().startswith("process")
 
 
-def test_a_second_index_waits_and_others_read_meanwhile(llm_server, tmp_path):
-    server = llm_server(rules=default_rules(), latency=LATENCY)
-    env = environment(server)
+class Gate:
+    """Holds extraction calls after the first ``free`` ones until opened, so an indexing run lasts exactly
+    as long as a test needs it to (no race against the machine's speed)."""
+
+    def __init__(self, free: int):
+        self.free = free
+        self.calls = 0
+        self.lock = threading.Lock()
+        self.opened = threading.Event()
+
+    def rules(self) -> list[Rule]:
+        return [Rule(r.kind, r.pattern, self._held(r.respond)) if r.kind in ("extract", "glean") else r
+                for r in default_rules()]
+
+    def _held(self, respond):
+        def reply(request):
+            with self.lock:
+                self.calls += 1
+                held = self.calls > self.free
+            if held:
+                self.opened.wait(240)
+            return respond(request) if callable(respond) else respond
+
+        return reply
+
+
+def read_until(stream, text: str) -> str:
+    seen = ""
+    while text not in seen:
+        line = stream.readline()
+        assert line, f"stream ended without {text!r}: {seen!r}"
+        seen += line
+    return seen
+
+
+@pytest.fixture
+def gate():
+    held = Gate(free=4)  # two papers (extraction + gleaning each), then a run holds until the test opens it
+    yield held
+    held.opened.set()  # whatever happened, no server thread stays held
+
+
+def test_a_second_index_waits_and_others_read_meanwhile(llm_server, tmp_path, gate):
+    env = environment(llm_server(rules=gate.rules()))
     workdir = tmp_path / "ws"
     first = start_index(corpus(tmp_path / "a", PAPERS), workdir, env)
-    wait_until(lambda: indexing(workdir), first)
+    wait_until(lambda: indexing(workdir) and "PROCESSED" in statuses(workdir, env).values(), first)
     second = start_index(corpus(tmp_path / "b", 3, first=100), workdir, env)
-    # while the first indexes: status and ask work, from other processes
-    wait_until(lambda: "PROCESSED" in statuses(workdir, env).values(), first)
+    waiting = read_until(second.stderr, "waiting for it to finish")
+    # while the first indexes (and the second waits): status and ask work, from other processes
     during = statuses(workdir, env)
     answer = subprocess.run(cli("ask", "What does GraphRAG build?", "-w", workdir, "--json"), env=env,
                             capture_output=True, text=True, timeout=120)
-    assert first.poll() is None, "the first run ended before the others started; give it more papers"
-    assert "PROCESSED" in during.values() and len(during) <= PAPERS  # the second has registered nothing yet
+    assert first.poll() is None and second.poll() is None
+    gate.opened.set()
+    assert f"process {first.pid}" in waiting
+    assert "PROCESSED" in during.values() and len(during) == PAPERS  # the second has registered nothing yet
     assert answer.returncode == 0, answer.stderr
     assert json.loads(answer.stdout)["sources"]
     out_first, _ = first.communicate(timeout=300)
     out_second, err_second = second.communicate(timeout=300)
     assert first.returncode == 0 and second.returncode == 0, err_second
-    assert f"process {first.pid}" in err_second and "waiting for it to finish" in err_second
     assert len(json.loads(out_first)["processed"]) == PAPERS and len(json.loads(out_second)["processed"]) == 3
     final = statuses(workdir, env)
     assert len(final) == PAPERS + 3 and set(final.values()) == {"PROCESSED"}
 
 
-def test_no_wait_refuses_and_a_killed_indexer_leaves_nothing_locked(llm_server, tmp_path):
-    server = llm_server(rules=default_rules(), latency=LATENCY)
-    env = environment(server)
+def test_no_wait_refuses_and_a_killed_indexer_leaves_nothing_locked(llm_server, tmp_path, gate):
+    env = environment(llm_server(rules=gate.rules()))
     workdir = tmp_path / "ws"
     papers = corpus(tmp_path / "a", PAPERS)
     first = start_index(papers, workdir, env)
@@ -110,10 +152,11 @@ def test_no_wait_refuses_and_a_killed_indexer_leaves_nothing_locked(llm_server, 
     error = json.loads(refused.stdout)
     assert error["type"] == "WorkspaceBusyError" and f"process {first.pid}" in error["error"]
     wait_until(lambda: "PROCESSED" in statuses(workdir, env).values(), first)
-    first.send_signal(signal.SIGKILL)
+    first.send_signal(signal.SIGKILL)  # mid-run: its other papers are held at the gate
     first.wait()
-    assert first.returncode == -signal.SIGKILL
+    gate.opened.set()
     after_kill = statuses(workdir, env)
+    assert set(after_kill.values()) > {"PROCESSED"}  # some done, some left PROCESSING/PENDING
     assert not any(name.startswith("paper1") for name in after_kill)  # the refused run registered nothing
     rerun = start_index(papers, workdir, env, "--no-wait")  # the dead process's lock is gone
     out, err = rerun.communicate(timeout=300)

@@ -218,6 +218,21 @@ def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .store import copy_to_postgres
+
+    settings = load_settings(args.workdir, overrides)
+    if settings.store.backend != "sqlite":
+        raise ConfigError("migrate copies a SQLite workspace: run it without --db / store.backend = 'postgres'")
+    quiet = args.json or args.quiet
+    report = copy_to_postgres(settings.workdir, args.to, args.sample, None if quiet else show.out.print)
+    if args.json:
+        show.print_json(report.to_json())
+    else:
+        show.print_migration(report)
+    return 0 if report.ok else 1
+
+
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     show.print_json(settings_summary(load_settings(args.workdir, overrides)))
     return 0
@@ -295,4 +310,32 @@ def _winrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         verdicts = kb.run(run_all())
     result = verdicts.to_json(side_a, side_b, {"base_url": judge_cfg.base_url, "model": judge_cfg.model})
     show.print_json(result) if args.json else show.print_winrate(result)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .server import run_server
+
+    settings = load_settings(args.workdir, overrides)
+    run_server(settings, args.log_level)
+    return 0
+
+
+def cmd_keygen(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .server.security import ADMIN, READ, generate_key, key_file_line
+
+    role = READ if args.read_only else ADMIN
+    key = generate_key()
+    path = Path(args.key_file)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(key_file_line(key, role) + "\n")
+        path.chmod(0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the key file {path}: {exc.strerror}") from None
+    if args.json:
+        show.print_json({"key": key, "role": role, "key_file": str(path)})
+    else:
+        show.out.print(f"{role} key (shown once; only its hash is stored in {path}):\n{key}")
     return 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
 
@@ -139,6 +139,69 @@ class QuerySettings(_Section):
         return v
 
 
+class StoreSettings(_Section):
+    """Where the knowledge base lives: SQLite files in the workspace (default), or a PostgreSQL database
+    with pgvector shared by several people, processes and machines."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: SecretStr | None = Field(None, description="postgres: e.g. postgresql://user:pass@host:5432/dbname "
+                                                    "(options=-csearch_path=NAME keeps several knowledge bases apart)")
+    pool_size: int = Field(8, ge=2, le=256, description="postgres: pooled read connections per process")
+
+    @field_validator("dsn", mode="before")
+    @classmethod
+    def _dsn(cls, v: Any) -> Any:
+        text = v.get_secret_value() if isinstance(v, SecretStr) else v
+        if text in (None, ""):
+            return None
+        if not str(text).startswith(("postgresql://", "postgres://")) and "=" not in str(text):
+            raise ValueError("must be a PostgreSQL URL (postgresql://user@host/dbname) or key=value connection string")
+        return v
+
+    @model_validator(mode="after")
+    def _dsn_for_postgres(self) -> StoreSettings:
+        if self.backend == "postgres" and self.dsn is None:
+            raise ValueError("store.backend = 'postgres' needs store.dsn (or --db postgresql://...)")
+        return self
+
+    def options(self) -> dict[str, Any]:
+        """Keyword options of ``open_store`` for this backend."""
+        if self.backend == "postgres" and self.dsn is not None:
+            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size}
+        return {}
+
+
+def _comma_list(value: Any) -> Any:
+    """``"a, b"`` (an environment variable) -> ``["a", "b"]``; lists pass through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class ServerSettings(_Section):
+    """`scholargraph serve`: HTTP API and web app. Loopback by default; any other bind needs keys."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="admin keys (bearer tokens); env: comma-separated")
+    read_only_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="keys that may read and ask but not upload, delete or edit")
+    key_file: Path | None = Field(None, description="file of 'admin|read sha256:<hex>' lines (scholargraph keygen)")
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list, description="empty = CORS off")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Host headers accepted; empty = loopback names when bound to loopback")
+    max_file_mb: float = Field(100.0, gt=0, description="largest uploaded file")
+    max_files: int = Field(50, ge=1, description="files per upload request (archive members included)")
+    max_unpacked_mb: float = Field(500.0, gt=0, description="total size of an upload after unpacking archives")
+    max_body_kb: int = Field(256, ge=1, description="largest JSON request body")
+    max_question_chars: int = Field(4000, ge=1)
+    uploads_dir: Path | None = Field(None, description="default: <workdir>/uploads")
+    resume_on_start: bool = Field(True, description="index documents left PENDING by an earlier run at start")
+
+    _split = field_validator("api_keys", "read_only_keys", "cors_origins", "allowed_hosts", mode="before")(_comma_list)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
@@ -152,6 +215,8 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 
