@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ class StreamProgress:
     completion_tokens: int | None = None
 
 
-async def response_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def response_events(response: httpx.Response) -> AsyncGenerator[dict[str, Any], None]:
     """Stream events; a server that ignored ``stream: true`` and sent plain JSON yields one event."""
     if "application/json" in response.headers.get("content-type", ""):
         completion = parse_completion(await response.aread())
@@ -50,7 +50,7 @@ async def response_events(response: httpx.Response) -> AsyncIterator[dict[str, A
 
 async def stream_pieces(
     opened: OpenStream, progress: StreamProgress, base_url: str, timeout: float
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Content pieces of an open stream, noting usage and text in ``progress``; a break is an LLMError."""
     try:
         async for event in opened.events():
