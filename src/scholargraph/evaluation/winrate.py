@@ -91,10 +91,10 @@ async def winrate(kb, judge, questions: list[str], side_a: Side, side_b: Side, t
 
     async def one(question: str) -> dict | None:
         async with limit:
-            answers = {"a": await _answer(kb, side_a, question), "b": await _answer(kb, side_b, question)}
-            lacking = [s for s, text in answers.items() if not text]
-            if lacking:
-                for s in lacking:
+            found = {"a": await _answer(kb, side_a, question), "b": await _answer(kb, side_b, question)}
+            answers = {s: text for s, text in found.items() if text}
+            if len(answers) < 2:
+                for s in found.keys() - answers.keys():
                     verdicts.missing.setdefault((side_a if s == "a" else side_b).name, []).append(question)
                 return None
             judged = [await _judge(judge, question, answers, t) for t in range(trials)]
