@@ -55,8 +55,9 @@ def run(paths: list[Path], profile: str, gleaning: int, count) -> dict:
 def instruction_tokens(count) -> dict:
     out = {}
     for name in ("extract", "glean", "keywords", "answer", "summarise", "fastbio_draft", "fastbio_refine"):
+        package = "scholargraph.profiles.fastbio" if name.startswith("fastbio") else None  # the plug-in's prompts
         try:
-            prompt = load_prompt(name)
+            prompt = load_prompt(name, package)
         except FileNotFoundError:
             continue
         fixed = prompt.system + "\n" + prompt.user
