@@ -13,6 +13,7 @@ from ..config import ExtractionSettings
 from ..errors import ModelOutputError
 from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
+from ..text.names import normalise_name
 from .parse import parse_extraction
 
 REPAIR_NOTE = ("Your previous reply could not be read. Reply with the records only, one per line: "
@@ -24,13 +25,17 @@ class AcademicExtractor:
     name = "academic"
     uses_llm = True
 
-    def __init__(self, llm, settings: ExtractionSettings, entity_types: list[str]):
+    def __init__(self, llm, settings: ExtractionSettings, entity_types: list[str], relation_types: list[str] | None = None):
         self.llm = llm
         self.settings = settings
         self.entity_types = entity_types
+        self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
         self.extract_prompt = load_prompt("extract")
         self.glean_prompt = load_prompt("glean")
         self._system = self.extract_prompt.system.format(types=", ".join(entity_types))
+        if self.relation_types:
+            self._system += ("\nThe first keyword of each relation is its type, one of: "
+                             + ", ".join(self.relation_types) + ".")
 
     def estimate(self, chunks: list[Chunk], count) -> dict[str, Usage]:
         """Calls and tokens this profile would spend (before spending): prompts are counted exactly
@@ -74,20 +79,29 @@ class AcademicExtractor:
         except ModelOutputError:
             return None  # a failed gleaning round loses nothing already found
 
+    def _typed(self, extraction: Extraction) -> Extraction:
+        """Relations get the configured type their keywords name (the prompt asks for it first)."""
+        if self.relation_types:
+            keys = {normalise_name(t): t for t in self.relation_types}
+            for r in extraction.relations:
+                found = [keys[k] for k in (normalise_name(w) for w in r.keywords) if k in keys]
+                r.types = list(dict.fromkeys(found[:1] + r.types)) if found else r.types
+        return extraction
+
     async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
                     allow_empty: bool = False) -> Extraction:
         result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id)
         if says_none(result.text):
             return Extraction()
         try:
-            return parse_extraction(result.text, chunk_id, self.entity_types)
+            return self._typed(parse_extraction(result.text, chunk_id, self.entity_types))
         except ModelOutputError as first:
             if allow_empty:
                 raise
             retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
             again = await self.llm.chat(retry, purpose=purpose, document_id=doc_id)
             try:
-                return parse_extraction(again.text, chunk_id, self.entity_types)
+                return self._typed(parse_extraction(again.text, chunk_id, self.entity_types))
             except ModelOutputError:
                 raise ModelOutputError(first.reason, result.text) from None
 
