@@ -26,12 +26,13 @@ from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
 
 
-def run(paths: list[Path], profile: str, gleaning: int, count) -> dict:
+def run(paths: list[Path], profile: str, gleaning: int, count, reports: str = "extractive") -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="sg-cost-"))
     with ScriptedLLMServer(rules=default_rules(), count_tokens=count) as server:
         embeddings = {"provider": "openai", "base_url": server.base_url, "model": "scripted-embed", "dimension": 384}
         kb = KnowledgeBase(workdir, llm={"base_url": server.base_url, "model": "scripted-model"}, embeddings=embeddings,
-                           extraction={"profile": profile, "gleaning": gleaning}, progress=False)
+                           extraction={"profile": profile, "gleaning": gleaning},
+                           communities={"reports": reports}, progress=False)
         try:
             report = kb.insert(paths)
             assert report.ok, report.failed[:2]
@@ -43,7 +44,7 @@ def run(paths: list[Path], profile: str, gleaning: int, count) -> dict:
         stats = server.stats
         by_kind = {k: dict(v) for k, v in stats.by_kind.items()}
         total = stats.prompt_tokens + stats.completion_tokens
-    return {"profile": profile, "gleaning": gleaning, "papers": papers, "chunks": chunks, "calls": stats.calls,
+    return {"profile": profile, "gleaning": gleaning, "community_reports": reports, "papers": papers, "chunks": chunks, "calls": stats.calls,
             "prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
             "calls_per_chunk": round(stats.calls / chunks, 2), "prompt_tokens_per_chunk": round(stats.prompt_tokens / chunks),
             "calls_per_paper": round(stats.calls / papers, 2), "prompt_tokens_per_paper": round(stats.prompt_tokens / papers),
@@ -81,6 +82,8 @@ def main() -> None:
         result["runs"].append({"corpus": "askg+jats", **run(askg + jats, "academic", gleaning, count)})
     for gleaning in (0, 1):
         result["runs"].append({"corpus": "pdfs", **run(pdfs, "academic", gleaning, count)})
+    # community reports written by the LLM at the end of indexing (seed 001 §III.D): their own cost
+    result["runs"].append({"corpus": "askg+jats", **run(askg + jats, "academic", 1, count, reports="llm")})
     for profile in ("academic", "fastbio"):
         result["runs"].append({"corpus": "fastbm demo1+demo2", **run(fastbm, profile, 1, count)})
     fb = {r["profile"]: r for r in result["runs"] if r["corpus"].startswith("fastbm")}

@@ -215,7 +215,9 @@ def run_ours(server: ScriptedLLMServer, pset: PaperSet, profile: str, tmp: Path,
     embeddings = {"provider": "openai", "base_url": server.base_url, "model": "scripted-embedding", "dimension": 384}
     started = time.perf_counter()
     with KnowledgeBase(workdir, llm={"base_url": server.base_url, "model": "scripted-model"},
-                       extraction={"profile": profile, "gleaning": gleaning}, chunking={"size": args.chunk_size, "overlap": args.chunk_overlap},
+                       extraction={"profile": profile, "gleaning": gleaning},
+                       # LightRAG writes no community reports: ours are extractive here, like for like
+                       communities={"reports": "extractive"}, chunking={"size": args.chunk_size, "overlap": args.chunk_overlap},
                        embeddings=embeddings, progress=False) as kb:
         report = kb.insert([str(p) for p in pset.inputs_for(profile)])
         stats = kb.stats()
