@@ -7,19 +7,49 @@ raw text: the caller counts it, nothing is guessed.
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, model_validator
+
 from ..errors import ModelOutputError
-from ..extract.json_repair import parse_json
+from ..llm.output import Invalid, LenientModel, validate
+from ..llm.repair import parse_json
 from ..prompts import load_prompt
 
 CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
 NAMES = ("Kestrel", "Heron")  # neutral names for the answer shown first and second
 
 
-def _winner(value: object, order: tuple[str, str]) -> str | None:
-    """'a' | 'b' for a verdict naming an answer (by name, or by "1"/"first" as models sometimes do)."""
+def _named(value: object) -> str | None:
+    """The text naming a criterion's winner: ``{"winner": "Kestrel", "reason": ...}`` or just "Kestrel"."""
     if isinstance(value, dict):
-        value = {str(k).lower(): v for k, v in value.items()}.get("winner", "")
-    text = str(value).strip().lower().removeprefix("answer").strip(" :*\"'")
+        value = {str(k).lower(): v for k, v in value.items()}.get("winner")
+    return None if value is None else str(value)
+
+
+Named = Annotated[str | None, BeforeValidator(_named)]
+
+
+class Verdict(LenientModel):
+    """One judgement: the text naming the winning answer per criterion, ``None`` where unnamed;
+    keys in any case, "Overall Winner" as "overall"."""
+
+    comprehensiveness: Named = None
+    diversity: Named = None
+    empowerment: Named = None
+    overall: Named = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _criteria(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return {str(k).lower().replace(" winner", "").strip(): v for k, v in data.items()}
+
+
+def _side(text: str, order: tuple[str, str]) -> str | None:
+    """'a' | 'b' for a verdict naming an answer (by name, or by "1"/"first" as models sometimes do)."""
+    text = text.strip().lower().removeprefix("answer").strip(" :*\"'")
     for name, side in zip(NAMES, order, strict=True):
         if text.startswith(name.lower()):
             return side
@@ -35,8 +65,11 @@ def parse_verdict(raw: str, order: tuple[str, str] = ("a", "b")) -> dict[str, st
     data = parse_json(raw)
     if not isinstance(data, dict):
         raise ModelOutputError("judge output is not a JSON object", raw)
-    lowered = {str(k).lower().replace(" winner", "").strip(): v for k, v in data.items()}
-    out = {c: w for c in CRITERIA if (w := _winner(lowered.get(c, ""), order)) is not None}
+    try:
+        verdict = validate(data, Verdict)
+    except Invalid as err:
+        raise ModelOutputError(f"judge output does not fit: {err}", raw) from None
+    out = {c: w for c in CRITERIA if (w := _side(getattr(verdict, c) or "", order)) is not None}
     if "overall" not in out:
         raise ModelOutputError("judge output names no overall winner", raw)
     return out
