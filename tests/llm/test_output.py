@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from scholargraph.evaluation.questions import QuestionSet
 from scholargraph.evaluation.judge import parse_verdict
+from scholargraph.evaluation.questions import QuestionSet
 from scholargraph.extract.parse import EXTRACTION_SCHEMA, ExtractionReply
 from scholargraph.graph.community_reports import ReportReply
 from scholargraph.llm.output import Invalid, validate
