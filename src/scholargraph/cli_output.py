@@ -53,9 +53,9 @@ def print_status(rows: list[dict]) -> None:
     table = Table(show_lines=False)
     for col in ("id", "status", "scope", "profile", "chunks", "title / error"):
         table.add_column(col, overflow="fold")
-    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan"}
+    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan", "INTERRUPTED": "magenta"}
     for r in rows:
-        detail = r["title"] if r["status"] != "FAILED" else f"{r['title']}: {r['error']}"
+        detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
         table.add_row(escape(r["id"]), f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r["scope"],
                       r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
     out.print(table)

@@ -74,6 +74,26 @@ class Embedder:
         return None
 
 
+class DeferredEmbedder(Embedder):
+    """An embedder made on first use (``resolve()``): work that may embed nothing (deleting a paper)
+    does not load the model (torch, seconds of CPU) up front."""
+
+    def __init__(self, resolve: Callable[[], Embedder]):
+        super().__init__(None)
+        self._resolve = resolve
+
+    @property  # type: ignore[override]
+    def name(self) -> str:
+        return self._resolve().name
+
+    @property  # type: ignore[override]
+    def dim(self) -> int:
+        return self._resolve().dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self._resolve().embed(texts)
+
+
 QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served first
 
 

@@ -74,6 +74,8 @@ class QueryEngine:
                         keywords=retrieval.keywords)
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
+            if on_text:  # a streamed answer shows it too
+                on_text(answer.text)
             return answer
         t0 = time.perf_counter()
         if self.llm is None:

@@ -185,7 +185,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
     if not args.question:
         raise ConfigError("--job query needs --question 'your question'")
-    with KnowledgeBase(settings=settings) as kb:
+    with KnowledgeBase(settings=settings, create=False) as kb:  # a question never creates a workspace
         answer = kb.run(_query(kb, args))
     answer.notes[:0] = notes
     from .query import format_references
