@@ -128,3 +128,30 @@ def test_status_shows_the_papers_of_an_interrupted_run(capsys, tmp_path):
     assert code == 0 and row["status"] == "INTERRUPTED" and "next `scholargraph index`" in row["error"]
     code, out, _ = run(capsys, "status", "-w", str(ws))
     assert "INTERRUPTED" in out
+
+
+@pytest.fixture
+def indexed(capsys, tmp_path):
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "b.txt").write_text("Contrastive learning trains sentence encoders such as SimCSE on paired sentences.\n")
+    ws = str(tmp_path / "ws")
+    code, _, _ = run(capsys, "index", str(papers), "-w", ws, "--json", "--profile", "offline")
+    assert code == 0
+    return ws
+
+
+def test_llm_url_without_model_uses_the_only_served_model(capsys, indexed, llm_server):
+    server = llm_server(models=["qwen-only"], strict_models=True, default_reply="SimCSE trains encoders [1].")
+    code, out, err = run(capsys, "ask", "What trains sentence encoders?", "-w", indexed, "--mode", "naive", "--json",
+                         "--llm-url", server.base_url)
+    answer = json.loads(out)
+    assert code == 0 and not answer["extractive"] and answer["answer"] == "SimCSE trains encoders [1]."
+    assert {r["model"] for r in server.stats.requests} == {"qwen-only"}
+
+
+def test_llm_url_without_model_on_a_server_of_several_models_lists_them(capsys, indexed, llm_server):
+    server = llm_server(models=["llama3:8b", "qwen2.5:7b"])
+    code, out, err = run(capsys, "ask", "What trains sentence encoders?", "-w", indexed, "--mode", "naive",
+                         "--llm-url", server.base_url)
+    assert code == 2 and "llama3:8b, qwen2.5:7b" in err and "--llm-model" in err and server.stats.calls == 0

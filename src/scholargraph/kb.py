@@ -115,9 +115,23 @@ class KnowledgeBase:
             self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer)
         return self._tokenizer
 
+    def _settle_llm_model(self) -> None:
+        """``llm.base_url`` without ``llm.model``: use the server's only model (asked once, when an LLM
+        is first needed), or stop with the list of the served ones; never fall back silently."""
+        llm = self.settings.llm
+        if not llm.base_url or llm.model:
+            return
+        from .llm.health import discover_model
+
+        key = llm.api_key.get_secret_value() if llm.api_key else None
+        model = discover_model(llm.base_url, key, min(10.0, llm.timeout))
+        log.info("llm.model not set: using %s, the only model %s serves", model, llm.base_url)
+        self.settings = self.settings.model_copy(update={"llm": llm.model_copy(update={"model": model})})
+
     @property
     def llm(self) -> LLMClient | None:
         """The LLM client, or None when no LLM is configured."""
+        self._settle_llm_model()
         if self._llm is None and self.settings.llm.configured:
             from .llm.client import LLMClient
 
@@ -148,6 +162,7 @@ class KnowledgeBase:
 
     def _extractor(self, profile: str | None) -> Extractor:
         """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
+        self._settle_llm_model()
         settings = self.settings
         if profile:
             settings = settings.model_copy(deep=True)
@@ -292,6 +307,7 @@ class KnowledgeBase:
     # -- querying -------------------------------------------------------------------------
 
     def engine(self) -> QueryEngine:
+        self._settle_llm_model()
         return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs)
 
     async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
