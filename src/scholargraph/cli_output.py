@@ -103,8 +103,11 @@ def print_retrieval(retrieval) -> None:
 
 
 def retrieval_json(retrieval) -> dict:
+    """``sources``: the numbered evidence (``Retrieval.sources``, as in an answer); ``results`` is the
+    same list under its older name, kept for existing clients."""
+    sources = [s.to_json() for s in retrieval.sources]
     return {"query": retrieval.question, "mode": retrieval.mode, "keywords": retrieval.keywords,
-            "results": [s.to_json() for s in retrieval.sources],
+            "sources": sources, "results": sources,
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
             "notes": retrieval.notes}
 

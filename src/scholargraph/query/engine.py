@@ -23,7 +23,7 @@ from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryReques
 from ..profiles.registry import get_mode
 from ..prompts import load_prompt
 from ..store.base import Store
-from .citations import StreamingCitationFilter, verify_citations
+from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import extractive_answer
 from .retrieval import Retrieval, history_text, merge_usage
 
@@ -64,8 +64,15 @@ class QueryEngine:
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
                      history: Sequence[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
                      clues: bool = True, subgraph: bool = True) -> Answer:
-        request = QueryRequest(question, top_k, clues, subgraph, tuple(history or ()), on_text)
-        impl = self._mode(mode, request)
+        numbers = CitationNumbers()  # streamed text is numbered as the final answer will be
+        shown = (lambda piece: on_text(numbers.apply(piece))) if on_text else None
+        request = QueryRequest(question, top_k, clues, subgraph, tuple(history or ()), shown)
+        answer = await self._answer(self._mode(mode, request), request)
+        return number_cited_sources(answer, numbers)
+
+    async def _answer(self, impl: QueryMode, request: QueryRequest) -> Answer:
+        """The answer in context numbers (verified citations); ``answer`` renumbers it."""
+        question, on_text = request.question, request.on_text
         if impl.answer is not None:
             return await impl.answer(self.context, request)
         retrieval = await impl.retrieve(self.context, request)

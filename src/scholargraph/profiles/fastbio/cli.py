@@ -205,13 +205,15 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
 async def _query(kb, args: argparse.Namespace):
     from .normalise import load_dictionary
+    from ...query.citations import number_cited_sources
     from .query import bio_answer
 
     if kb.llm is not None and kb.settings.llm.health_check:
         await kb.llm.health_check()
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
-    return await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
-                            weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+    answer = await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
+                              weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+    return number_cited_sources(answer)  # cited papers numbered [1], [2]... as `ask` numbers them
 
 
 def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:
