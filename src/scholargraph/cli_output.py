@@ -108,6 +108,7 @@ def retrieval_json(retrieval) -> dict:
     sources = [s.to_json() for s in retrieval.sources]
     return {"query": retrieval.question, "mode": retrieval.mode, "keywords": retrieval.keywords,
             "sources": sources, "results": sources,
+            "cut_from_context": retrieval.cut, "context_tokens": retrieval.context_tokens,
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
             "notes": retrieval.notes}
 

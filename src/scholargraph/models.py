@@ -217,6 +217,8 @@ class Extraction:
 # --- LLM accounting ------------------------------------------------------------------------
 
 PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map", "other")
+# calls made while someone waits for an answer: they take a free LLM slot before bulk (indexing) calls
+QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 
 
 @dataclass
@@ -309,6 +311,9 @@ class Answer:
     notes: list[str] = field(default_factory=list)
     keywords: dict[str, Any] | None = None
     context_sources: list[Source] = field(default_factory=list)
+    # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
+    cut: list[Source] = field(default_factory=list)
+    context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
 
     def to_json(self) -> dict[str, Any]:
         cited = set(self.cited)
@@ -319,6 +324,9 @@ class Answer:
             "extractive": self.extractive,
             "sources": [s.to_json() for s in self.sources if not cited or s.number in cited],
             "context_sources": len(self.context_sources or self.sources),  # how many the model was given
+            "context_tokens": self.context_tokens,
+            "cut_from_context": [{"rank": s.number, "kind": s.kind, "chunk_id": s.chunk_id, "document_id": s.document_id,
+                                  "title": s.title} for s in self.cut],
             "cited": self.cited,
             "removed_citations": self.removed_citations,
             "notes": self.notes,
