@@ -204,8 +204,8 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
 
 async def _query(kb, args: argparse.Namespace):
-    from .normalise import load_dictionary
     from ...query.citations import number_cited_sources
+    from .normalise import load_dictionary
     from .query import bio_answer
 
     if kb.llm is not None and kb.settings.llm.health_check:
