@@ -82,12 +82,12 @@ class DeferredEmbedder(Embedder):
         super().__init__(None)
         self._resolve = resolve
 
-    @property  # type: ignore[override]
-    def name(self) -> str:
+    @property
+    def name(self) -> str:  # type: ignore[override]
         return self._resolve().name
 
-    @property  # type: ignore[override]
-    def dim(self) -> int:
+    @property
+    def dim(self) -> int:  # type: ignore[override]
         return self._resolve().dim
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
