@@ -408,6 +408,14 @@ class KnowledgeBase:
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
 
+    def cost_outside_documents(self) -> dict[str, Any]:
+        """LLM usage tied to no paper (community reports, answers): the whole log less the papers' share."""
+        rest = self.store.usage_by_purpose()
+        for per_purpose in self.store.usage_by_document().values():
+            for purpose, used in per_purpose.items():
+                rest[purpose] = rest[purpose].minus(used)
+        return usage_to_json({p: u for p, u in rest.items() if u != Usage()})
+
     # -- browsing (HTTP server, notebooks) --------------------------------------------------
 
     def document(self, doc_id: str) -> dict[str, Any]:
