@@ -245,7 +245,7 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             section.pop("page_marks", None)
             section["chars"] = len(section.pop("text"))
         if args.chunks:
-            tok = load_tokenizer(settings.chunking.tokenizer)
+            tok = load_tokenizer(settings.chunking.tokenizer, settings.embeddings.local_model)
             chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
                                     "tokens" if settings.chunking.strategy == "tokens" else "structure",
                                     settings.extraction.include_references)

@@ -109,7 +109,7 @@ class KnowledgeBase:
     @property
     def tokenizer(self) -> TextTokenizer:
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer)
+            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer, self.settings.embeddings.local_model)
         return self._tokenizer
 
     @property
