@@ -21,7 +21,7 @@ import httpx
 
 from ..config import LLMSettings
 from ..errors import LLMError, LLMUnavailableError
-from ..models import Usage
+from ..models import QUESTION_PURPOSES, Usage
 from ..store.base import CachedResponse, LLMCache
 from .accounting import ChatResult, UsageLedger, check_purpose
 from .health import check_server
@@ -125,7 +125,8 @@ class LLMClient:
         if (hit := self._cache_get(key, use_cache)) is not None:
             return self._cached_result(hit, purpose, document_id, started)
         completion = await self._with_fallbacks(
-            lambda: self._body(messages, merged, schema, schema_name, stream=False), self._post_completion,
+            lambda: self._body(messages, merged, schema, schema_name, stream=False),
+            functools.partial(self._post_completion, urgent=purpose in QUESTION_PURPOSES),
             functools.partial(self._log_failure, purpose, document_id),
         )
         result = self._result(
@@ -153,7 +154,8 @@ class LLMClient:
         status = "incomplete"
         try:
             opened = await self._with_fallbacks(
-                lambda: self._body(messages, merged, None, "", stream=True), self._open_stream,
+                lambda: self._body(messages, merged, None, "", stream=True),
+                functools.partial(self._open_stream, urgent=purpose in QUESTION_PURPOSES),
                 functools.partial(self._log_failure, purpose, document_id),
             )
             progress.opened = True
@@ -255,9 +257,10 @@ class LLMClient:
         return LLMError(f"LLM call to {self.base_url} (model '{self.model}') failed after {tries}: {failure.reason}")
 
     @contextlib.asynccontextmanager
-    async def _slot(self) -> AsyncIterator[httpx.AsyncClient]:
-        """Wait for one of the max_concurrency slots; yields the HTTP pool that slot uses."""
-        async with self._pools().slot() as http:
+    async def _slot(self, urgent: bool) -> AsyncIterator[httpx.AsyncClient]:
+        """Wait for one of the max_concurrency slots (``urgent``: a question's call, served before bulk
+        calls); yields the HTTP pool that slot uses."""
+        async with self._pools().slot(urgent) as http:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             try:
@@ -284,8 +287,8 @@ class LLMClient:
         error = LLMUnavailableError if status in (401, 403, 404) else LLMError
         raise error(status_error_message(status, message, str(response.request.url), self.model))
 
-    async def _post_completion(self, body: dict[str, Any]) -> Completion:
-        async with self._slot() as http:
+    async def _post_completion(self, body: dict[str, Any], urgent: bool = False) -> Completion:
+        async with self._slot(urgent) as http:
             try:
                 response = await http.post(f"{self.base_url}/chat/completions", json=body)
             except httpx.TransportError as exc:
@@ -296,10 +299,10 @@ class LLMClient:
         except MalformedResponse as exc:
             raise AttemptFailed(f"malformed response from server: {exc}") from exc
 
-    async def _open_stream(self, body: dict[str, Any]) -> OpenStream:
+    async def _open_stream(self, body: dict[str, Any], urgent: bool = False) -> OpenStream:
         """Send a streamed request and read up to its first event; failures so far may be retried."""
         stack = contextlib.AsyncExitStack()
-        http = await stack.enter_async_context(self._slot())
+        http = await stack.enter_async_context(self._slot(urgent))
         try:
             request = http.build_request("POST", f"{self.base_url}/chat/completions", json=body)
             response = await http.send(request, stream=True)
