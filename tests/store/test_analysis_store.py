@@ -1,10 +1,11 @@
-"""SQLite: a workspace made before communities and citations (schema v2) is migrated to v3."""
+"""SQLite: a workspace made before communities and citations (schema v2) is migrated to the current version."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from scholargraph.store import open_store
+from scholargraph.store.schema import SCHEMA_VERSION
 
 
 def test_v2_workspace_is_migrated(tmp_path):
@@ -13,11 +14,12 @@ def test_v2_workspace_is_migrated(tmp_path):
     db = tmp_path / "old" / "scholargraph.sqlite"
     conn = sqlite3.connect(db)
     conn.executescript("DROP TABLE community_members; DROP TABLE communities; DROP TABLE community_reports; "
-                       "DROP TABLE paper_references; DROP TABLE stub_papers; PRAGMA user_version = 2;")
+                       "DROP TABLE paper_references; DROP TABLE stub_papers; "
+                       "DROP TRIGGER chunks_drop_terms; DROP TABLE chunk_terms; PRAGMA user_version = 2;")
     conn.close()
     store = open_store(tmp_path / "old")
     try:
         assert store.list_communities() == [] and store.references() == []
     finally:
         store.close()
-    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

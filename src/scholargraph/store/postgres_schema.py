@@ -245,7 +245,14 @@ DO $$ DECLARE d TEXT; BEGIN
 END $$;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2]
+# v3: full-text search with the engine's own terms (store/postgres_lexical.py; issue 15): the store
+# writes ``terms`` with each chunk and fills it for chunks stored before (meta ``lexical_version``)
+V2_TO_V3 = """
+ALTER TABLE chunks ADD COLUMN terms TSVECTOR;
+CREATE INDEX chunks_terms ON chunks USING GIN (terms);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import WorkspaceError
+from ..text.lexical import FTS5_TOKENIZE
 
 SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -238,7 +239,18 @@ CREATE TABLE stub_papers (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
+# v4: full-text search over chunks (issue 15). ``chunk_terms`` holds each chunk's lexical terms
+# (scholargraph.text.lexical) under the chunk's rowid; the store fills it on insert (and rebuilds it
+# when the tokenisation changes: meta ``lexical_version``), the trigger empties it on every delete,
+# including the cascade from a deleted document.
+V3_TO_V4 = f"""
+CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, tokenize = "{FTS5_TOKENIZE}");
+CREATE TRIGGER chunks_drop_terms AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_terms WHERE rowid = old.rowid;
+END;
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
