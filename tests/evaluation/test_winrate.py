@@ -118,7 +118,8 @@ def test_answers_files_and_side_specs(tmp_path):
         parse_side("hybrid:no-graph")
 
 
-def test_without_any_judge_model_it_is_a_clear_error(workdir, tmp_path, capsys):
+def test_without_any_judge_model_it_is_a_clear_error(llm_server, workdir, tmp_path, capsys):
+    _indexed(llm_server(rules=default_rules()), workdir)  # a missing workspace would be reported first
     questions = tmp_path / "q.txt"
     questions.write_text("What is RAG?\n")
     code = main(["eval", "winrate", "--questions", str(questions), "-w", str(workdir)])
