@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, default=1500, help="entities shown in the HTML view (most connected)")
     _settings_flags(p)
     p = sub.add_parser("delete", help="remove a document and everything derived only from it")
-    p.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    p.add_argument("doc_ids", nargs="+", metavar="PAPER", help="document id, file name or title of the paper")
     _settings_flags(p)
     p = sub.add_parser("entities", help="list, search, merge or split entities")
     p.add_argument("--type", dest="entity_type", help="only this entity type")

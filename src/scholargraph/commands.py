@@ -11,8 +11,10 @@ from typing import Any
 from . import cli_analysis as show_analysis
 from . import cli_output as show
 from .config import demo_corpus_candidates, load_settings, settings_origins, settings_summary
-from .errors import ConfigError, ScholarGraphError
+from .errors import ConfigError, ScholarGraphError, WorkspaceError
+from .ingest.registry import missing_paths
 from .kb import KnowledgeBase
+from .models import DocStatus
 from .progress import RichProgress
 
 
@@ -33,9 +35,12 @@ def read_queries(path: str) -> list[str]:
     return questions
 
 
-def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None) -> KnowledgeBase:
+def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None, *,
+        create: bool = False) -> KnowledgeBase:
+    """The workspace of a command; only commands that add papers (``create``) may create one: the
+    others fail with a WorkspaceError when there is none."""
     settings = load_settings(workdir or args.workdir, overrides)
-    kb = KnowledgeBase(settings=settings)
+    kb = KnowledgeBase(settings=settings, create=create)
     kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=settings.progress)
     return kb
 
@@ -51,7 +56,8 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         settings = load_settings(args.workdir, overrides)
         options = LoadOptions(include_references=settings.extraction.include_references,
                               manifest=read_manifest(Path(args.manifest)))
-    with _kb(args, overrides) as kb:
+    missing_paths(args.paths)  # before the workspace is created
+    with _kb(args, overrides, create=True) as kb:
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
                            options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
@@ -66,9 +72,17 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return [args.question]
 
 
+def _require_indexed(kb: KnowledgeBase) -> None:
+    """Questions need indexed papers: an empty workspace is an error, not an empty answer."""
+    if not kb.store.status_counts().get(DocStatus.PROCESSED.value):
+        raise WorkspaceError(f"nothing is indexed in the workspace {kb.workdir} "
+                             f"(see `scholargraph status`; add papers with `scholargraph index PATH --workdir {kb.workdir}`)")
+
+
 def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
+        _require_indexed(kb)
         return kb.run(_ask_all(kb, args, questions))
 
 
@@ -108,6 +122,7 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
 def cmd_retrieve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
+        _require_indexed(kb)
         return kb.run(_retrieve_all(kb, args, questions))
 
 
@@ -142,6 +157,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         stats = kb.stats()
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
+            stats["cost_outside_documents"] = kb.cost_outside_documents()
         if args.graph:
             stats["graph"] = kb.graph_stats()
     if args.json:
@@ -149,7 +165,10 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     else:
         show.print_stats(stats)
         for doc, usage in stats.get("cost_by_document", {}).items():
-            show.out.print(f"  {doc}: {usage['llm_calls']} calls, {usage['total_tokens']:,} tokens")
+            show.out.print(f"  {doc}: {show.calls_line(usage)}, {usage['total_tokens']:,} tokens")
+        if (rest := stats.get("cost_outside_documents")) and rest["by_purpose"]:
+            show.out.print(f"  not tied to a paper ({', '.join(rest['by_purpose'])}): {show.calls_line(rest)}, "
+                           f"{rest['total_tokens']:,} tokens")
         if args.graph:
             show_analysis.print_graph_stats(stats["graph"])
     return 0
@@ -241,7 +260,7 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             section.pop("page_marks", None)
             section["chars"] = len(section.pop("text"))
         if args.chunks:
-            tok = load_tokenizer(settings.chunking.tokenizer)
+            tok = load_tokenizer(settings.chunking.tokenizer, settings.embeddings.local_model)
             chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
                                     "tokens" if settings.chunking.strategy == "tokens" else "structure",
                                     settings.extraction.include_references)
@@ -310,7 +329,7 @@ def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     corpus = _demo_corpus(args)
     workdir = args.workdir or "demo_workspace"
     show.out.print(f"[bold]scholargraph demo[/bold]: indexing {', '.join(str(p) for p in corpus)} into {workdir}/")
-    with _kb(args, overrides, workdir) as kb:
+    with _kb(args, overrides, workdir, create=True) as kb:
         report = kb.insert(corpus)
         show.print_index_report(report)
         for question in DEMO_QUESTIONS:

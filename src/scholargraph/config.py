@@ -97,11 +97,16 @@ class EmbeddingSettings(_Section):
     max_concurrency: int = Field(4, ge=1)
     timeout: float = Field(60.0, gt=0)
 
+    @property
+    def local_model(self) -> str | None:
+        """The local model whose tokenizer sizes chunks; None for a remote model (not readable offline)."""
+        return self.model if self.provider == "local" else None
+
 
 class ChunkingSettings(_Section):
     size: int = Field(1200, ge=16, le=32768, description="tokens per chunk")
     overlap: int = Field(100, ge=0)
-    tokenizer: str = Field("embedding", description="'embedding' = the embedding model's tokenizer, or a tokenizer.json path")
+    tokenizer: str = Field("embedding", description="'embedding' = the tokenizer of embeddings.model (MiniLM's for a remote model), or a tokenizer.json path")
     strategy: Literal["auto", "tokens", "structure"] = "auto"
 
     @model_validator(mode="after")
