@@ -278,13 +278,17 @@ QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 
 @dataclass
 class Usage:
-    """Calls and tokens for one purpose. ``estimated`` counts tokens not reported by the server."""
+    """Calls and tokens for one purpose. ``calls`` are requests the server answered with a
+    completion; ``failed_attempts`` are HTTP attempts that got none (an error status, a malformed
+    reply, a broken connection; each retry is one); ``cached_calls`` never reached the server.
+    ``estimated`` counts tokens not reported by the server."""
 
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated_calls: int = 0
+    failed_attempts: int = 0
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
@@ -292,6 +296,10 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.estimated_calls += other.estimated_calls
+        self.failed_attempts += other.failed_attempts
+
+    def minus(self, other: Usage) -> Usage:
+        return Usage(**{name: value - getattr(other, name) for name, value in asdict(self).items()})
 
     @property
     def total_tokens(self) -> int:
@@ -320,6 +328,8 @@ class Source:
     venue: str | None = None
     # a community report's representative passages, each resolved to its paper, section and pages
     supporting: list[Source] = field(default_factory=list)
+    # in an answer's cited sources (numbered by citation order): its number in the context
+    context_number: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -339,11 +349,18 @@ class Source:
         }
         if self.supporting:
             data["supporting"] = [s.to_json() for s in self.supporting]
+        if self.context_number is not None:
+            data["context_rank"] = self.context_number
         return data
 
 
 @dataclass
 class Answer:
+    """An answer with its citations. ``sources`` are the sources the answer cites, numbered from 1 in
+    the order they are first cited (the ``[n]`` in ``text``); ``context_sources`` are all the sources
+    the answer was written from, numbered by rank as in ``context`` (a cited source's
+    ``context_number`` is its number there)."""
+
     question: str
     text: str
     mode: str
@@ -356,6 +373,7 @@ class Answer:
     context: str = ""
     notes: list[str] = field(default_factory=list)
     keywords: dict[str, Any] | None = None
+    context_sources: list[Source] = field(default_factory=list)
     # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
     cut: list[Source] = field(default_factory=list)
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
@@ -368,7 +386,7 @@ class Answer:
             "mode": self.mode,
             "extractive": self.extractive,
             "sources": [s.to_json() for s in self.sources if not cited or s.number in cited],
-            "context_sources": len(self.sources),
+            "context_sources": len(self.context_sources or self.sources),  # how many the model was given
             "context_tokens": self.context_tokens,
             "cut_from_context": [{"rank": s.number, "kind": s.kind, "chunk_id": s.chunk_id, "document_id": s.document_id,
                                   "title": s.title} for s in self.cut],
@@ -390,6 +408,7 @@ def usage_to_json(usage: dict[str, Usage]) -> dict[str, Any]:
     return {
         "llm_calls": total.calls,
         "cached_calls": total.cached_calls,
+        "failed_attempts": total.failed_attempts,
         "prompt_tokens": total.prompt_tokens,
         "completion_tokens": total.completion_tokens,
         "total_tokens": total.total_tokens,

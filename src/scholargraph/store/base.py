@@ -103,7 +103,12 @@ class CallRecord:
     cached: bool
     latency_s: float
     document_id: str | None = None
-    status: str = "ok"
+    status: str = "ok"  # ok | incomplete | error (answered, cut short) | failed (an attempt with no answer)
+
+
+FAILED_ATTEMPT = "failed"
+# SQL: a logged record that is a failed attempt, not a call ("error" with no tokens: written so before 0.2)
+FAILED_ATTEMPT_SQL = "(status = 'failed' OR (status = 'error' AND prompt_tokens = 0 AND completion_tokens = 0))"
 
 
 @dataclass
@@ -174,6 +179,9 @@ class DocumentStore(Protocol):
 
     def reset_stale_processing(self) -> list[str]:
         """Documents left PROCESSING by a worker that is gone go back to PENDING; returns their ids."""
+
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents no live process is working on (a run that was interrupted); read only."""
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
