@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fixtures.localkg_papers import small_paper
 
+from scholargraph.ingest.chunking import layout
 from scholargraph.profiles.localkg.document import read_paper
 
 
@@ -18,8 +19,9 @@ def test_sentences_know_their_section_paragraph_chunk_and_page(paper):
     assert [(s.paragraph_no, s.chunk_id, s.page) for s in methods.sentences] == [
         (0, "p1-c1", 1), (0, "p1-c1", 1), (1, "p1-c1", 2), (1, "p1-c1", 2)]
     doc, _ = small_paper()
-    for s in paper.sentences:  # offsets index the document's full text
-        assert doc.full_text[s.start:s.start + len(s.text)] == s.text
+    text = layout(doc)[0]
+    for s in paper.sentences:  # offsets index the laid-out text, as chunk spans do
+        assert text[s.start:s.start + len(s.text)] == s.text
     records = paper.records()
     assert [(r.ordinal, r.section, r.page) for r in records][2] == (2, "Methods", 1)
 

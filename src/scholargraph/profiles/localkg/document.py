@@ -31,7 +31,7 @@ class Sentence:
     paragraph_no: int  # in the section
     chunk_id: str
     page: int | None
-    start: int  # offset in Document.full_text
+    start: int  # offset in the laid-out text (ingest.chunking.layout), which chunk spans index
 
     @property
     def tokens(self) -> int:
@@ -204,11 +204,11 @@ def read_paper(doc: Document, chunks: list[Chunk]) -> Paper:
         for a, b in paragraph_spans(sec.text):
             para = Paragraph(number, len(paragraphs), [])
             for sa, sb in sentence_spans(sec.text, a, b):
-                chunk = _chunk_at(ordered, p.start + sa)
+                chunk = _chunk_at(ordered, p.text_start + sa)
                 if chunk is None:
                     continue
                 sent = Sentence(len(sentences), sec.text[sa:sb], number, para.number, chunk,
-                                _page_at(sec.page_marks, sec.page_start, sa), p.start + sa)
+                                _page_at(sec.page_marks, sec.page_start, sa), p.text_start + sa)
                 sentences.append(sent)
                 para.sentences.append(sent)
             if para.sentences:
