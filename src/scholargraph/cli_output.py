@@ -39,8 +39,8 @@ def print_index_report(report) -> None:
         + (f"; resumed {len(data['resumed'])} interrupted" if data["resumed"] else "")
         + f" in {data['seconds']:.1f}s"
     )
-    if usage["llm_calls"] or usage["cached_calls"]:
-        out.print(f"LLM: {usage['llm_calls']} calls (+{usage['cached_calls']} cached), "
+    if usage["llm_calls"] or usage["cached_calls"] or usage["failed_attempts"]:
+        out.print(f"LLM: {calls_line(usage)}, "
                   f"{usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion tokens")
     if data["stopped"]:
         err.print(f"[red]stopped:[/red] {escape(data['stopped'])}")
@@ -69,11 +69,18 @@ def print_stats(stats: dict) -> None:
         out.print(f"{key:<11} {stats[key]}")
     out.print(f"embeddings  {stats['embedding_model']} ({stats['embedding_dim']}-d)")
     u = stats["usage"]
-    out.print(f"LLM         {u['llm_calls']} calls (+{u['cached_calls']} cached), {u['prompt_tokens']:,} prompt + "
-              f"{u['completion_tokens']:,} completion tokens")
+    out.print(f"LLM         {calls_line(u)}, {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens")
     for purpose, p in u["by_purpose"].items():
         est = " (estimated)" if p["estimated_calls"] else ""
-        out.print(f"  {purpose:<10} {p['calls']} calls, {p['prompt_tokens']:,} + {p['completion_tokens']:,} tokens{est}")
+        failed = f", {p['failed_attempts']} failed attempts" if p["failed_attempts"] else ""
+        out.print(f"  {purpose:<10} {p['calls']} calls{failed}, {p['prompt_tokens']:,} + {p['completion_tokens']:,} tokens{est}")
+
+
+def calls_line(usage: dict) -> str:
+    """"12 answered calls, 3 failed attempts, 5 cache hits": what the server answered, what it did
+    not, and what never reached it."""
+    return (f"{usage['llm_calls']} answered calls, {usage['failed_attempts']} failed attempts, "
+            f"{usage['cached_calls']} cache hits")
 
 
 def print_sources(sources: list[Source], cited: list[int] | None = None) -> None:

@@ -142,6 +142,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         stats = kb.stats()
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
+            stats["cost_outside_documents"] = kb.cost_outside_documents()
         if args.graph:
             stats["graph"] = kb.graph_stats()
     if args.json:
@@ -149,7 +150,10 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     else:
         show.print_stats(stats)
         for doc, usage in stats.get("cost_by_document", {}).items():
-            show.out.print(f"  {doc}: {usage['llm_calls']} calls, {usage['total_tokens']:,} tokens")
+            show.out.print(f"  {doc}: {show.calls_line(usage)}, {usage['total_tokens']:,} tokens")
+        if (rest := stats.get("cost_outside_documents")) and rest["by_purpose"]:
+            show.out.print(f"  not tied to a paper ({', '.join(rest['by_purpose'])}): {show.calls_line(rest)}, "
+                           f"{rest['total_tokens']:,} tokens")
         if args.graph:
             show_analysis.print_graph_stats(stats["graph"])
     return 0
@@ -241,7 +245,7 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             section.pop("page_marks", None)
             section["chars"] = len(section.pop("text"))
         if args.chunks:
-            tok = load_tokenizer(settings.chunking.tokenizer)
+            tok = load_tokenizer(settings.chunking.tokenizer, settings.embeddings.local_model)
             chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
                                     "tokens" if settings.chunking.strategy == "tokens" else "structure",
                                     settings.extraction.include_references)

@@ -68,6 +68,7 @@ class KnowledgeBase:
         self._tokenizer: TextTokenizer | None = None
         self._llm: LLMClient | None = None
         self._llm_checked = False
+        self._embedder_checked = False
         self._reranker: Reranker | None = None
 
     # -- components (lazy) ----------------------------------------------------------------
@@ -111,7 +112,7 @@ class KnowledgeBase:
     @property
     def tokenizer(self) -> TextTokenizer:
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer)
+            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer, self.settings.embeddings.local_model)
         return self._tokenizer
 
     @property
@@ -124,9 +125,20 @@ class KnowledgeBase:
         return self._llm
 
     async def _ensure_llm_ready(self) -> None:
+        """Check every configured model (chat, then a served embedding model) before the first call."""
         if self.llm is not None and self.settings.llm.health_check and not self._llm_checked:
             await self.llm.health_check()
             self._llm_checked = True
+        await self._ensure_embedder_ready()
+
+    async def _ensure_embedder_ready(self) -> None:
+        if self.settings.embeddings.provider != "local" and self.settings.llm.health_check and not self._embedder_checked:
+            await self.embedder.health_check()
+            self._embedder_checked = True
+
+    async def acheck_models(self) -> None:
+        """Raise LLMUnavailableError unless every configured model (chat, embeddings) is served."""
+        await self._ensure_llm_ready()
 
     def _refresher(self) -> GraphRefresher:
         summarise = None
@@ -195,8 +207,8 @@ class KnowledgeBase:
         if (profile or self.settings.extraction.profile) == AUTO and not self.settings.llm.configured:
             report.notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
                                 f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
-        if extractor.uses_llm and not dry_run:
-            await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
+        if not dry_run:  # unreachable server or unknown model: nothing started
+            await (self._ensure_llm_ready() if extractor.uses_llm else self._ensure_embedder_ready())
         pipeline = self._pipeline(extractor)
         opts = options or LoadOptions(include_references=self.settings.extraction.include_references)
         if dry_run:
@@ -417,6 +429,14 @@ class KnowledgeBase:
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
+
+    def cost_outside_documents(self) -> dict[str, Any]:
+        """LLM usage tied to no paper (community reports, answers): the whole log less the papers' share."""
+        rest = self.store.usage_by_purpose()
+        for per_purpose in self.store.usage_by_document().values():
+            for purpose, used in per_purpose.items():
+                rest[purpose] = rest[purpose].minus(used)
+        return usage_to_json({p: u for p, u in rest.items() if u != Usage()})
 
     # -- browsing (HTTP server, notebooks) --------------------------------------------------
 

@@ -223,13 +223,17 @@ QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 
 @dataclass
 class Usage:
-    """Calls and tokens for one purpose. ``estimated`` counts tokens not reported by the server."""
+    """Calls and tokens for one purpose. ``calls`` are requests the server answered with a
+    completion; ``failed_attempts`` are HTTP attempts that got none (an error status, a malformed
+    reply, a broken connection; each retry is one); ``cached_calls`` never reached the server.
+    ``estimated`` counts tokens not reported by the server."""
 
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated_calls: int = 0
+    failed_attempts: int = 0
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
@@ -237,6 +241,10 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.estimated_calls += other.estimated_calls
+        self.failed_attempts += other.failed_attempts
+
+    def minus(self, other: Usage) -> Usage:
+        return Usage(**{name: value - getattr(other, name) for name, value in asdict(self).items()})
 
     @property
     def total_tokens(self) -> int:
@@ -335,6 +343,7 @@ def usage_to_json(usage: dict[str, Usage]) -> dict[str, Any]:
     return {
         "llm_calls": total.calls,
         "cached_calls": total.cached_calls,
+        "failed_attempts": total.failed_attempts,
         "prompt_tokens": total.prompt_tokens,
         "completion_tokens": total.completion_tokens,
         "total_tokens": total.total_tokens,

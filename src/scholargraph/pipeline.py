@@ -188,6 +188,8 @@ class Pipeline:
                 report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
                 return False
             self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
+        elif existing and existing.status == DocStatus.PROCESSED:
+            self._drop_indexed(doc.id)  # --force: its records are written again, not a second time
         elif existing and existing.status in (DocStatus.PENDING, DocStatus.PROCESSING):
             return False  # picked up with the other pending work
         self.store.add_pending(doc, scope, self.extractor.name)

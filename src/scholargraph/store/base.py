@@ -100,7 +100,12 @@ class CallRecord:
     cached: bool
     latency_s: float
     document_id: str | None = None
-    status: str = "ok"
+    status: str = "ok"  # ok | incomplete | error (answered, cut short) | failed (an attempt with no answer)
+
+
+FAILED_ATTEMPT = "failed"
+# SQL: a logged record that is a failed attempt, not a call ("error" with no tokens: written so before 0.2)
+FAILED_ATTEMPT_SQL = "(status = 'failed' OR (status = 'error' AND prompt_tokens = 0 AND completion_tokens = 0))"
 
 
 @dataclass

@@ -239,6 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, "'input' must be a string or a list")
             return
         texts = [inputs] if isinstance(inputs, str) else [x if isinstance(x, str) else json.dumps(x) for x in inputs]
+        if app.strict_models and request.get("model") not in app.models:
+            self._send_error_json(404, f'model "{request.get("model")}" not found, try pulling it first')
+            return
         dim = int(request.get("dimensions") or app.embedding_dim)
         app.stats.add("embedding_calls")
         app.stats.add("embedding_inputs", len(texts))
