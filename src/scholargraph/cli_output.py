@@ -53,9 +53,9 @@ def print_status(rows: list[dict]) -> None:
     table = Table(show_lines=False)
     for col in ("id", "status", "scope", "profile", "chunks", "title / error"):
         table.add_column(col, overflow="fold")
-    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan"}
+    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan", "INTERRUPTED": "magenta"}
     for r in rows:
-        detail = r["title"] if r["status"] != "FAILED" else f"{r['title']}: {r['error']}"
+        detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
         table.add_row(escape(r["id"]), f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r["scope"],
                       r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
     out.print(table)
@@ -110,8 +110,11 @@ def print_retrieval(retrieval) -> None:
 
 
 def retrieval_json(retrieval) -> dict:
+    """``sources``: the numbered evidence (``Retrieval.sources``, as in an answer); ``results`` is the
+    same list under its older name, kept for existing clients."""
+    sources = [s.to_json() for s in retrieval.sources]
     return {"query": retrieval.question, "mode": retrieval.mode, "keywords": retrieval.keywords,
-            "results": [s.to_json() for s in retrieval.sources],
+            "sources": sources, "results": sources,
             "cut_from_context": retrieval.cut, "context_tokens": retrieval.context_tokens,
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
             "notes": retrieval.notes}
@@ -151,12 +154,17 @@ def print_parsed(docs: list[dict]) -> None:
 
 def print_winrate(result: dict) -> None:
     a, b = result["a"], result["b"]
-    out.print(f"{a} vs {b}: {result['questions']} questions, {result['judgements']} judgements "
-              f"(each pair judged in both orders; {result['unusable_judgements']} unusable)")
+    judge = result.get("judge") or {}
+    out.print(f"{escape(a)} vs {escape(b)}: {result['questions']} questions x {result['trials']} trials "
+              f"(order alternating: {', '.join(result['order'])}), {result['judgements']} judgements, "
+              f"{result['unusable_judgements']} unusable; judge {escape(str(judge.get('model')))}")
+    for side, questions in (result.get("missing_answers") or {}).items():
+        err.print(f"[yellow]note:[/yellow] {escape(side)} has no answer to {len(questions)} question(s); they were skipped")
     for criterion, r in result["criteria"].items():
         rate = r[f"{a}_win_rate"]
         shown = f"{100 * rate:.1f}%" if rate is not None else "n/a"
-        out.print(f"  {criterion:<18} {a} wins {shown}  ({r[f'{a}_wins']} vs {r[f'{b}_wins']})")
+        trials = ", ".join("n/a" if t is None else f"{100 * t:.0f}%" for t in r[f"{a}_win_rate_per_trial"])
+        out.print(f"  {criterion:<18} {escape(a)} wins {shown}  (trials: {trials}; {r[f'{a}_wins']} vs {r[f'{b}_wins']})")
 
 
 def print_migration(report) -> None:

@@ -29,9 +29,9 @@ from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
-from .ingest.registry import LoadOptions
+from .ingest.registry import LoadOptions, missing_paths
 from .ingest.tokenizer import TextTokenizer, load_tokenizer
-from .llm.embeddings import Embedder, make_embedder
+from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
@@ -57,11 +57,14 @@ log = logging.getLogger(__name__)
 
 class KnowledgeBase:
     def __init__(self, workdir: str | Path | None = None, settings: Settings | None = None, *,
-                 progress: Progress | None = None, **overrides: Any):
+                 progress: Progress | None = None, create: bool = True, **overrides: Any):
+        """``create=False``: open an existing workspace only (``WorkspaceError`` when there is none),
+        for callers that only read it."""
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
-        self.store = open_store(self.settings.workdir, self.settings.store.backend, **self.settings.store.options())
+        self.store = open_store(self.settings.workdir, self.settings.store.backend, create=create,
+                                **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None
@@ -115,9 +118,23 @@ class KnowledgeBase:
             self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer, self.settings.embeddings.local_model)
         return self._tokenizer
 
+    def _settle_llm_model(self) -> None:
+        """``llm.base_url`` without ``llm.model``: use the server's only model (asked once, when an LLM
+        is first needed), or stop with the list of the served ones; never fall back silently."""
+        llm = self.settings.llm
+        if not llm.base_url or llm.model:
+            return
+        from .llm.health import discover_model
+
+        key = llm.api_key.get_secret_value() if llm.api_key else None
+        model = discover_model(llm.base_url, key, min(10.0, llm.timeout))
+        log.info("llm.model not set: using %s, the only model %s serves", model, llm.base_url)
+        self.settings = self.settings.model_copy(update={"llm": llm.model_copy(update={"model": model})})
+
     @property
     def llm(self) -> LLMClient | None:
         """The LLM client, or None when no LLM is configured."""
+        self._settle_llm_model()
         if self._llm is None and self.settings.llm.configured:
             from .llm.client import LLMClient
 
@@ -140,24 +157,26 @@ class KnowledgeBase:
         """Raise LLMUnavailableError unless every configured model (chat, embeddings) is served."""
         await self._ensure_llm_ready()
 
-    def _refresher(self) -> GraphRefresher:
+    def _refresher(self, embedder: Embedder | None = None) -> GraphRefresher:
         summarise = None
         if self.llm is not None:
             from .graph.summarise import make_summariser
 
             summarise = make_summariser(self.llm)
-        return GraphRefresher(self.store, self.embedder, self.tokenizer.count, self.settings.extraction.description_budget,
+        return GraphRefresher(self.store, embedder or self.embedder, self.tokenizer.count, self.settings.extraction.description_budget,
                               summarise)
 
-    def _pipeline(self, extractor: Extractor) -> Pipeline:
-        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
-                        self._refresher(), self.progress)
+    def _pipeline(self, extractor: Extractor, embedder: Embedder | None = None) -> Pipeline:
+        embedder = embedder or self.embedder
+        return Pipeline(self.store, self.settings, embedder, self.tokenizer, extractor, normalise_name,
+                        self._refresher(embedder), self.progress)
 
     async def _embed(self, texts: Sequence[str]) -> np.ndarray:
         return await self.embedder.embed(texts)
 
     def _extractor(self, profile: str | None) -> Extractor:
         """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
+        self._settle_llm_model()
         settings = self.settings
         if profile:
             settings = settings.model_copy(deep=True)
@@ -175,6 +194,7 @@ class KnowledgeBase:
         """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
         When another process is indexing the same workspace, wait for it (``wait=False``: raise
         ``WorkspaceBusyError``)."""
+        missing_paths(paths)  # a mistyped path: say so, record nothing
         if dry_run:
             return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
         async with self.exclusive_indexing(wait):
@@ -267,16 +287,36 @@ class KnowledgeBase:
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
 
-    async def adelete(self, doc_id: str) -> dict[str, Any]:
+    def find_document(self, ref: str) -> str:
+        """The id of the one paper ``ref`` names: its id, its file name or path, or its title (case
+        and spacing ignored). ``NotFoundError`` when none, ``ScholarGraphError`` listing them when several."""
+        if self.store.get_document(ref) is not None:
+            return ref
+        wanted = " ".join(ref.split()).casefold()
+        matches = [r for r in self.store.list_documents()
+                   if wanted in {" ".join((r.title or "").split()).casefold(), (r.source_path or "").casefold(),
+                                 Path(r.source_path or "").name.casefold()}]
+        if not matches:
+            raise NotFoundError(f"no document with id {ref!r}, and no paper with that file name or title "
+                                "(see `scholargraph status`)")
+        if len(matches) > 1:
+            listed = "; ".join(f"{r.id} ({r.title or '?'}, {Path(r.source_path or '').name})" for r in matches)
+            raise ScholarGraphError(f"{ref!r} matches {len(matches)} papers: {listed}; give one of these ids")
+        return matches[0].id
+
+    async def adelete(self, ref: str) -> dict[str, Any]:
+        """Delete a paper named by id, file name or title (:meth:`find_document`)."""
+        doc_id = self.find_document(ref)
         row = self.store.get_document(doc_id)
         if row is not None:  # papers citing it now cite a stub of it (graph.citations)
             from .graph.citations import document_deleted
 
             await self.store.awrite(lambda: document_deleted(self.store, row))
-        return await self._pipeline(NoExtraction()).delete(doc_id)
+        # the model is loaded only if a description left behind must be re-embedded
+        return await self._pipeline(NoExtraction(), DeferredEmbedder(lambda: self.embedder)).delete(doc_id)
 
-    def delete(self, doc_id: str) -> dict[str, Any]:
-        return self.run(self.adelete(doc_id))
+    def delete(self, ref: str) -> dict[str, Any]:
+        return self.run(self.adelete(ref))
 
     # -- querying -------------------------------------------------------------------------
 
@@ -288,6 +328,7 @@ class KnowledgeBase:
         return self._reranker
 
     def engine(self) -> QueryEngine:
+        self._settle_llm_model()
         return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs,
                            self.reranker)
 
@@ -321,7 +362,11 @@ class KnowledgeBase:
     # -- inspection -----------------------------------------------------------------------
 
     def status(self) -> list[dict[str, Any]]:
-        return [_status_row(r) for r in self.store.list_documents()]
+        """One row per document. ``status`` is the stored one, except ``INTERRUPTED`` for a document left
+        PROCESSING by a run that has ended (resumed by the next ``index`` run)."""
+        rows = self.store.list_documents()
+        interrupted = self.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
+        return [_status_row(r, r.id in interrupted) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
@@ -539,10 +584,14 @@ def _text_document(item: str | dict[str, Any]) -> Document:
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
 
 
-def _status_row(r: DocumentRow) -> dict[str, Any]:
+INTERRUPTED = "INTERRUPTED"  # shown for a PROCESSING document whose run has ended
+
+
+def _status_row(r: DocumentRow, interrupted: bool = False) -> dict[str, Any]:
     return {
-        "id": r.id, "title": r.title, "status": r.status.value, "scope": r.scope, "profile": r.profile,
-        "chunks": r.chunks, "error": r.error, "source_path": r.source_path,
+        "id": r.id, "title": r.title, "status": INTERRUPTED if interrupted else r.status.value, "scope": r.scope,
+        "profile": r.profile, "chunks": r.chunks,
+        "error": "interrupted: the next `scholargraph index` run resumes it" if interrupted else r.error, "source_path": r.source_path,
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.updated_at)),
     }
 

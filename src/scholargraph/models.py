@@ -273,6 +273,8 @@ class Source:
     venue: str | None = None
     # a community report's representative passages, each resolved to its paper, section and pages
     supporting: list[Source] = field(default_factory=list)
+    # in an answer's cited sources (numbered by citation order): its number in the context
+    context_number: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -292,11 +294,18 @@ class Source:
         }
         if self.supporting:
             data["supporting"] = [s.to_json() for s in self.supporting]
+        if self.context_number is not None:
+            data["context_rank"] = self.context_number
         return data
 
 
 @dataclass
 class Answer:
+    """An answer with its citations. ``sources`` are the sources the answer cites, numbered from 1 in
+    the order they are first cited (the ``[n]`` in ``text``); ``context_sources`` are all the sources
+    the answer was written from, numbered by rank as in ``context`` (a cited source's
+    ``context_number`` is its number there)."""
+
     question: str
     text: str
     mode: str
@@ -309,6 +318,7 @@ class Answer:
     context: str = ""
     notes: list[str] = field(default_factory=list)
     keywords: dict[str, Any] | None = None
+    context_sources: list[Source] = field(default_factory=list)
     # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
     cut: list[Source] = field(default_factory=list)
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
@@ -321,7 +331,7 @@ class Answer:
             "mode": self.mode,
             "extractive": self.extractive,
             "sources": [s.to_json() for s in self.sources if not cited or s.number in cited],
-            "context_sources": len(self.sources),
+            "context_sources": len(self.context_sources or self.sources),  # how many the model was given
             "context_tokens": self.context_tokens,
             "cut_from_context": [{"rank": s.number, "kind": s.kind, "chunk_id": s.chunk_id, "document_id": s.document_id,
                                   "title": s.title} for s in self.cut],

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LoadError
+from ..errors import LoadError, NotFoundError
 from ..models import Document
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -85,6 +85,13 @@ def check_readable(path: Path, options: LoadOptions) -> None:
         raise LoadError(str(path), "empty file (0 bytes)")
     if size > options.max_bytes:
         raise LoadError(str(path), f"file too large ({size / 1e6:.0f} MB > {options.max_bytes / 1e6:.0f} MB limit)")
+
+
+def missing_paths(paths: Iterable[str | Path]) -> None:
+    """``NotFoundError`` naming every given path that does not exist (nothing is indexed then)."""
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise NotFoundError(f"no such file or directory: {', '.join(missing)}")
 
 
 def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:

@@ -79,6 +79,26 @@ class Embedder:
         return None
 
 
+class DeferredEmbedder(Embedder):
+    """An embedder made on first use (``resolve()``): work that may embed nothing (deleting a paper)
+    does not load the model (torch, seconds of CPU) up front."""
+
+    def __init__(self, resolve: Callable[[], Embedder]):
+        super().__init__(None)
+        self._resolve = resolve
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self._resolve().name
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self._resolve().dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self._resolve().embed(texts)
+
+
 QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served first
 
 

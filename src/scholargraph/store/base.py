@@ -177,6 +177,9 @@ class DocumentStore(Protocol):
     def reset_stale_processing(self) -> list[str]:
         """Documents left PROCESSING by a worker that is gone go back to PENDING; returns their ids."""
 
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents no live process is working on (a run that was interrupted); read only."""
+
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
 

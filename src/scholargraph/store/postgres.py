@@ -299,6 +299,15 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
 
         return self.write(work)
 
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents whose worker is gone (its advisory lock is free); changes nothing."""
+        rows = self._rows("SELECT id, claimed_by FROM documents WHERE status = 'PROCESSING'")
+        owners = {k for _, k in rows}
+        live = {k for k in owners if k is not None and (
+            (k == self.worker_key and self._run_lock.locked())
+            or (k != self.worker_key and not self._rows("SELECT pg_try_advisory_xact_lock(%s)", (k,))[0][0]))}
+        return {doc_id for doc_id, k in rows if k not in live}
+
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")
         wanted = None if only is None else set(only)

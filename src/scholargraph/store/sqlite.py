@@ -226,6 +226,12 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
 
         return self.write(work)
 
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents of a run that ended (no process holds the indexing lock)."""
+        if self.indexing_lock().held():
+            return set()
+        return {r[0] for r in self._rows("SELECT id FROM documents WHERE status = 'PROCESSING'")}
+
     def _set_statuses(self, ids: list[str], status: DocStatus, current: DocStatus) -> None:
         now = time.time()
         for part in batches(ids):

@@ -204,7 +204,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
         notes.append(f"no --question: asking fastbmRAG's default question {FASTBM_DEFAULT_QUESTION!r}")
     if not args.question.strip():
         raise ConfigError("--job query needs a question: --question 'your question'")
-    with KnowledgeBase(settings=settings) as kb:
+    with KnowledgeBase(settings=settings, create=False) as kb:  # a question never creates a workspace
         answer = kb.run(_query(kb, args))
     answer.notes[:0] = notes
     from .query import format_references
@@ -223,13 +223,15 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
 
 async def _query(kb, args: argparse.Namespace):
+    from ...query.citations import number_cited_sources
     from .normalise import load_dictionary
     from .query import bio_answer
 
     await kb.acheck_models()
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
-    return await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
-                            weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+    answer = await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
+                              weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+    return number_cited_sources(answer)  # cited papers numbered [1], [2]... as `ask` numbers them
 
 
 def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:
