@@ -37,6 +37,7 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "preset": getattr(args, "preset", None),
         "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency},
+        "judge": {"base_url": getattr(args, "judge_url", None), "model": getattr(args, "judge_model", None)},
         "embeddings": {"model": args.embedding_model},
         "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},
         "extraction": {"profile": getattr(args, "profile", None)},
@@ -142,9 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
     _settings_flags(p)
     p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations")
     p.add_argument("task", choices=["questions", "winrate"])
-    p.add_argument("--a", default="hybrid", help="configuration A: a mode, optionally with :no-clues / :no-subgraph")
-    p.add_argument("--b", default="naive", help="configuration B (same syntax)")
-    p.add_argument("--questions", help="questions file (one per line or JSONL with 'question'); for winrate")
+    p.add_argument("--a", default="hybrid", help="side A: a mode, optionally with :no-clues / :no-subgraph, or "
+                   "another system's answers as JSONL ({question, answer} per line), e.g. LightRAG=answers.jsonl")
+    p.add_argument("--b", default="naive", help="side B (same syntax)")
+    p.add_argument("--questions", help="questions file (one per line or JSONL with 'question'); for winrate "
+                   "(default: the questions of an imported answers file)")
+    p.add_argument("--trials", type=int, default=3, help="judgements per question, order alternating (default 3)")
+    p.add_argument("--judge-url", help="the judge's OpenAI-compatible base URL (default: --llm-url)")
+    p.add_argument("--judge-model", help="the judge model (default: --llm-model)")
     p.add_argument("--out", help="write generated questions (JSONL) here")
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--tasks", type=int, default=5)

@@ -154,12 +154,17 @@ def print_parsed(docs: list[dict]) -> None:
 
 def print_winrate(result: dict) -> None:
     a, b = result["a"], result["b"]
-    out.print(f"{a} vs {b}: {result['questions']} questions, {result['judgements']} judgements "
-              f"(each pair judged in both orders; {result['unusable_judgements']} unusable)")
+    judge = result.get("judge") or {}
+    out.print(f"{escape(a)} vs {escape(b)}: {result['questions']} questions x {result['trials']} trials "
+              f"(order alternating: {', '.join(result['order'])}), {result['judgements']} judgements, "
+              f"{result['unusable_judgements']} unusable; judge {escape(str(judge.get('model')))}")
+    for side, questions in (result.get("missing_answers") or {}).items():
+        err.print(f"[yellow]note:[/yellow] {escape(side)} has no answer to {len(questions)} question(s); they were skipped")
     for criterion, r in result["criteria"].items():
         rate = r[f"{a}_win_rate"]
         shown = f"{100 * rate:.1f}%" if rate is not None else "n/a"
-        out.print(f"  {criterion:<18} {a} wins {shown}  ({r[f'{a}_wins']} vs {r[f'{b}_wins']})")
+        trials = ", ".join("n/a" if t is None else f"{100 * t:.0f}%" for t in r[f"{a}_win_rate_per_trial"])
+        out.print(f"  {criterion:<18} {escape(a)} wins {shown}  (trials: {trials}; {r[f'{a}_wins']} vs {r[f'{b}_wins']})")
 
 
 def print_migration(report) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import cli_analysis as show_analysis
 from . import cli_output as show
-from .config import demo_corpus_candidates, load_settings, settings_origins, settings_summary
+from .config import demo_corpus_override, load_settings, settings_origins, settings_summary
 from .errors import ConfigError, ScholarGraphError, WorkspaceError
 from .ingest.registry import missing_paths
 from .kb import KnowledgeBase
@@ -306,79 +306,78 @@ def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0
 
 
-DEMO_QUESTIONS = [
-    "What does the curcuminoid submicron particle do in Alzheimer's disease mouse models?",
-    "How does J2RM map JSON data to RDF?",
-    "How are graphene nanofibers used in sensors?",
-]
-
-
-def _demo_corpus(args: argparse.Namespace) -> list[Path]:
-    if args.corpus:
-        return [Path(args.corpus)]
-    for base in demo_corpus_candidates():
-        if (base / "pdfs" / "jats").is_dir():
-            return [base / "pdfs" / "jats", base / "askg" / "papers"]  # 3 PMC full texts + 6 ASKG papers
-        if base.is_dir() and not (base / "pdfs").exists():
-            return [base]
-    raise ConfigError("no demo corpus found (looked for $SCHOLARGRAPH_DEMO_CORPUS and ../shared/data/dev); "
-                      "run `scholargraph demo --corpus DIR` with a directory of papers")
-
-
 def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    corpus = _demo_corpus(args)
+    from .demo import demo_corpus, next_steps, questions_for
+
+    corpus = demo_corpus(args.corpus, demo_corpus_override())
     workdir = args.workdir or "demo_workspace"
-    show.out.print(f"[bold]scholargraph demo[/bold]: indexing {', '.join(str(p) for p in corpus)} into {workdir}/")
+    show.out.print(f"[bold]scholargraph demo[/bold]: indexing {show.escape(corpus.describe())} into {workdir}/")
     with _kb(args, overrides, workdir, create=True) as kb:
-        report = kb.insert(corpus)
+        report = kb.insert(corpus.paths)
         show.print_index_report(report)
-        for question in DEMO_QUESTIONS:
-            show.out.print(f"\n[bold cyan]Q: {question}[/bold cyan]")
-            answer = kb.query(question, mode=args.mode if hasattr(args, "mode") else None)
-            show.print_answer(answer, streamed=False)
+        if not report.ok and not kb.status():
+            return 1
+        top = [e["name"] for e in kb.entities(limit=3)] if not corpus.bundled else []
+        for question in questions_for(corpus, top):
+            show.out.print(f"\n[bold cyan]Q: {show.escape(question)}[/bold cyan]")
+            show.print_answer(kb.query(question), streamed=False)
         llm = kb.settings.llm.configured
-    show.out.print(f"\nworkspace: {Path(workdir).resolve()}")
-    show.out.print(f"continue with:  scholargraph ask \"your question\" --workdir {workdir}")
     if not llm:
-        show.out.print("answers above are extractive (no LLM configured). For written answers with citations, point it "
-                       "at a local model, e.g. Ollama:\n  ollama serve & ollama pull qwen2.5:7b\n"
-                       f"  scholargraph ask \"...\" --workdir {workdir} --llm-url http://localhost:11434/v1 --llm-model qwen2.5:7b")
+        show.out.print("\n(no LLM configured: the answers above are the best-matching sentences, each cited)")
+    show.out.print(f"\n[bold]workspace:[/bold] {Path(workdir).resolve()}\n[bold]next, try:[/bold]")
+    for command, what in next_steps(workdir, corpus, llm):
+        show.out.print(f"  {show.escape(command)}\n      [dim]{show.escape(what)}[/dim]")
     return 0 if report.ok else 1
-
-
-def parse_configuration(spec: str) -> tuple[str, dict]:
-    """'hybrid:no-clues,no-subgraph' -> ('hybrid', {'clues': False, 'subgraph': False})."""
-    mode, _, flags = spec.partition(":")
-    options = {}
-    for flag in filter(None, (f.strip() for f in flags.split(","))):
-        if flag not in {"no-clues", "no-subgraph"}:
-            raise ConfigError(f"unknown configuration flag {flag!r} in {spec!r} (use no-clues, no-subgraph)")
-        options[flag[3:]] = False
-    return mode, options
 
 
 def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .evaluation.questions import generate_questions
-    from .evaluation.winrate import winrate
 
+    if args.task == "winrate":
+        return _winrate(args, overrides)
     with _kb(args, overrides) as kb:
         if kb.llm is None:
             raise ConfigError("evaluation needs an LLM: set llm.base_url and llm.model")
-        if args.task == "questions":
-            rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
-            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
-            return 0
-        if not args.questions:
-            raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
-        mode_a, opt_a = parse_configuration(args.a)
-        mode_b, opt_b = parse_configuration(args.b)
-        verdicts = kb.run(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b))
-    result = verdicts.to_json(args.a, args.b)
-    if args.json:
-        show.print_json(result)
+        rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
+    return 0
+
+
+def _winrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .config import judge_settings
+    from .evaluation.answers import parse_side
+    from .evaluation.winrate import winrate
+    from .llm.client import LLMClient
+
+    side_a, side_b = parse_side(args.a), parse_side(args.b)
+    if side_a.name == side_b.name and (side_a.imported or side_b.imported):
+        raise ConfigError(f"both sides are called {side_a.name!r}: name them, e.g. --b Other={args.b}")
+    if args.questions:
+        questions = read_queries(args.questions)
     else:
-        show.print_winrate(result)
+        imported = side_a.answers or side_b.answers
+        if imported is None:
+            raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
+        questions = list(imported)
+    with _kb(args, overrides) as kb:
+        judge_cfg = judge_settings(kb.settings)
+        if not judge_cfg.configured:
+            raise ConfigError("eval winrate needs a judge model: --judge-url/--judge-model (or judge.base_url/"
+                              "judge.model), else the answering LLM's --llm-url/--llm-model")
+        judge = LLMClient(judge_cfg, cache=None, count_tokens=kb.tokenizer.count)  # every trial is a new judgement
+
+        async def run_all():
+            try:
+                if judge_cfg.health_check:
+                    await judge.health_check()
+                return await winrate(kb, judge, questions, side_a, side_b, trials=args.trials)
+            finally:
+                await judge.aclose()
+
+        verdicts = kb.run(run_all())
+    result = verdicts.to_json(side_a, side_b, {"base_url": judge_cfg.base_url, "model": judge_cfg.model})
+    show.print_json(result) if args.json else show.print_winrate(result)
     return 0
 
 

@@ -354,6 +354,8 @@ class Settings(BaseSettings):
     preset: str | None = Field(None, description="named starting point: " + ", ".join(PRESETS))
     workdir: Path = DEFAULT_WORKDIR
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    judge: LLMSettings = Field(default_factory=LLMSettings,
+                               description="the judge of `eval winrate`; base_url/model default to llm's")
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
@@ -518,13 +520,19 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
     return settings.model_dump(mode="json")
 
 
-def demo_corpus_candidates() -> list[Path]:
-    """Where `scholargraph demo` looks for papers: $SCHOLARGRAPH_DEMO_CORPUS, then the shared dev data
-    beside the checkout (../shared/data/dev, as on CI and developer machines)."""
-    out = []
+def demo_corpus_override() -> Path | None:
+    """$SCHOLARGRAPH_DEMO_CORPUS: papers for `scholargraph demo` instead of the bundled corpus."""
     env = _env_value(f"{ENV_PREFIX}DEMO_CORPUS")
-    if env:
-        out.append(Path(env))
-    cwd = Path.cwd()
-    out += [cwd.parent / "shared" / "data" / "dev", cwd / "shared" / "data" / "dev"]
-    return out
+    return Path(env) if env else None
+
+
+def judge_settings(settings: Settings) -> LLMSettings:
+    """The judge's endpoint for `eval winrate`: ``judge.*`` where set, else the answering LLM's
+    base_url and model (its API key only when the judge talks to the same server)."""
+    judge, llm = settings.judge, settings.llm
+    if not (judge.base_url or judge.model):
+        return llm
+    same_server = judge.base_url in (None, llm.base_url)
+    return judge.model_copy(update={"base_url": judge.base_url or llm.base_url, "model": judge.model or llm.model,
+                                    "api_key": judge.api_key or (llm.api_key if same_server else None)})
+

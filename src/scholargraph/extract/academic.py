@@ -1,6 +1,7 @@
 """academic profile (thesis 000 §3.2, §4.3, §5.2.1): one LLM call per chunk returns entities,
-relations and the chunk's content keywords as JSON; optional gleaning rounds ask only for what
-was missed. Unusable output for a chunk is recorded (raw text + reason) and the document goes on;
+relations and the chunk's content keywords, one |-separated record per line (compact: completion
+tokens are the slow part of a local model; the parser also reads JSON, for models that answer in
+it anyway); optional gleaning rounds ask only for what was missed. Unusable output for a chunk is recorded (raw text + reason) and the document goes on;
 a call that fails after its retries fails the document (a rerun retries it, paid calls come from
 the cache); an unreachable server stops the run."""
 
@@ -13,9 +14,11 @@ from ..errors import ModelOutputError
 from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
 from ..text.names import normalise_name
-from .parse import EXTRACTION_SCHEMA, parse_extraction
+from .parse import parse_extraction
 
-REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
+REPAIR_NOTE = ("Your previous reply could not be read. Reply with the records only, one per line: "
+               "entity|name|type|description, relation|source|target|keywords|description|strength, "
+               "keywords|phrase, phrase")
 
 
 class AcademicExtractor:
@@ -87,17 +90,23 @@ class AcademicExtractor:
 
     async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
                     allow_empty: bool = False) -> Extraction:
-        result = await self.llm.chat(messages, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
-                                     document_id=doc_id)
+        result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id)
+        if says_none(result.text):
+            return Extraction()
         try:
             return self._typed(parse_extraction(result.text, chunk_id, self.entity_types))
         except ModelOutputError as first:
             if allow_empty:
                 raise
             retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
-            again = await self.llm.chat(retry, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
-                                        document_id=doc_id)
+            again = await self.llm.chat(retry, purpose=purpose, document_id=doc_id)
             try:
                 return self._typed(parse_extraction(again.text, chunk_id, self.entity_types))
             except ModelOutputError:
                 raise ModelOutputError(first.reason, result.text) from None
+
+
+def says_none(text: str) -> bool:
+    """The model's explicit "nothing to extract" answer ("none", "None.", "<|COMPLETE|>")."""
+    return text.strip().strip(" .`\"'").casefold() in {"none", "<|complete|>", "nothing", "n/a"}
+

@@ -163,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
             fault = self.app.take_fault()
             if fault is not None and not self._apply_fault(fault, flight):
                 return
-            self._answer_chat(request, flight)
+            with self.app.working():  # waits its turn when the server works on few requests at once
+                self._answer_chat(request, flight)
         finally:
             flight.end()
 
