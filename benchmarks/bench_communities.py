@@ -105,7 +105,6 @@ def main() -> None:
 
     result = {
         "benchmark": "communities", "machine": machine(),
-        "note": "shared 2-core machine, other helpers' tests running: loaded-machine figures",
         "graph": {"entities": hierarchy.nodes, "entity_pairs": hierarchy.edges, "relations": len(edges)},
         "leiden_hierarchy_s": round(leiden_s, 3),
         "levels": {str(lv): len(hierarchy.at(lv)) for lv in hierarchy.levels},
