@@ -193,11 +193,15 @@ class Relation:
 
 @dataclass
 class ChunkFailure:
-    """A chunk whose model output could not be used; the document continues without it."""
+    """A chunk whose model output could not be used; the document continues without it, marked
+    as incomplete until a later run extracts the chunk (``profile``: the profile that failed on it;
+    ``attempts``: how many runs did)."""
 
     chunk_id: str
     reason: str
     raw: str = ""
+    profile: str = ""
+    attempts: int = 1
 
 
 @dataclass
@@ -206,12 +210,14 @@ class Extraction:
     relations: list[RelationRecord] = field(default_factory=list)
     keywords: list[KeywordRecord] = field(default_factory=list)
     failures: list[ChunkFailure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was cut or dropped from usable output
 
     def extend(self, other: Extraction) -> None:
         self.entities.extend(other.entities)
         self.relations.extend(other.relations)
         self.keywords.extend(other.keywords)
         self.failures.extend(other.failures)
+        self.notes.extend(other.notes)
 
 
 # --- LLM accounting ------------------------------------------------------------------------

@@ -131,7 +131,7 @@ class SQLiteGraph:
             "relation": self._ids_of_document("relation_sources", "relation_id", doc_id),
             "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
         }
-        for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "extraction_failures"):
+        for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "chunk_failures"):
             c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -437,5 +437,11 @@ class SQLiteGraph:
         self.write(work)
 
     def touch_entities(self, ids: Sequence[str]) -> None:
+        self._touch("entities", ids)
+
+    def touch_relations(self, ids: Sequence[str]) -> None:
+        self._touch("relations", ids)
+
+    def _touch(self, table: str, ids: Sequence[str]) -> None:
         self.write(lambda: self._wconn().executemany(
-            "UPDATE entities SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", [(VERSION_STEP, e) for e in ids]))
+            f"UPDATE {table} SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", [(VERSION_STEP, e) for e in ids]))
