@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .config import Settings, load_settings
-from .errors import EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
+from .errors import ConfigError, EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
 from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
 from .ingest.registry import LoadOptions
+from .ingest.surrogates import scrub
 from .ingest.tokenizer import TextTokenizer, load_tokenizer
 from .llm.embeddings import Embedder, make_embedder
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
@@ -182,13 +183,13 @@ class KnowledgeBase:
         if extractor.uses_llm and not dry_run:
             await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
         pipeline = self._pipeline(extractor)
-        opts = options or LoadOptions(include_references=self.settings.extraction.include_references)
+        opts = options or self.load_options()
         if dry_run:
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
             pipeline.estimate(docs + [_text_document(t) for t in texts], scope, report)
             report.seconds = time.perf_counter() - started
             return report
-        await self.refresh_graph(pipeline.refresher)  # leftovers of an interrupted run
+        await pipeline.maintain(report)  # what an interrupted run left (rebuilds, entity resolution)
         docs = [_text_document(t) for t in texts]
         if only and paths:  # the selection may name documents of these files: read them all first
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) + docs
@@ -199,6 +200,7 @@ class KnowledgeBase:
         # otherwise files are parsed and registered one by one while the first ones are extracted
         arriving = (lambda: pipeline.arrivals(list(paths), opts, scope, report, force)) if paths and not only else None
         await pipeline.run_pending(report, set(only) if only else None, arriving)
+        pipeline.file_outcomes(report)
         report.usage = self.llm.usage_since(before) if self.llm else {}
         report.seconds = time.perf_counter() - started
         return report
@@ -213,6 +215,30 @@ class KnowledgeBase:
             if doc is not None and (row.scope != scope or row.status != DocStatus.PROCESSED):
                 pipeline.register([doc], scope, report, force=row.status == DocStatus.PROCESSED)
 
+    def load_options(self, manifest: dict[str, dict] | None = None) -> LoadOptions:
+        """How files are read, from the settings (references, size limits) and an optional manifest."""
+        ingest = self.settings.ingest
+        return LoadOptions(include_references=self.settings.extraction.include_references, manifest=manifest or {},
+                           max_bytes=int(ingest.max_file_mb * 1e6), max_document_bytes=int(ingest.max_document_mb * 1e6))
+
+    def maintenance_owed(self) -> bool:
+        """Graph maintenance a killed process left: elements to rebuild, entities to resolve."""
+        return bool(self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1)
+                    or (self.settings.extraction.resolve and self.store.pending_maintenance("resolve", 1)))
+
+    async def finish_maintenance(self) -> None:
+        """Finish what a killed process left (rebuilds, entity resolution) before a command that
+        writes the workspace, unless another process is indexing it (that one finishes it)."""
+        if not self.maintenance_owed():
+            return
+        lock = self.store.indexing_lock()
+        if not lock.acquire():
+            return
+        try:
+            await self._pipeline(NoExtraction()).maintain()
+        finally:
+            lock.release()
+
     async def refresh_graph(self, refresher: GraphRefresher | None = None) -> None:
         if self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1):
             await (refresher or self._refresher()).refresh()
@@ -221,6 +247,7 @@ class KnowledgeBase:
         return self.run(self.ainsert(paths, **kwargs))
 
     async def adelete(self, doc_id: str) -> dict:
+        await self.finish_maintenance()
         return await self._pipeline(NoExtraction()).delete(doc_id)
 
     def delete(self, doc_id: str) -> dict:
@@ -235,6 +262,7 @@ class KnowledgeBase:
                         clues: bool = True, subgraph: bool = True) -> Retrieval:
         """Ranked, numbered evidence for a question; ``clues``/``subgraph`` = False reproduce the
         thesis ablations (keywords without corpus clues; one-hop neighbours instead of the subgraph)."""
+        question = _question(question)
         await self._ensure_llm_ready()
         return await self.engine().retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
 
@@ -244,6 +272,7 @@ class KnowledgeBase:
     async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                      session: str | None = None, on_text: Callable[[str], None] | None = None,
                      clues: bool = True, subgraph: bool = True) -> Answer:
+        question = _question(question)
         await self._ensure_llm_ready()
         history = self.store.session_history(session) if session else []
         answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text, clues=clues,
@@ -258,7 +287,10 @@ class KnowledgeBase:
     # -- inspection -----------------------------------------------------------------------
 
     def status(self) -> list[dict]:
-        return [_status_row(r) for r in self.store.list_documents()]
+        """Every document with its status; ``chunk_failures``: chunks still without usable model output
+        (the paper is incomplete until a run retries them)."""
+        failures = self.store.chunk_failure_counts()
+        return [_status_row(r, failures.get(r.id, 0)) for r in self.store.list_documents()]
 
     def stats(self) -> dict:
         usage = self.store.usage_by_purpose()
@@ -270,6 +302,7 @@ class KnowledgeBase:
             "entities": self.store.count("entities"),
             "relations": self.store.count("relations"),
             "keywords": self.store.count("keywords"),
+            "chunk_failures": self.store.count("chunk_failures"),
             "embedding_model": self.store.get_meta("embedding_model"),
             "embedding_dim": int(self.store.get_meta("embedding_dim") or 0) or None,
             "usage": usage_to_json(usage),
@@ -292,6 +325,7 @@ class KnowledgeBase:
     async def amerge_entities(self, keep: str, *others: str) -> dict:
         from .graph.edit import merge_entities
 
+        await self.finish_maintenance()
         keep_id = self._one_entity(keep)
         other_ids = [self._one_entity(o) for o in others]
         gone = merge_entities(self.store, keep_id, other_ids)
@@ -304,6 +338,7 @@ class KnowledgeBase:
     async def asplit_entity(self, ref: str) -> list[str]:
         from .graph.edit import split_entity
 
+        await self.finish_maintenance()
         ids = split_entity(self.store, self._one_entity(ref))
         await self.refresh_graph()
         return ids
@@ -345,22 +380,31 @@ class KnowledgeBase:
         self.close()
 
 
+def _question(question: str) -> str:
+    """A question as the engine takes it: lone surrogates (undecodable bytes in a shell argument)
+    replaced; an empty one refused."""
+    question = scrub(question)
+    if not question.strip():
+        raise ConfigError("the question is empty")
+    return question
+
+
 def _text_document(item: str | dict) -> Document:
     if isinstance(item, str):
         item = {"text": item}
-    text = str(item.get("text", "")).strip()
+    text = scrub(str(item.get("text", ""))).strip()
     if not text:
         raise ScholarGraphError("an inserted text is empty")
     doc_id, md5 = make_doc_id(item.get("id"), text)
-    title = str(item.get("title") or text.split("\n", 1)[0][:120])
+    title = scrub(str(item.get("title") or text.split("\n", 1)[0][:120]))
     return Document(id=doc_id, title=title, sections=[Section("", text)], content_md5=md5,
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
 
 
-def _status_row(r) -> dict:
+def _status_row(r, chunk_failures: int = 0) -> dict:
     return {
         "id": r.id, "title": r.title, "status": r.status.value, "scope": r.scope, "profile": r.profile,
-        "chunks": r.chunks, "error": r.error, "source_path": r.source_path,
+        "chunks": r.chunks, "chunk_failures": chunk_failures, "error": r.error, "source_path": r.source_path,
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.updated_at)),
     }
 

@@ -8,7 +8,8 @@
 
 Endpoints (also without the ``/v1`` prefix): ``GET /v1/models``, ``POST /v1/chat/completions``
 (plain or ``stream: true`` server-sent events) and ``POST /v1/embeddings`` (deterministic unit
-vectors, as float lists or base64 float32 per ``encoding_format``). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
+vectors from ``embedding_fn``: random per text by default, ``word_vector`` for texts that share
+words to be similar; as float lists or base64 float32 per ``encoding_format``). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
 slow requests can be in flight at once. Injected faults (``fail_next``, ``hang_next``,
 ``drop_next``) are consumed in order by the next POST requests, chat or embeddings.
 """
@@ -21,10 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..llm.wire import estimate_tokens, messages_text
-from ._llm_http import LLMHTTPServer, unit_vector
+from ._llm_http import LLMHTTPServer, unit_vector, word_vector
 from .llm_script import Fault, Reply, ReplySpec, Rule, ServerStats
 
-__all__ = ["Reply", "Rule", "ScriptedLLMServer", "ServerStats", "unit_vector"]
+__all__ = ["Reply", "Rule", "ScriptedLLMServer", "ServerStats", "unit_vector", "word_vector"]
 
 
 class ScriptedLLMServer:
@@ -52,6 +53,7 @@ class ScriptedLLMServer:
         count_tokens: Callable[[str], int] | None = None,
         embedding_dim: int = 384,
         embedding_latency: float = 0.0,
+        embedding_fn: Callable[[str, int], list[float]] = unit_vector,
         embedding_encodings: tuple[str, ...] = ("float", "base64"),
         api_key: str | None = None,
         strict_models: bool = False,
@@ -68,6 +70,7 @@ class ScriptedLLMServer:
         self.count_tokens = count_tokens or estimate_tokens
         self.embedding_dim = embedding_dim
         self.embedding_latency = embedding_latency
+        self.embedding_fn = embedding_fn  # (text, dim) -> unit vector; word_vector makes shared words similar
         self.embedding_encodings = embedding_encodings  # an encoding_format not listed is answered 400
         self.api_key = api_key
         self.strict_models = strict_models  # 404 for a model not in ``models``, like Ollama
