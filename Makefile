@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # CPU torch first: otherwise sentence-transformers pulls several GB of CUDA packages.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint install dev clean bench
+.PHONY: demo test lint install dev clean bench browser web serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,19 @@ dev: $(VENV)/.dev-installed
 demo: install
 	$(BIN)/scholargraph demo
 
-test: dev
+# Browser tests need Debian's chromium: installed here when missing (apt-get, as root).
+browser:
+	bash scripts/ensure_chromium.sh
+
+test: dev browser
 	$(BIN)/python -m pytest -q
+
+# Rebuild the web app's assets into the package (needs Node + npm; only for front-end changes).
+web:
+	cd web && npm ci && npm run build
+
+serve: install
+	$(BIN)/scholargraph serve
 
 lint: dev
 	$(BIN)/ruff check src tests benchmarks
@@ -36,4 +47,4 @@ bench: dev
 	$(BIN)/python -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) demo_workspace .pytest_cache
+	rm -rf $(VENV) demo_workspace .pytest_cache test-artifacts

@@ -29,6 +29,8 @@ def _settings_flags(p: argparse.ArgumentParser) -> None:
 
 
 def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    if args.command == "keygen":
+        return {}
     return {
         "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency,
                 "cache": False if getattr(args, "no_cache", False) else None},
@@ -36,7 +38,9 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},
         "extraction": {"profile": getattr(args, "profile", None)},
         "query": {"mode": getattr(args, "mode", None)},
-        "progress": False if args.quiet or args.json else None,
+        "progress": False if getattr(args, "quiet", False) or args.json else None,
+        "server": {"host": getattr(args, "host", None), "port": getattr(args, "port", None),
+                   "key_file": getattr(args, "key_file", None)},
     }
 
 
@@ -52,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", metavar="DOC_ID", help="(re)index only these documents, e.g. to upgrade to --scope full")
     p.add_argument("--force", action="store_true", help="re-process documents that are already indexed")
     p.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens; index nothing")
+    p.add_argument("--no-wait", action="store_true",
+                   help="stop at once when another process is indexing this workspace (default: wait for it)")
     p.add_argument("--manifest", help="CSV or BibTeX file mapping files to DOI, authors, year, venue (for citations)")
     _settings_flags(p)
 
@@ -106,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
     for profile in plugins():  # commands that profiles add (fastbio: `fastbm`)
         if profile.add_cli is not None:
             profile.add_cli(sub)
+    p = sub.add_parser("serve", help="HTTP API and web app (loopback by default; other addresses need API keys)")
+    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default 8765)")
+    p.add_argument("--key-file", help="file of hashed API keys (see `scholargraph keygen`)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    _settings_flags(p)
+    p = sub.add_parser("keygen", help="create an API key for `serve` and append its hash to a key file")
+    p.add_argument("--key-file", required=True, help="file to append the hashed key to (created if missing)")
+    p.add_argument("--read-only", action="store_true", help="a key that may read and ask, but not change anything")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
     p = sub.add_parser("demo", help="index a bundled real corpus and answer a few questions")
     p.add_argument("--corpus", help="directory of papers to use instead of the default demo corpus")
     _settings_flags(p)

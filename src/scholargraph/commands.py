@@ -49,7 +49,7 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         manifest = read_manifest(Path(args.manifest))
     with _kb(args, overrides) as kb:
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
-                           options=kb.load_options(manifest) if manifest else None)
+                           options=kb.load_options(manifest) if manifest else None, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
 
@@ -295,4 +295,32 @@ def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         show.print_json(result)
     else:
         show.print_winrate(result)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .server import run_server
+
+    settings = load_settings(args.workdir, overrides)
+    run_server(settings, args.log_level)
+    return 0
+
+
+def cmd_keygen(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .server.security import ADMIN, READ, generate_key, key_file_line
+
+    role = READ if args.read_only else ADMIN
+    key = generate_key()
+    path = Path(args.key_file)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(key_file_line(key, role) + "\n")
+        path.chmod(0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the key file {path}: {exc.strerror}") from None
+    if args.json:
+        show.print_json({"key": key, "role": role, "key_file": str(path)})
+    else:
+        show.out.print(f"{role} key (shown once; only its hash is stored in {path}):\n{key}")
     return 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from .errors import ConfigError
 
@@ -154,6 +154,37 @@ class QuerySettings(_Section):
         return v
 
 
+def _comma_list(value: Any) -> Any:
+    """``"a, b"`` (an environment variable) -> ``["a", "b"]``; lists pass through."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class ServerSettings(_Section):
+    """`scholargraph serve`: HTTP API and web app. Loopback by default; any other bind needs keys."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="admin keys (bearer tokens); env: comma-separated")
+    read_only_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, description="keys that may read and ask but not upload, delete or edit")
+    key_file: Path | None = Field(None, description="file of 'admin|read sha256:<hex>' lines (scholargraph keygen)")
+    cors_origins: Annotated[list[str], NoDecode] = Field(default_factory=list, description="empty = CORS off")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Host headers accepted; empty = loopback names when bound to loopback")
+    max_file_mb: float = Field(100.0, gt=0, description="largest uploaded file")
+    max_files: int = Field(50, ge=1, description="files per upload request (archive members included)")
+    max_unpacked_mb: float = Field(500.0, gt=0, description="total size of an upload after unpacking archives")
+    max_body_kb: int = Field(256, ge=1, description="largest JSON request body")
+    max_question_chars: int = Field(4000, ge=1)
+    uploads_dir: Path | None = Field(None, description="default: <workdir>/uploads")
+    resume_on_start: bool = Field(True, description="index documents left PENDING by an earlier run at start")
+
+    _split = field_validator("api_keys", "read_only_keys", "cors_origins", "allowed_hosts", mode="before")(_comma_list)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
@@ -166,6 +197,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 

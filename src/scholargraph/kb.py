@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +44,8 @@ from .sync import run_sync
 from .text.names import normalise_name
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 class KnowledgeBase:
@@ -162,7 +166,7 @@ class KnowledgeBase:
             message = f"another scholargraph process is indexing {self.workdir} ({lock.holder()})"
             if not wait:
                 raise WorkspaceBusyError(f"{message}; try again when it has finished")
-            self.progress.log(f"{message}; waiting for it to finish…")
+            log.warning("%s; waiting for it to finish…", message)
             while not lock.acquire():
                 await asyncio.sleep(0.5)
         try:
@@ -271,10 +275,13 @@ class KnowledgeBase:
 
     async def aquery(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                      session: str | None = None, on_text: Callable[[str], None] | None = None,
-                     clues: bool = True, subgraph: bool = True) -> Answer:
+                     clues: bool = True, subgraph: bool = True,
+                     history: Sequence[tuple[str, str]] | None = None) -> Answer:
+        """``session`` keeps the conversation in the workspace; ``history`` ((question, answer) turns)
+        gives it explicitly instead (an OpenAI-style chat request carries its own)."""
         question = _question(question)
         await self._ensure_llm_ready()
-        history = self.store.session_history(session) if session else []
+        history = list(history or []) if not session else self.store.session_history(session)
         answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text, clues=clues,
                                             subgraph=subgraph)
         if session:
@@ -348,6 +355,61 @@ class KnowledgeBase:
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
+
+    # -- browsing (HTTP server, notebooks) --------------------------------------------------
+
+    def document(self, doc_id: str) -> dict:
+        """One document's status row plus its bibliographic fields."""
+        row = self.store.get_document(doc_id)
+        if row is None:
+            raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
+        return {**_status_row(row), "authors": row.authors, "year": row.year, "venue": row.venue, "doi": row.doi,
+                "pmid": row.pmid}
+
+    def passage(self, chunk_id: str) -> dict:
+        """A stored chunk with the paper, section and pages it came from (what a citation points to)."""
+        chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise NotFoundError(f"no passage (chunk) with id {chunk_id!r}")
+        doc = self.document(chunk.document_id)
+        return {"chunk_id": chunk.id, "document_id": chunk.document_id, "ordinal": chunk.ordinal,
+                "section": chunk.section, "page_start": chunk.page_start, "page_end": chunk.page_end, "text": chunk.text,
+                "title": doc["title"], "authors": doc["authors"], "year": doc["year"], "venue": doc["venue"],
+                "doi": doc["doi"], "source_path": doc["source_path"]}
+
+    def session_history(self, name: str, limit: int = 50) -> list[dict]:
+        return [{"question": q, "answer": a} for q, a in self.store.session_history(name, limit)]
+
+    def entity_types(self) -> dict[str, int]:
+        entities = self.store.get_entities(self.store.all_entity_ids(), sources=False)
+        return dict(Counter(e.type or "" for e in entities.values()).most_common())
+
+    def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict:
+        """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""
+        from .graph.browse import neighbourhood
+
+        return neighbourhood(self.store, self._one_entity(ref), depth, limit)
+
+    def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict:
+        """The entities and the shortest paths joining them as ``{"nodes", "edges", "paths"}``."""
+        from .graph.browse import subgraph
+
+        return subgraph(self.store, [self._one_entity(r) for r in refs], max_length)
+
+    def relation(self, relation_id: str) -> dict:
+        """A relation with its evidence: the sentences of its source passages naming both ends."""
+        from .graph.browse import relation_evidence
+
+        found = relation_evidence(self.store, relation_id)
+        if found is None:
+            raise NotFoundError(f"no relation with id {relation_id!r}")
+        return found
+
+    def export_graph(self, fmt: str = "json") -> str:
+        """The whole graph as node-link JSON or GraphML."""
+        from .graph.browse import export_graph
+
+        return export_graph(self.store, fmt)
 
     # -- lifecycle ------------------------------------------------------------------------
 

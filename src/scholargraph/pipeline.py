@@ -318,7 +318,9 @@ class Pipeline:
                 if self._stop is not None:
                     reading.release()
                     return
-                tasks.append(asyncio.create_task(self._process(claimed.popleft(), report, reading)))
+                task = asyncio.create_task(self._process(claimed.popleft(), report, reading))
+                task.add_done_callback(lambda _: self.progress.advance())  # documents done / total
+                tasks.append(task)
         finally:
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))

@@ -19,8 +19,12 @@ Concurrency model (the one place it is described)
   commit (a rollback never leaves ghosts in memory).
 * Processes: any number may read a workspace while one indexes (``ask``, ``status``, ``serve``).
   Indexing runs take ``index.lock`` (:mod:`.sqlite_lock`): a second ``index`` waits for the first
-  (or stops with ``--no-wait``), naming the process that holds it. Writes from other processes
-  (``ask --session``, ``delete``) are serialised by SQLite itself (busy timeout 30 s).
+  (or stops with ``--no-wait``), naming the process that holds it; the OS drops the lock of a
+  killed process. Writes from other processes (``ask --session``, ``delete``) are serialised by
+  SQLite itself (busy timeout 30 s). What a process keeps in memory follows the others' commits:
+  each vector namespace has a generation in ``meta`` (bumped by every unit of work that changes
+  it) and an index that fell behind is read again; the in-memory graph is keyed by
+  ``graph_version()``.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import numpy as np
 
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
-from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, MaintenanceTask, batches
+from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, MaintenanceTask, batches
 from .schema import migrate
 from .sqlite_graph import SQLiteGraph
 from .sqlite_lock import FileLock
@@ -49,6 +53,7 @@ from .sqlite_writer import Readers, Writer, connect
 from .vectors import ExactVectorIndex
 
 DB_NAME = "scholargraph.sqlite"
+_GENERATION = "vectors_generation:"  # meta key prefix, one per namespace
 T = TypeVar("T")
 
 
@@ -94,6 +99,7 @@ class SQLiteStore(SQLiteGraph):
             raise
         self._pending_index_ops: list[tuple[str, str, object]] = []  # writer thread only
         self._indexes: dict[str, ExactVectorIndex] = {}
+        self._generations: dict[str, int] = {}  # per loaded index: the vectors generation it reflects
         self._index_lock = threading.RLock()
         self._writer = Writer(conn, "workspace", after=self._after_work)
         self._readers = Readers(self.path)
@@ -379,7 +385,7 @@ class SQLiteStore(SQLiteGraph):
                 "INSERT OR REPLACE INTO vectors(namespace, id, vector) VALUES (?, ?, ?)",
                 [(namespace, i, v.tobytes()) for i, v in zip(ids, vectors, strict=True)],
             )
-            self._pending_index_ops.append(("add", namespace, (list(ids), vectors)))
+            self._vectors_changed(namespace, ("add", namespace, (list(ids), vectors)))
 
         self.write(work)
 
@@ -389,28 +395,45 @@ class SQLiteStore(SQLiteGraph):
 
         def work() -> None:
             self._wconn().executemany("DELETE FROM vectors WHERE namespace = ? AND id = ?", [(namespace, i) for i in ids])
-            self._pending_index_ops.append(("remove", namespace, list(ids)))
+            self._vectors_changed(namespace, ("remove", namespace, list(ids)))
 
         self.write(work)
 
     def clear_vectors(self) -> None:
         def work() -> None:
             self._wconn().execute("DELETE FROM vectors")
-            self._pending_index_ops.append(("clear", "", None))
+            for namespace in NAMESPACES:
+                self._vectors_changed(namespace, ("clear", namespace, None))
 
         self.write(work)
+
+    # A namespace's generation (in ``meta``) counts the units of work that changed its vectors. An
+    # index in memory remembers the generation it reflects; one that falls behind was changed by
+    # another process (a `delete`, or an `index` while this one serves queries) and is read again.
+
+    def _vectors_changed(self, namespace: str, op: tuple[str, str, object]) -> None:
+        generation = self._wconn().execute(
+            "INSERT INTO meta(key, value) VALUES (?, '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
+            (f"{_GENERATION}{namespace}",)).fetchone()[0]
+        self._pending_index_ops += [op, ("generation", namespace, int(generation))]
+
+    def _generation(self, conn: sqlite3.Connection, namespace: str) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (f"{_GENERATION}{namespace}",)).fetchone()
+        return int(row[0]) if row else 0
 
     def _apply_index_ops(self, ops: list[tuple[str, str, object]]) -> None:
         with self._index_lock:
             for op, namespace, payload in ops:
-                if op == "clear":
-                    for loaded in self._indexes.values():
-                        loaded.clear()
-                    continue
                 index = self._indexes.get(namespace)
                 if index is None:
                     continue  # not loaded yet: it will be built from the table when first used
-                if op == "add":
+                if op == "generation":  # one step past the known one, else another process wrote in between
+                    known = self._generations.get(namespace)
+                    self._generations[namespace] = payload if known == payload - 1 else -1  # type: ignore[assignment,operator]
+                elif op == "clear":
+                    index.clear()
+                elif op == "add":
                     ids, vectors = payload  # type: ignore[misc]
                     index.add(ids, vectors)
                 else:
@@ -421,24 +444,32 @@ class SQLiteStore(SQLiteGraph):
             yield r[0], np.frombuffer(r[1], dtype=np.float32)
 
     def vector_index(self, namespace: str, dim: int | None = None) -> ExactVectorIndex:
+        reader = self._readers.get()  # committed rows only, even on the writer thread
         index = self._indexes.get(namespace)
-        if index is not None:
+        if index is not None and self._generations.get(namespace) == self._generation(reader, namespace):
             return index
         with self._index_lock:
             index = self._indexes.get(namespace)
+            if index is not None and self._generations.get(namespace) == self._generation(reader, namespace):
+                return index
+            dim = dim or (index.dim if index is not None else int(self.get_meta("embedding_dim") or 0))
+            if not dim:
+                raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
+            reader.execute("BEGIN")  # one snapshot: the rows and the generation they are
+            try:
+                generation = self._generation(reader, namespace)
+                rows = reader.execute("SELECT id, vector FROM vectors WHERE namespace = ?", (namespace,)).fetchall()
+            finally:
+                reader.execute("COMMIT")
+            fresh = ExactVectorIndex(dim)
+            if rows:
+                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+                fresh.add([r[0] for r in rows], matrix)
             if index is None:
-                dim = dim or int(self.get_meta("embedding_dim") or 0)
-                if not dim:
-                    raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
-                index = ExactVectorIndex(dim)
-                # committed rows only (this thread's reader, even on the writer thread): the changes of a
-                # unit of work in progress reach the index when it commits
-                rows = self._readers.get().execute(
-                    "SELECT id, vector FROM vectors WHERE namespace = ?", (namespace,)).fetchall()
-                if rows:
-                    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-                    index.add([r[0] for r in rows], matrix)
-                self._indexes[namespace] = index
+                self._indexes[namespace] = index = fresh
+            else:  # read again in place: whoever holds the index sees the other process's changes
+                index.replace_with(fresh)
+            self._generations[namespace] = generation
             return index
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:

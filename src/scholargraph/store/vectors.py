@@ -158,6 +158,13 @@ class ExactVectorIndex:
             self._rows = {}
             self._ids = []
 
+    def replace_with(self, other: ExactVectorIndex) -> None:
+        """Take ``other``'s vectors (same dimension), so holders of this index see them."""
+        if other.dim != self.dim:
+            raise ValueError(f"cannot replace {self.dim}-d vectors by {other.dim}-d ones")
+        with self._lock, other._lock:
+            self._mat, self._n, self._rows, self._ids = other._mat, other._n, other._rows, other._ids
+
     # ------------------------------------------------------------------ access
     def __len__(self) -> int:
         return self._n

@@ -78,3 +78,16 @@ def test_an_index_needs_a_dimension(open_workspace):
     with pytest.raises(WorkspaceError, match="no embedding dimension"):
         fresh.vector_index("chunk")
     assert len(fresh.vector_index("chunk", dim=DIM)) == 0
+
+
+def test_another_store_objects_vector_writes_are_seen(open_workspace):
+    """A long-lived reader (the HTTP server) and a writer (an `index` or `delete` in another process)."""
+    reader, writer = open_workspace("shared"), open_workspace("shared")
+    writer.set_meta("embedding_dim", str(DIM))
+    loaded = reader.vector_index("chunk")
+    assert len(loaded) == 0
+    writer.put_vectors("chunk", ["x", "y"], np.eye(DIM, dtype=np.float32)[:2])
+    assert reader.vector_index("chunk").search(_vec(0, 1, 0, 0), 1)[0][0] == "y"
+    reader.put_vectors("chunk", ["z"], np.eye(DIM, dtype=np.float32)[2:3])  # its own write, after the other's
+    writer.delete_vectors("chunk", ["x"])
+    assert sorted(i for i, _ in reader.vector_index("chunk").search(_vec(1, 1, 1, 0), 5)) == ["y", "z"]

@@ -1,0 +1,113 @@
+"""Graph routes: entities (search, merge, split), neighbourhoods, subgraphs, relation evidence,
+communities, statistics with cost per paper, and export."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from .state import Admin, job_response, state_of
+
+router = APIRouter(prefix="/api", tags=["graph"])
+
+
+@router.get("/entities")
+async def entities(request: Request, search: str | None = Query(None, max_length=200),
+                   type: str | None = Query(None, max_length=100), limit: int = Query(50, ge=1, le=1000)) -> dict:
+    """Entities by degree; ``search`` matches names and aliases."""
+    state = state_of(request)
+    return {"entities": await state.runner.call(state.kb.entities, type, search, limit)}
+
+
+class MergeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    keep: str = Field(min_length=1, description="entity name or id that stays")
+    others: list[str] = Field(min_length=1, max_length=100, description="entities folded into it")
+
+
+@router.post("/entities/merge", dependencies=[Admin])
+async def merge(request: Request, body: MergeRequest, wait: float = Query(30.0)) -> JSONResponse:
+    """Fold entities the resolver kept apart into one (a job; the result is in ``job.result``)."""
+    state = state_of(request)
+    return await job_response(state, state.jobs.submit("merge", keep=body.keep, others=body.others), wait)
+
+
+class SplitRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    entity: str = Field(min_length=1, description="entity name or id")
+
+
+@router.post("/entities/split", dependencies=[Admin])
+async def split(request: Request, body: SplitRequest, wait: float = Query(30.0)) -> JSONResponse:
+    """Split an entity into one per name it was merged from (a job)."""
+    state = state_of(request)
+    return await job_response(state, state.jobs.submit("split", entity=body.entity), wait)
+
+
+@router.get("/graph/neighbourhood")
+async def neighbourhood(request: Request, entity: str = Query(min_length=1), depth: int = Query(1, ge=1, le=3),
+                        limit: int = Query(60, ge=1, le=500)) -> dict:
+    """An entity (name or id) and its neighbours: ``{"nodes", "edges", "center", "truncated"}``."""
+    state = state_of(request)
+    return await state.runner.call(state.kb.neighbourhood, entity, depth, limit)
+
+
+class SubgraphRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    entities: list[str] = Field(min_length=1, max_length=50)
+    max_length: int = Field(4, ge=1, le=8, description="longest path (edges) joining two of them")
+
+
+@router.post("/graph/subgraph")
+async def subgraph(request: Request, body: SubgraphRequest) -> dict:
+    """The entities and the shortest paths joining them: ``{"nodes", "edges", "paths"}``."""
+    state = state_of(request)
+    return await state.runner.call(state.kb.subgraph, body.entities, body.max_length)
+
+
+@router.get("/graph/relations/{relation_id}")
+async def relation(request: Request, relation_id: str) -> dict:
+    """A relation with its evidence sentences, each with paper, section and pages."""
+    state = state_of(request)
+    return await state.runner.call(state.kb.relation, relation_id)
+
+
+@router.get("/graph/communities")
+async def communities(request: Request, level: int | None = Query(None, ge=0)) -> dict:
+    """Entity communities (``{"levels", "communities": [{"id", "level", "members", ...}]}``) once the
+    knowledge base computes them; 501 until then."""
+    state = state_of(request)
+    compute = getattr(state.kb, "communities", None)
+    if compute is None:
+        raise HTTPException(501, "communities are not computed by this version")
+    return await state.runner.call(compute, level)
+
+
+@router.get("/stats")
+async def stats(request: Request) -> dict:
+    """Counts, LLM usage by purpose, entity types, and calls and tokens per paper."""
+    state = state_of(request)
+    kb = state.kb
+
+    def gather() -> dict:
+        titles = {row["id"]: row["title"] for row in kb.status()}
+        cost = kb.cost_by_document()
+        return {**kb.stats(), "entity_types": kb.entity_types(),
+                "cost_by_document": [{"id": doc, "title": titles.get(doc), **usage} for doc, usage in cost.items()]}
+
+    data = await state.runner.call(gather)
+    data.pop("workspace", None)  # a server path
+    return data
+
+
+@router.get("/export")
+async def export(request: Request, format: Literal["json", "graphml"] = Query("json")) -> Response:
+    """The whole graph as node-link JSON or GraphML (Gephi, Cytoscape, yEd)."""
+    state = state_of(request)
+    text = await state.runner.call(state.kb.export_graph, format)
+    media = "application/json" if format == "json" else "application/graphml+xml"
+    return Response(text, media_type=media,
+                    headers={"Content-Disposition": f'attachment; filename="scholargraph-graph.{format}"'})

@@ -1,0 +1,133 @@
+// Library: drag-and-drop upload, live status per paper, scope with "index full text", failures, delete.
+import { api, events } from "./api.js";
+import { clear, h, throttle } from "./dom.js";
+
+const STATUS_CLASS = { PROCESSED: "ok", FAILED: "bad", PENDING: "wait", PROCESSING: "busy" };
+
+export function libraryView(root, info) {
+  const admin = info.role === "admin";
+  const controller = new AbortController();
+  const scope = h("select", { "data-testid": "scope" },
+    h("option", { value: "full" }, "full text"), h("option", { value: "intro" }, "intro only (title, abstract, introduction)"));
+  const input = h("input", { type: "file", multiple: true, "data-testid": "file-input", hidden: true,
+    accept: ".pdf,.nxml,.xml,.json,.jsonl,.csv,.tsv,.txt,.md,.markdown,.html,.htm,.zip" });
+  const drop = h("div", { class: "drop", "data-testid": "drop-zone", tabindex: "0" },
+    h("strong", {}, "Drop papers here"), " or ",
+    h("button", { type: "button", onclick: () => input.click() }, "choose files"),
+    h("div", { class: "hint" },
+      `PDF, JATS/PubMed XML, CSV, JSON, Markdown, text, HTML or a zip of them · up to ${info.limits.max_files} files, ${info.limits.max_file_mb} MB each`),
+    h("label", {}, "Index: ", scope));
+  const notice = h("div", { class: "notice", "data-testid": "upload-notice" });
+  const jobsBox = h("div", { class: "jobs", "data-testid": "jobs" });
+  const tbody = h("tbody");
+  const table = h("table", { class: "docs", "data-testid": "documents" },
+    h("thead", {}, h("tr", {}, ["Title", "File", "Status", "Scope", "Chunks", ""].map((t) => h("th", {}, t)))), tbody);
+  const empty = h("p", { class: "muted", "data-testid": "empty" }, "No papers yet.");
+  root.append(h("section", { class: "library" }, admin ? drop : null, input, notice, jobsBox, table, empty));
+
+  async function upload(files) {
+    if (!files.length) return;
+    const form = new FormData();
+    for (const file of files) form.append("files", file, file.name);
+    form.append("scope", scope.value);
+    clear(notice, h("span", {}, `Uploading ${files.length} file(s)…`));
+    try {
+      const res = await api("/api/uploads", { method: "POST", form });
+      showUpload(res);
+    } catch (err) {
+      const rejected = err.data?.rejected || [];
+      clear(notice, h("div", { class: "error" }, `Upload refused: ${err.message}`),
+        rejected.map((r) => h("div", { class: "error" }, `${r.name}: ${r.error}`)));
+    }
+    refresh();
+  }
+
+  function showUpload(res) {
+    clear(notice,
+      h("div", {}, `Accepted ${res.files.length} file(s); indexing job ${res.job.id} ${res.job.status}.`),
+      (res.rejected || []).map((r) => h("div", { class: "error" }, `${r.name}: ${r.error}`)));
+  }
+
+  input.addEventListener("change", () => { upload([...input.files]); input.value = ""; });
+  drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    upload([...e.dataTransfer.files]);
+  });
+
+  async function act(label, request) {
+    try {
+      const res = await request();
+      clear(notice, h("div", {}, `${label}: job ${res.job.id} ${res.job.status}`));
+    } catch (err) {
+      clear(notice, h("div", { class: "error" }, `${label} failed: ${err.message}`));
+    }
+    refresh();
+  }
+
+  function row(doc) {
+    const actions = h("td", { class: "actions" });
+    if (admin && doc.scope === "intro" && doc.status === "PROCESSED") {
+      actions.append(h("button", { type: "button", "data-testid": "upgrade",
+        onclick: () => act("Index full text", () => api("/api/documents/upgrade", { method: "POST", body: { ids: [doc.id], scope: "full" } })) },
+      "Index full text"));
+    }
+    if (admin) {
+      actions.append(h("button", { type: "button", class: "danger", "data-testid": "delete",
+        onclick: () => { if (confirm(`Delete "${doc.title}" and everything only it supports?`)) act("Delete", () => api(`/api/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE" })); } },
+      "Delete"));
+    }
+    const main = h("tr", { "data-doc-id": doc.id },
+      h("td", { class: "title" }, doc.title || doc.id, h("div", { class: "muted small" }, doc.id)),
+      h("td", {}, doc.file_name || ""),
+      h("td", {}, h("span", { class: `status ${STATUS_CLASS[doc.status] || ""}`, "data-testid": "status" }, doc.status)),
+      h("td", {}, doc.scope || ""),
+      h("td", {}, String(doc.chunks ?? "")),
+      actions);
+    const rows = [main];
+    if (doc.error) rows.push(h("tr", { class: "error-row" }, h("td", { colspan: "6", class: "error" }, doc.error)));
+    return rows;
+  }
+
+  async function refresh() {
+    try {
+      const data = await api("/api/documents", { signal: controller.signal });
+      clear(tbody, data.documents.map(row));
+      empty.hidden = data.documents.length > 0;
+    } catch (err) {
+      if (err.name !== "AbortError") clear(notice, h("div", { class: "error" }, err.message));
+    }
+  }
+  const refreshSoon = throttle(refresh, 400);
+
+  const jobs = new Map();
+  function showJobs() {
+    const active = [...jobs.values()].filter((j) => j.status === "queued" || j.status === "running");
+    clear(jobsBox, active.map((j) => h("div", { class: "job" },
+      h("span", {}, `${j.kind} · ${j.status}`),
+      h("progress", { max: String(Math.max(j.total, 1)), value: String(j.done) }),
+      h("span", { class: "muted" }, `${j.done}/${j.total} papers ${j.log.length ? "· " + j.log[j.log.length - 1] : ""}`))));
+  }
+
+  async function follow() {
+    while (!controller.signal.aborted) {
+      try {
+        for await (const ev of events("/api/events", { signal: controller.signal })) {
+          if (ev.event === "snapshot") ev.data.jobs.forEach((j) => jobs.set(j.id, j));
+          else jobs.set(ev.data.job.id, ev.data.job);
+          showJobs();
+          refreshSoon();
+        }
+      } catch (err) {
+        if (controller.signal.aborted) return;
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+
+  refresh();
+  follow();
+  return { unmount: () => controller.abort() };
+}
