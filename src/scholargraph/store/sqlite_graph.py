@@ -307,8 +307,10 @@ class SQLiteGraph:
             where.append("e.type = ? COLLATE NOCASE")
             params.append(type_)
         if search:
-            where.append("e.id IN (SELECT entity_id FROM entity_sources WHERE name LIKE ? OR name_key LIKE ?)")
-            params += [f"%{search}%", f"%{search.lower()}%"]
+            # the search is literal text: LIKE's own wildcards (% _) and the escape are escaped
+            where.append("e.id IN (SELECT entity_id FROM entity_sources "
+                         "WHERE name LIKE ? ESCAPE '\\' OR name_key LIKE ? ESCAPE '\\')")
+            params += [f"%{_like_literal(search)}%", f"%{_like_literal(search.lower())}%"]
         sql = (
             "SELECT e.*, (SELECT COUNT(*) FROM relations r WHERE r.source_id = e.id OR r.target_id = e.id) AS degree "
             f"FROM entities e {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY degree DESC, e.name LIMIT ?"
@@ -445,3 +447,7 @@ class SQLiteGraph:
     def _touch(self, table: str, ids: Sequence[str]) -> None:
         self.write(lambda: self._wconn().executemany(
             f"UPDATE {table} SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", [(VERSION_STEP, e) for e in ids]))
+
+
+def _like_literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -96,3 +96,14 @@ def test_a_touched_relation_is_rebuilt_and_an_older_rebuild_does_not_land(store)
     assert store.dirty_ids("relations") == [rid]
     assert not store.update_relation(rebuilt, version)
     assert store.update_relation(rebuilt, store.versions("relations", [rid])[rid])
+
+
+def test_entity_search_is_literal_text(store):
+    from scholargraph.models import EntityRecord, Extraction
+
+    names = ["100% recall", "snake_case", "back\\slash", "plain name"]
+    index_document(store, "d1", Extraction(entities=[EntityRecord(n, "Concept", "", "d1-c0") for n in names]))
+    for needle, want in [("%", ["100% recall"]), ("_", ["snake_case"]), ("\\", ["back\\slash"]),
+                         ("0% r", ["100% recall"]), ("'; DROP TABLE entities; --", [])]:
+        assert [e.name for e in store.list_entities(search=needle)] == want, needle
+    assert len(store.all_entity_ids()) == 4
