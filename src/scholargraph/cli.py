@@ -10,13 +10,15 @@ import sys
 from typing import Any
 
 from . import __version__
-from .errors import ScholarGraphError
+from .errors import ConfigError, ScholarGraphError
 from .profiles.registry import AUTO, mode_names, plugins, profile_names
 
 
 def _settings_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("settings (override scholargraph.toml and SCHOLARGRAPH_* variables)")
     g.add_argument("--workdir", "-w", help="workspace directory (default: ./scholargraph_workspace)")
+    g.add_argument("--db", metavar="DSN", help="PostgreSQL knowledge base, e.g. postgresql://user@host/dbname "
+                                                "(default: SQLite files in the workspace)")
     g.add_argument("--llm-url", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
     g.add_argument("--llm-model", help="model name served there, e.g. qwen2.5:7b")
     g.add_argument("--llm-concurrency", type=int, help="max concurrent LLM requests")
@@ -38,10 +40,21 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},
         "extraction": {"profile": getattr(args, "profile", None)},
         "query": {"mode": getattr(args, "mode", None)},
+        "store": _store_flag(getattr(args, "db", None)),
         "progress": False if getattr(args, "quiet", False) or args.json else None,
         "server": {"host": getattr(args, "host", None), "port": getattr(args, "port", None),
                    "key_file": getattr(args, "key_file", None)},
     }
+
+
+def _store_flag(db: str | None) -> dict[str, Any]:
+    if not db:
+        return {}
+    if db.startswith(("postgresql://", "postgres://")):
+        return {"backend": "postgres", "dsn": db}
+    if db == "sqlite":
+        return {"backend": "sqlite"}
+    raise ConfigError(f"--db: expected a postgresql:// URL or 'sqlite', got {db!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scope", choices=["intro", "full"], default="full")
     _settings_flags(p)
     p = sub.add_parser("reembed", help="recompute every vector with the configured embedding model")
+    _settings_flags(p)
+    p = sub.add_parser("migrate", help="copy this SQLite workspace into a PostgreSQL database (checked)")
+    p.add_argument("--to", required=True, metavar="DSN", help="empty PostgreSQL database, e.g. postgresql://user@host/db")
+    p.add_argument("--sample", type=int, default=200, help="vectors per namespace compared after the copy")
     _settings_flags(p)
     p = sub.add_parser("config", help="show the effective settings")
     _settings_flags(p)

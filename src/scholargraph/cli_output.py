@@ -163,3 +163,22 @@ def print_winrate(result: dict) -> None:
         rate = r[f"{a}_win_rate"]
         shown = f"{100 * rate:.1f}%" if rate is not None else "n/a"
         out.print(f"  {criterion:<18} {a} wins {shown}  ({r[f'{a}_wins']} vs {r[f'{b}_wins']})")
+
+
+def print_migration(report) -> None:
+    table = Table(title=f"{report.source} -> {report.target}")
+    for column in ("table", "source rows", "target rows", ""):
+        table.add_column(column, justify="left" if column == "table" else "right")
+    for name, (a, b) in report.counts.items():
+        table.add_row(name, str(a), str(b), "ok" if a == b else "[red]DIFFERENT[/red]")
+    for ns, (a, b) in report.vectors.items():
+        n, cos = report.sampled[ns]
+        check = f"{n} sampled, min cosine {cos:.6f}" if n else ""
+        table.add_row(f"vectors {ns}", str(a), str(b), ("ok " if a == b else "[red]DIFFERENT[/red] ") + check)
+    out.print(table)
+    out.print(", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()))
+    if report.ok:
+        out.print(f"[green]nothing lost[/green]. Use it with --db {report.target} (add your password), or in "
+                  "scholargraph.toml:\n  [store]\n  backend = \"postgres\"\n  dsn = \"postgresql://...\"")
+    else:
+        out.print("[red]the copy differs from the workspace (see above)[/red]")

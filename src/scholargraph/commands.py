@@ -217,6 +217,21 @@ def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0
 
 
+def cmd_migrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .store import copy_to_postgres
+
+    settings = load_settings(args.workdir, overrides)
+    if settings.store.backend != "sqlite":
+        raise ConfigError("migrate copies a SQLite workspace: run it without --db / store.backend = 'postgres'")
+    quiet = args.json or args.quiet
+    report = copy_to_postgres(settings.workdir, args.to, args.sample, None if quiet else show.out.print)
+    if args.json:
+        show.print_json(report.to_json())
+    else:
+        show.print_migration(report)
+    return 0 if report.ok else 1
+
+
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     show.print_json(settings_summary(load_settings(args.workdir, overrides)))
     return 0

@@ -154,6 +154,38 @@ class QuerySettings(_Section):
         return v
 
 
+class StoreSettings(_Section):
+    """Where the knowledge base lives: SQLite files in the workspace (default), or a PostgreSQL database
+    with pgvector shared by several people, processes and machines."""
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: SecretStr | None = Field(None, description="postgres: e.g. postgresql://user:pass@host:5432/dbname "
+                                                    "(options=-csearch_path=NAME keeps several knowledge bases apart)")
+    pool_size: int = Field(8, ge=2, le=256, description="postgres: pooled read connections per process")
+
+    @field_validator("dsn", mode="before")
+    @classmethod
+    def _dsn(cls, v: Any) -> Any:
+        text = v.get_secret_value() if isinstance(v, SecretStr) else v
+        if text in (None, ""):
+            return None
+        if not str(text).startswith(("postgresql://", "postgres://")) and "=" not in str(text):
+            raise ValueError("must be a PostgreSQL URL (postgresql://user@host/dbname) or key=value connection string")
+        return v
+
+    @model_validator(mode="after")
+    def _dsn_for_postgres(self) -> StoreSettings:
+        if self.backend == "postgres" and self.dsn is None:
+            raise ValueError("store.backend = 'postgres' needs store.dsn (or --db postgresql://...)")
+        return self
+
+    def options(self) -> dict[str, Any]:
+        """Keyword options of ``open_store`` for this backend."""
+        if self.backend == "postgres" and self.dsn is not None:
+            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size}
+        return {}
+
+
 def _comma_list(value: Any) -> Any:
     """``"a, b"`` (an environment variable) -> ``["a", "b"]``; lists pass through."""
     if isinstance(value, str):
@@ -197,6 +229,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True

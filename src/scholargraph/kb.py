@@ -54,7 +54,7 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
-        self.store = open_store(self.settings.workdir)
+        self.store = open_store(self.settings.workdir, self.settings.store.backend, **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None

@@ -23,8 +23,23 @@ def _sqlite(workdir: Path, create: bool = True, **options: Any) -> Store:
     return SQLiteStore(workdir, create=create)
 
 
+def _postgres(workdir: Path, create: bool = True, dsn: str | None = None, **options: Any) -> Store:
+    try:
+        from .postgres import PostgresStore
+    except ImportError as exc:
+        raise ConfigError(f"the postgres store needs psycopg 3 and psycopg_pool ({exc}); "
+                          "install them with: pip install 'scholargraph[postgres]'") from exc
+
+    if not dsn:
+        raise ConfigError("the postgres store needs store.dsn (e.g. --db postgresql://user@host/dbname)")
+    unknown = set(options) - {"pool_size"}
+    if unknown:
+        raise ConfigError(f"unknown postgres store options: {', '.join(sorted(unknown))}")
+    return PostgresStore(workdir, dsn, create=create, **options)
+
+
 # backend name -> factory(workdir, create=..., **backend options)
-BACKENDS: dict[str, Callable[..., Store]] = {"sqlite": _sqlite}
+BACKENDS: dict[str, Callable[..., Store]] = {"sqlite": _sqlite, "postgres": _postgres}
 
 
 def open_store(workdir: str | Path, backend: str = "sqlite", *, create: bool = True, **options: Any) -> Store:
@@ -36,4 +51,14 @@ def open_store(workdir: str | Path, backend: str = "sqlite", *, create: bool = T
     return factory(Path(workdir), create=create, **options)
 
 
-__all__ = ["BACKENDS", "Store", "open_store"]
+def copy_to_postgres(workdir: str | Path, dsn: str, sample: int = 200, log: Callable[[str], None] | None = None) -> Any:
+    """Copy a SQLite workspace into an empty PostgreSQL knowledge base and check the copy
+    (:mod:`.migrate`); returns its ``MigrationReport``."""
+    try:
+        from .migrate import copy_workspace
+    except ImportError as exc:
+        raise ConfigError(f"migrating to PostgreSQL needs psycopg 3 ({exc}): pip install 'scholargraph[postgres]'") from exc
+    return copy_workspace(Path(workdir), dsn, sample, log or (lambda _m: None))
+
+
+__all__ = ["BACKENDS", "Store", "copy_to_postgres", "open_store"]

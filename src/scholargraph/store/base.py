@@ -429,6 +429,6 @@ class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, Grap
     def indexing_lock(self) -> IndexingLock:
         """Held for an indexing run. SQLite lets one indexing process at a time work on a workspace
         (the others wait or stop, with the holder named); PostgreSQL workers share a database through
-        ``claim_pending``, so its lock is always free."""
+        ``claim_pending``, so its lock only keeps two runs of one process apart."""
 
     def close(self) -> None: ...

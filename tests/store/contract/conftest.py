@@ -16,12 +16,18 @@ from contract_helpers import DIM
 
 from scholargraph.store import Store, open_store
 
-BACKENDS = ["sqlite"]  # one entry per backend; its fixture is "<name>_store_factory"
+BACKENDS = ["sqlite", "postgres"]  # one entry per backend; its fixture is "<name>_store_factory"
 
 
 @pytest.fixture
 def sqlite_store_factory() -> Callable[[Path], Store]:
     return lambda workdir: open_store(workdir, "sqlite")
+
+
+@pytest.fixture
+def postgres_store_factory(pg_dsn) -> Callable[[Path], Store]:
+    """A knowledge base (schema) of its own per workdir on the session's throwaway PostgreSQL server."""
+    return lambda workdir: open_store(workdir, "postgres", dsn=pg_dsn(str(workdir)))
 
 
 @pytest.fixture(params=BACKENDS)

@@ -1,0 +1,518 @@
+"""The PostgreSQL + pgvector store, for knowledge bases shared by people, processes and machines.
+
+Selected with ``store.backend = "postgres"`` and ``store.dsn`` (or ``--db postgresql://...``). The
+schema is created and migrated by the tool (:mod:`.postgres_schema`); the database needs the
+pgvector extension (``CREATE EXTENSION vector``).
+
+Concurrency model
+-----------------
+* Units of work are transactions: ``store.write(work)`` runs ``work()`` in one transaction on the
+  process's writer connection (one writer thread, :class:`~.postgres_conn.UnitsOfWork`); a unit
+  of work that deadlocks with another worker's is rolled back and run again.
+* Reads use pooled connections (psycopg_pool) in autocommit mode and see the last commit.
+* Several indexing processes, on one machine or many, share a database: each claims PENDING
+  documents with ``FOR UPDATE SKIP LOCKED`` and marks them with its worker key. The worker holds a
+  session advisory lock on that key for as long as its store is open, so when a worker dies
+  (even ``kill -9`` or a lost machine) PostgreSQL drops the lock and the next run puts its
+  documents back to PENDING (``reset_stale_processing``). The indexing lock only keeps two runs
+  of one process apart.
+* The LLM cache, call log and embedding cache are tables of the same database, written behind
+  by their own thread and connection (:mod:`.postgres_records`): the event loop never waits for
+  them and they never hold a graph transaction open.
+* Vectors: one table per namespace with an HNSW index (cosine), searched in the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..errors import WorkspaceError
+from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
+from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow
+from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
+from .postgres_graph import PostgresGraph
+from .postgres_records import PostgresRecords
+from .postgres_schema import NAMESPACES, ddl_lock, ensure_extension, migrate, vector_table, vector_tables_ddl
+from .postgres_vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
+
+T = TypeVar("T")
+DEFAULT_POOL_SIZE = 8
+CONNECT_TIMEOUT_S = 10
+_DOC_COLUMNS = ("id, title, status, source_path, scope, profile, error, created_at, updated_at, content_md5, authors, "
+                "year, venue, doi, pmid, metadata")
+_CHUNK_COLUMNS = "id, document_id, ordinal, text, tokens, section, char_start, char_end, page_start, page_end, header"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _RunLock:
+    """One indexing run at a time per store (process); other processes and machines are never
+    excluded: PostgreSQL workers share the database through ``claim_pending``."""
+
+    def __init__(self, lock: threading.Lock):
+        self._lock = lock
+        self._held = False
+
+    def acquire(self, blocking: bool = False) -> bool:
+        if self._held:
+            raise RuntimeError("this indexing lock is already held")
+        self._held = self._lock.acquire(blocking=blocking)
+        return self._held
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._lock.release()
+
+    def holder(self) -> str:
+        return "another indexing run of this process"
+
+
+class PostgresStore(PostgresGraph):
+    """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
+
+    def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE):
+        self.workdir = Path(workdir)
+        self.dsn = dsn
+        self.where = redacted(dsn)
+        try:
+            conn = connect(dsn, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise WorkspaceError(f"cannot connect to PostgreSQL at {self.where}: {str(exc).strip()}") from exc
+        try:
+            ensure_extension(conn, self.where)
+            migrate(conn, self.where, create=create)
+        except psycopg.Error as exc:
+            raise WorkspaceError(f"cannot prepare the scholargraph schema in {self.where}: {exc}") from exc
+        finally:
+            conn.close()
+        if create:
+            self.workdir.mkdir(parents=True, exist_ok=True)  # settings (scholargraph.toml) live there
+        self.pool = ConnectionPool(dsn, min_size=1, max_size=max(2, pool_size), open=True, configure=self._configure,
+                                   kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+                                   name="scholargraph")
+        self._work = UnitsOfWork(self._open_writer, after=self._after_work)
+        self.records = PostgresRecords(self._open_writer, self.pool)
+        self.worker_key = secrets.randbits(62)
+        self._liveness: psycopg.Connection | None = None
+        self._liveness_lock = threading.Lock()
+        self._dim: int | None = None
+        self._run_lock = threading.Lock()
+
+    def _after_work(self, committed: bool) -> None:
+        if not committed:
+            self._dim = None  # vector tables made by the rolled-back work do not exist
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        register_vector(conn)
+        conn.execute(f"SET hnsw.ef_search = {EF_SEARCH_DEFAULT}")
+
+    def _open_writer(self) -> psycopg.Connection:
+        conn = connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S)
+        self._configure(conn)
+        return conn
+
+    # -- units of work and connections ---------------------------------------------------
+
+    def write(self, work: Callable[[], T]) -> T:
+        return self._work.write(work)
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        return self._work.submit(work)
+
+    async def awrite(self, work: Callable[[], T]) -> T:
+        return await asyncio.wrap_future(self.submit(work))
+
+    def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None) -> list:
+        """A read (or a write returning rows): on the unit of work's connection inside one, else pooled."""
+        if self._work.in_work():
+            return self._fetch(self._work.conn, sql, params, ef_search)
+        try:
+            with self.pool.connection() as conn:
+                return self._fetch(conn, sql, params, ef_search)
+        except PoolTimeout as exc:
+            raise WorkspaceError(f"PostgreSQL at {self.where} gave no connection in time: {exc}") from exc
+
+    @staticmethod
+    def _fetch(conn: psycopg.Connection, sql: str, params: Any, ef_search: int | None) -> list:
+        if ef_search is None:
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+        with conn.transaction():
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
+            return conn.execute(sql, params).fetchall()
+
+    def _wconn(self) -> psycopg.Connection:
+        if not self._work.in_work():
+            raise RuntimeError("a store write outside a unit of work")
+        assert self._work.conn is not None
+        return self._work.conn
+
+    def _exec(self, sql: str, params: Sequence | None = None) -> psycopg.Cursor:
+        return self._wconn().execute(sql, params)
+
+    def _many(self, sql: str, rows: Sequence[Sequence]) -> None:
+        if rows:
+            with self._wconn().cursor() as cur:
+                cur.executemany(sql, rows)
+
+    def close(self) -> None:
+        try:
+            self._work.close()
+            self.records.close()
+        finally:
+            self.pool.close()
+            with self._liveness_lock:
+                if self._liveness is not None:
+                    self._liveness.close()  # releases the worker's advisory lock
+                    self._liveness = None
+
+    def indexing_lock(self) -> _RunLock:
+        return _RunLock(self._run_lock)
+
+    # -- meta ------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.write(lambda: self._exec(
+            "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value)))
+
+    # -- documents -----------------------------------------------------------------------
+
+    def add_pending(self, doc: Document, scope: str, profile: str) -> None:
+        """A document another worker is processing, or has processed and still holds chunks for, is left
+        alone: two workers registering the same file at once never process it twice."""
+        now = time.time()
+        payload = _json(doc.to_dict())
+        self.write(lambda: self._exec(
+            """INSERT INTO documents(id, title, authors, year, venue, doi, pmid, abstract, source_path, content_md5,
+                   metadata, payload, size, scope, profile, status, error, created_at, updated_at)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'PENDING', NULL, %s, %s)
+               ON CONFLICT (id) DO UPDATE SET title=excluded.title, authors=excluded.authors, year=excluded.year,
+                   venue=excluded.venue, doi=excluded.doi, pmid=excluded.pmid, abstract=excluded.abstract,
+                   source_path=excluded.source_path, content_md5=excluded.content_md5, metadata=excluded.metadata,
+                   payload=excluded.payload, size=excluded.size, scope=excluded.scope, profile=excluded.profile,
+                   status='PENDING', error=NULL, claimed_by=NULL, updated_at=excluded.updated_at
+               WHERE documents.status IN ('PENDING', 'FAILED')
+                  OR (documents.status = 'PROCESSED'
+                      AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = documents.id))""",
+            (doc.id, doc.title, _json(doc.authors), doc.year, doc.venue, doc.doi, doc.pmid, doc.abstract,
+             doc.source_path, doc.content_md5, _json(doc.metadata), payload, len(payload), scope, profile, now, now)))
+
+    def add_failed_file(self, doc_id: str, path: str, reason: str) -> None:
+        now = time.time()
+        self.write(lambda: self._exec(
+            """INSERT INTO documents(id, title, source_path, status, error, created_at, updated_at)
+               VALUES (%s, %s, %s, 'FAILED', %s, %s, %s)
+               ON CONFLICT (id) DO UPDATE SET status='FAILED', error=excluded.error, updated_at=excluded.updated_at""",
+            (doc_id, Path(path).name, path, reason, now, now)))
+
+    def set_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None:
+        now = time.time()
+        processed = now if status == DocStatus.PROCESSED else None
+        self.write(lambda: self._exec(
+            "UPDATE documents SET status = %s, error = %s, updated_at = %s, processed_at = COALESCE(%s, processed_at), "
+            "claimed_by = CASE WHEN %s = 'PROCESSING' THEN claimed_by END WHERE id = %s",
+            (status.value, error, now, processed, status.value, doc_id)))
+
+    def _worker_alive(self) -> int:
+        """Hold this worker's advisory lock (on its own connection, for as long as the store is open)."""
+        with self._liveness_lock:
+            if self._liveness is None or self._liveness.closed or self._liveness.broken:
+                conn = connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S)
+                conn.execute("SELECT pg_advisory_lock(%s)", (self.worker_key,))
+                self._liveness = conn
+        return self.worker_key
+
+    def claim_pending(self, limit: int, only: Collection[str] | None = None) -> list[str]:
+        if limit <= 0:
+            return []
+        key = self._worker_alive()
+
+        def work() -> list[str]:
+            rows = self._rows(
+                """UPDATE documents d SET status = 'PROCESSING', claimed_by = %s, updated_at = %s
+                   FROM (SELECT id FROM documents WHERE status = 'PENDING' AND (%s::text[] IS NULL OR id = ANY(%s))
+                         ORDER BY size DESC, id LIMIT %s FOR UPDATE SKIP LOCKED) c
+                   WHERE d.id = c.id RETURNING d.id, d.size""",
+                (key, time.time(), None if only is None else list(only), None if only is None else list(only), limit))
+            return [r[0] for r in sorted(rows, key=lambda r: (-r[1], r[0]))]
+
+        return self.write(work)
+
+    def release(self, doc_ids: Sequence[str]) -> None:
+        self.write(lambda: self._exec(
+            "UPDATE documents SET status = 'PENDING', claimed_by = NULL, updated_at = %s "
+            "WHERE status = 'PROCESSING' AND id = ANY(%s)", (time.time(), list(doc_ids))))
+
+    def reset_stale_processing(self) -> list[str]:
+        """Documents PROCESSING under a worker whose advisory lock is gone (or no worker), or under this
+        one (called while holding its indexing lock: no run of this process is going on), go back."""
+        def work() -> list[str]:
+            owners = [r[0] for r in self._rows("SELECT DISTINCT claimed_by FROM documents WHERE status = 'PROCESSING'")]
+            gone = [k for k in owners if k is None or k == self.worker_key
+                    or self._rows("SELECT pg_try_advisory_xact_lock(%s)", (k,))[0][0]]
+            if not gone:
+                return []
+            keys = [k for k in gone if k is not None]
+            rows = self._rows(
+                "UPDATE documents SET status = 'PENDING', claimed_by = NULL, updated_at = %s WHERE status = 'PROCESSING' "
+                "AND (claimed_by = ANY(%s) OR (%s AND claimed_by IS NULL)) RETURNING id",
+                (time.time(), keys, None in gone))
+            return sorted(r[0] for r in rows)
+
+        return self.write(work)
+
+    def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
+        rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")
+        wanted = None if only is None else set(only)
+        return [r[0] for r in rows if wanted is None or r[0] in wanted]
+
+    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
+        rows = self._rows("SELECT payload, scope FROM documents WHERE id = %s", (doc_id,))
+        if not rows or not rows[0][0]:
+            return None
+        return Document.from_dict(json.loads(rows[0][0])), rows[0][1]
+
+    _DOC_SELECT = (f"SELECT {', '.join('d.' + c.strip() for c in _DOC_COLUMNS.split(','))}, "
+                   "(SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks FROM documents d")
+
+    @staticmethod
+    def _doc_row(r: Sequence) -> DocumentRow:
+        return DocumentRow(
+            id=r[0], title=r[1], status=DocStatus(r[2]), source_path=r[3], scope=r[4], profile=r[5], error=r[6],
+            created_at=r[7], updated_at=r[8], content_md5=r[9], authors=json.loads(r[10]), year=r[11], venue=r[12],
+            doi=r[13], pmid=r[14], metadata=json.loads(r[15]), chunks=int(r[16]),
+        )
+
+    def get_document(self, doc_id: str) -> DocumentRow | None:
+        rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = %s", (doc_id,))
+        return self._doc_row(rows[0]) if rows else None
+
+    def documents_by_id(self, ids: Iterable[str]) -> dict[str, DocumentRow]:
+        rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = ANY(%s)", (list(set(ids)),))
+        return {r[0]: self._doc_row(r) for r in rows}
+
+    def load_document(self, doc_id: str) -> Document | None:
+        rows = self._rows("SELECT payload FROM documents WHERE id = %s", (doc_id,))
+        return Document.from_dict(json.loads(rows[0][0])) if rows and rows[0][0] else None
+
+    def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]:
+        if status is None:
+            rows = self._rows(f"{self._DOC_SELECT} ORDER BY d.created_at, d.id")
+        else:
+            rows = self._rows(f"{self._DOC_SELECT} WHERE d.status = %s ORDER BY d.created_at, d.id", (status.value,))
+        return [self._doc_row(r) for r in rows]
+
+    def status_counts(self) -> dict[str, int]:
+        return {r[0]: int(r[1]) for r in self._rows("SELECT status, count(*) FROM documents GROUP BY status")}
+
+    def delete_document(self, doc_id: str) -> None:
+        self.write(lambda: self._exec("DELETE FROM documents WHERE id = %s", (doc_id,)))
+
+    def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None:
+        now = time.time()
+        self.write(lambda: self._many(
+            "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            [(f.chunk_id, doc_id, profile, f.reason, f.raw[:20000], now) for f in failures]))
+
+    def chunk_failures(self) -> dict[str, list[ChunkFailure]]:
+        out: dict[str, list[ChunkFailure]] = {}
+        for r in self._rows("SELECT document_id, chunk_id, reason, raw FROM extraction_failures ORDER BY seq"):
+            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3]))
+        return out
+
+    # -- chunks --------------------------------------------------------------------------
+
+    def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None:
+        rows = sorted((c.id, c.document_id, c.ordinal, c.section, c.char_start, c.char_end, c.page_start, c.page_end,
+                       c.tokens, c.text, c.header, scope) for c in chunks)
+        self.write(lambda: self._many(
+            """INSERT INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start, page_end, tokens,
+                   text, header, scope) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+               ON CONFLICT (id) DO UPDATE SET document_id=excluded.document_id, ordinal=excluded.ordinal,
+                   section=excluded.section, char_start=excluded.char_start, char_end=excluded.char_end,
+                   page_start=excluded.page_start, page_end=excluded.page_end, tokens=excluded.tokens,
+                   text=excluded.text, header=excluded.header, scope=excluded.scope""", rows))
+
+    @staticmethod
+    def _chunk(r: Sequence) -> Chunk:
+        return Chunk(id=r[0], document_id=r[1], ordinal=r[2], text=r[3], tokens=r[4], section=r[5], char_start=r[6],
+                     char_end=r[7], page_start=r[8], page_end=r[9], header=r[10])
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        return [self._chunk(r) for r in self._rows(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = %s ORDER BY ordinal", (doc_id,))]
+
+    def get_chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        rows = self._rows(f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE id = ANY(%s)", (list(dict.fromkeys(chunk_ids)),))
+        return {r[0]: self._chunk(r) for r in rows}
+
+    def delete_chunks_of(self, doc_id: str) -> list[str]:
+        def work() -> list[str]:
+            ids = [r[0] for r in self._rows("DELETE FROM chunks WHERE document_id = %s RETURNING id", (doc_id,))]
+            self.delete_vectors("chunk", ids)
+            return ids
+
+        return self.write(work)
+
+    def iter_chunk_texts(self) -> Iterator[tuple[str, str]]:
+        with cursor_over(self.pool, "SELECT id, text FROM chunks ORDER BY id") as cur:
+            for r in cur:
+                yield r[0], r[1]
+
+    def search_chunk_text(self, query: str, k: int) -> list[tuple[str, float]]:
+        """Full-text search over chunk texts (tsvector, English stemming): (chunk id, rank), best first."""
+        if not query.strip() or k <= 0:
+            return []
+        rows = self._rows(
+            """SELECT id, ts_rank_cd(tsv, q) AS r FROM chunks, websearch_to_tsquery('english', %s) q
+               WHERE tsv @@ q ORDER BY r DESC, id LIMIT %s""", (query, k))
+        return [(r[0], float(r[1])) for r in rows]
+
+    def count(self, what: str) -> int:
+        if what not in COUNTABLE:
+            raise ValueError(what)
+        if what in ("llm_cache", "llm_calls"):
+            self.records.flush_records()
+        return int(self._rows(f"SELECT count(*) FROM {what}")[0][0])
+
+    # -- vectors -------------------------------------------------------------------------
+
+    def _vector_dim(self) -> int | None:
+        """The dimension the vector tables were made for (None: not made yet)."""
+        if self._dim is None:
+            value = self.get_meta("vector_tables_dim")
+            self._dim = int(value) if value else None
+        return self._dim
+
+    def _ensure_vector_tables(self, dim: int) -> None:
+        """(Re)make the vector tables for ``dim`` (inside a unit of work); refused while they hold vectors of
+        another dimension."""
+        if self._vector_dim() == dim:
+            return
+        ddl_lock(self._wconn())
+        rows = self._rows("SELECT value FROM meta WHERE key = 'vector_tables_dim'")
+        current = int(rows[0][0]) if rows else None
+        if current == dim:
+            self._dim = dim
+            return
+        if current is not None:
+            held = sum(int(self._rows(f"SELECT count(*) FROM {vector_table(ns)}")[0][0]) for ns in NAMESPACES)
+            if held:
+                raise WorkspaceError(f"the knowledge base holds {current}-d vectors; cannot store {dim}-d ones "
+                                     "(run `scholargraph reembed` to change the embedding model)")
+        for statement in vector_tables_ddl(dim):
+            self._exec(statement)
+        self._exec("INSERT INTO meta(key, value) VALUES ('vector_tables_dim', %s) "
+                   "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(dim),))
+        self._dim = None  # known once committed (a rollback must not leave it set)
+
+    def put_vectors(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        if not len(ids):
+            return
+        table = vector_table(namespace)
+        matrix = normalised(vectors)
+        if matrix.shape[0] != len(ids):
+            raise ValueError(f"got {len(ids)} ids but {matrix.shape[0]} vectors")
+        last = {str(i): row for row, i in enumerate(ids)}  # a repeated id keeps its last vector
+
+        def work() -> None:
+            self._ensure_vector_tables(matrix.shape[1])
+            self._many(f"INSERT INTO {table}(id, embedding) VALUES (%s, %s) "
+                       "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
+                       [(i, matrix[row]) for i, row in sorted(last.items())])
+
+        self.write(work)
+
+    def delete_vectors(self, namespace: str, ids: Sequence[str]) -> None:
+        table = vector_table(namespace)
+        if len(ids) and self._vector_dim() is not None:
+            self.write(lambda: self._exec(f"DELETE FROM {table} WHERE id = ANY(%s)", (list(ids),)))
+
+    def clear_vectors(self) -> None:
+        def work() -> None:
+            if self._rows("SELECT 1 FROM meta WHERE key = 'vector_tables_dim'"):
+                self._exec(f"TRUNCATE {', '.join(vector_table(ns) for ns in NAMESPACES)}")
+
+        self.write(work)
+
+    def iter_vectors(self, namespace: str) -> Iterator[tuple[str, np.ndarray]]:
+        if self._vector_dim() is None:
+            return
+        with cursor_over(self.pool, f"SELECT id, embedding FROM {vector_table(namespace)} ORDER BY id") as cur:
+            yield from ((r[0], r[1]) for r in cur)
+
+    def vector_index(self, namespace: str, dim: int | None = None) -> PgVectorIndex:
+        dim = dim or int(self.get_meta("embedding_dim") or 0)
+        if not dim:
+            raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
+        if self._vector_dim() != dim:
+            self.write(lambda: self._ensure_vector_tables(dim))
+        return PgVectorIndex(self._rows, dim, namespace)
+
+    def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not len(ids) or self._vector_dim() is None:
+            return {}
+        rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),))
+        return {r[0]: r[1] for r in rows}
+
+    # -- conversation sessions -------------------------------------------------------------
+
+    def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]:
+        rows = self._rows("SELECT question, answer FROM sessions WHERE name = %s ORDER BY turn DESC LIMIT %s", (name, limit))
+        return [(r[0], r[1]) for r in reversed(rows)]
+
+    def add_session_turn(self, name: str, question: str, answer: str) -> None:
+        def work() -> None:
+            self._exec("SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-session:' || %s, 0))", (name,))
+            self._exec("INSERT INTO sessions(name, turn, question, answer, created_at) "
+                       "SELECT %s, COALESCE(MAX(turn), 0) + 1, %s, %s, %s FROM sessions WHERE name = %s",
+                       (name, question, answer, time.time(), name))
+
+        self.write(work)
+
+    # -- LLM cache, call log, embedding cache (store.postgres_records) -----------------------
+
+    def cache_get(self, key: str) -> CachedResponse | None:
+        return self.records.cache_get(key)
+
+    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
+        self.records.cache_put(key, model, purpose, response)
+
+    def log_call(self, record: CallRecord) -> None:
+        self.records.log_call(record)
+
+    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
+        return self.records.usage_by_purpose(document_id)
+
+    def usage_by_document(self) -> dict[str, dict[str, Usage]]:
+        return self.records.usage_by_document()
+
+    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return self.records.embedding_get(model, hashes)
+
+    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None:
+        self.records.embedding_put(model, items)
+
+    def flush_records(self) -> None:
+        self.records.flush_records()

@@ -1,0 +1,288 @@
+"""PostgreSQL schema, versioned. ``MIGRATIONS[i]`` upgrades a database from version i to i+1, each in
+one transaction, under an advisory lock (several workers may open a new database at once); a
+database newer than this code is refused.
+
+Tables live in the first schema of the connection's ``search_path`` (``public`` unless the DSN says
+``options=-csearch_path=kb1``), so one database can hold several knowledge bases. The pgvector
+extension must exist (``CREATE EXTENSION vector``); its type is found through the search path.
+
+Vector tables (``vectors_chunk``, ``vectors_entity``...) get their dimension and HNSW index
+(cosine) when the first vectors of a workspace arrive: see :func:`vector_tables_ddl`.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from ..errors import WorkspaceError
+
+SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+CREATE TABLE documents (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    authors TEXT NOT NULL DEFAULT '[]',
+    year INTEGER, venue TEXT, doi TEXT, pmid TEXT,
+    abstract TEXT NOT NULL DEFAULT '',
+    source_path TEXT NOT NULL DEFAULT '',
+    content_md5 TEXT NOT NULL DEFAULT '',
+    metadata TEXT NOT NULL DEFAULT '{}',
+    payload TEXT,
+    size INTEGER NOT NULL DEFAULT 0,
+    scope TEXT NOT NULL DEFAULT 'full',
+    profile TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    error TEXT,
+    claimed_by BIGINT,                 -- the worker processing it (its advisory lock says it is alive)
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    processed_at DOUBLE PRECISION
+);
+CREATE INDEX documents_claim ON documents(status, size DESC, id);
+CREATE INDEX documents_md5 ON documents(content_md5);
+
+CREATE TABLE chunks (
+    id TEXT PRIMARY KEY,
+    document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    section TEXT, char_start INTEGER, char_end INTEGER, page_start INTEGER, page_end INTEGER,
+    tokens INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    header TEXT NOT NULL DEFAULT '',
+    scope TEXT NOT NULL DEFAULT 'full',
+    tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('english', coalesce(header, '') || ' ' || text)) STORED
+);
+CREATE INDEX chunks_document ON chunks(document_id, ordinal);
+CREATE INDEX chunks_tsv ON chunks USING GIN (tsv);
+
+CREATE TABLE entities (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    weight DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+    dirty BOOLEAN NOT NULL DEFAULT TRUE,
+    version BIGINT NOT NULL DEFAULT 1,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX entities_type ON entities(lower(type));
+CREATE INDEX entities_name ON entities(lower(name));
+CREATE INDEX entities_dirty ON entities(id) WHERE dirty;
+
+CREATE TABLE entity_sources (
+    seq BIGSERIAL PRIMARY KEY,
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL DEFAULT '',
+    role TEXT NOT NULL DEFAULT 'name',
+    type TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX entity_sources_entity ON entity_sources(entity_id);
+CREATE INDEX entity_sources_key ON entity_sources(name_key);
+CREATE INDEX entity_sources_name ON entity_sources(lower(name));
+CREATE INDEX entity_sources_document ON entity_sources(document_id);
+
+CREATE TABLE relations (
+    seq BIGSERIAL UNIQUE,
+    id TEXT PRIMARY KEY,
+    source_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    target_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    directed BOOLEAN NOT NULL DEFAULT FALSE,
+    types TEXT NOT NULL DEFAULT '[]',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    description TEXT NOT NULL DEFAULT '',
+    weight DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+    confidence DOUBLE PRECISION,
+    dirty BOOLEAN NOT NULL DEFAULT TRUE,
+    version BIGINT NOT NULL DEFAULT 1,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX relations_source ON relations(source_id, target_id);
+CREATE INDEX relations_target ON relations(target_id, source_id);
+CREATE INDEX relations_dirty ON relations(id) WHERE dirty;
+
+CREATE TABLE relation_sources (
+    seq BIGSERIAL PRIMARY KEY,
+    relation_id TEXT NOT NULL REFERENCES relations(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    types TEXT NOT NULL DEFAULT '[]',
+    strength DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+    confidence DOUBLE PRECISION
+);
+CREATE INDEX relation_sources_relation ON relation_sources(relation_id);
+CREATE INDEX relation_sources_document ON relation_sources(document_id);
+
+CREATE TABLE keywords (id TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE keyword_sources (
+    keyword_id TEXT NOT NULL REFERENCES keywords(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    PRIMARY KEY (keyword_id, chunk_id)
+);
+CREATE INDEX keyword_sources_document ON keyword_sources(document_id);
+
+CREATE TABLE mentions (
+    id BIGSERIAL PRIMARY KEY,
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    surface TEXT NOT NULL,
+    sentence TEXT NOT NULL DEFAULT '',
+    char_start INTEGER, char_end INTEGER
+);
+CREATE INDEX mentions_entity ON mentions(entity_id);
+CREATE INDEX mentions_document ON mentions(document_id);
+
+CREATE TABLE extraction_failures (
+    seq BIGSERIAL PRIMARY KEY,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL DEFAULT '',
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX extraction_failures_document ON extraction_failures(document_id);
+
+CREATE TABLE sessions (
+    name TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (name, turn)
+);
+
+CREATE TABLE llm_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    response TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    estimated BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at DOUBLE PRECISION NOT NULL
+);
+
+CREATE TABLE llm_calls (
+    id BIGSERIAL PRIMARY KEY,
+    ts DOUBLE PRECISION NOT NULL,
+    purpose TEXT NOT NULL,
+    model TEXT NOT NULL,
+    document_id TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    estimated BOOLEAN NOT NULL DEFAULT FALSE,
+    cached BOOLEAN NOT NULL DEFAULT FALSE,
+    latency_s DOUBLE PRECISION NOT NULL DEFAULT 0,
+    status TEXT NOT NULL DEFAULT 'ok'
+);
+CREATE INDEX llm_calls_document ON llm_calls(document_id);
+
+CREATE TABLE embedding_cache (
+    model TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vector BYTEA NOT NULL,
+    PRIMARY KEY (model, hash)
+);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1]
+SCHEMA_VERSION = len(MIGRATIONS)
+NAMESPACES = ("chunk", "entity", "relation", "keyword")
+# HNSW build parameters (pgvector defaults); ef_search is set per query from k
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+
+
+def vector_table(namespace: str) -> str:
+    if namespace not in NAMESPACES:
+        raise ValueError(f"unknown vector namespace {namespace!r}")
+    return f"vectors_{namespace}"
+
+
+def vector_tables_ddl(dim: int, index: bool = True) -> list[str]:
+    """(Re)create the vector tables for ``dim``-d vectors; ``index=False`` leaves the HNSW indexes
+    to :func:`vector_index_ddl` (a bulk load builds them once at the end, much faster)."""
+    out = []
+    for ns in NAMESPACES:
+        table = vector_table(ns)
+        out += [f"DROP TABLE IF EXISTS {table}",
+                f"CREATE TABLE {table} (id TEXT PRIMARY KEY, embedding vector({int(dim)}) NOT NULL)"]
+        if index:
+            out.append(vector_index_ddl(ns))
+    return out
+
+
+def vector_index_ddl(namespace: str) -> str:
+    table = vector_table(namespace)
+    return (f"CREATE INDEX IF NOT EXISTS {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops) "
+            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+
+
+def _lock_key(conn: psycopg.Connection) -> int:
+    """An advisory lock key for schema changes of this database schema."""
+    row = conn.execute("SELECT hashtextextended('scholargraph-ddl:' || current_schema(), 0)").fetchone()
+    return int(row[0])
+
+
+def ensure_extension(conn: psycopg.Connection, where: str) -> None:
+    if conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone():
+        return
+    try:
+        with conn.transaction():
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise WorkspaceError(
+            f"{where}: the pgvector extension is not enabled and this user may not enable it; ask the database "
+            "owner to run `CREATE EXTENSION vector;` in this database") from exc
+    except psycopg.Error as exc:
+        raise WorkspaceError(
+            f"{where}: cannot enable the pgvector extension ({exc}); install pgvector on the server "
+            "(https://github.com/pgvector/pgvector) and run `CREATE EXTENSION vector;`") from exc
+
+
+def current_version(conn: psycopg.Connection) -> int:
+    schema = conn.execute("SELECT current_schema()").fetchone()[0]
+    if schema is None:
+        raise WorkspaceError("no schema of the connection's search_path exists (create it, or fix the DSN's options)")
+    exists = conn.execute(
+        "SELECT to_regclass(format('%I.scholargraph_schema', current_schema())) IS NOT NULL").fetchone()[0]
+    if not exists:
+        return 0
+    row = conn.execute("SELECT version FROM scholargraph_schema").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: psycopg.Connection, where: str, create: bool = True) -> None:
+    """Bring the database to ``SCHEMA_VERSION`` (``conn`` in autocommit mode)."""
+    version = current_version(conn)
+    if version == SCHEMA_VERSION:
+        return
+    if version == 0 and not create:
+        raise WorkspaceError(f"no scholargraph knowledge base in {where} (index documents into it first)")
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(conn),))
+        version = current_version(conn)  # another worker may have migrated meanwhile
+        if version > SCHEMA_VERSION:
+            raise WorkspaceError(f"{where} uses schema version {version}, newer than this scholargraph "
+                                 f"({SCHEMA_VERSION}); upgrade scholargraph")
+        if version == 0:
+            conn.execute("CREATE TABLE scholargraph_schema (version INTEGER NOT NULL)")
+            conn.execute("INSERT INTO scholargraph_schema VALUES (0)")
+        for target in range(version, SCHEMA_VERSION):
+            conn.execute(MIGRATIONS[target])
+            conn.execute("UPDATE scholargraph_schema SET version = %s", (target + 1,))
+
+
+def ddl_lock(conn: psycopg.Connection) -> None:
+    """Serialise schema changes (vector tables) with other workers, inside a transaction."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(conn),))

@@ -1,0 +1,125 @@
+"""Nearest neighbours (cosine) with pgvector: one table per namespace, an HNSW index on each.
+
+Vectors are stored L2-normalised (as the embedded store's exact index keeps them), so a returned
+score is ``1 - cosine distance`` and ``get`` returns the normalised vector. Unfiltered top-k
+searches walk the HNSW index (approximate, ``ef_search`` >= 2k); searches restricted to ``allowed``
+ids and ``above`` without a limit score exactly the rows they name or every row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .postgres_schema import vector_table
+
+EF_SEARCH_DEFAULT = 100  # set on every pooled connection; larger k sets it per query
+EF_SEARCH_MAX = 1000  # pgvector's limit
+
+
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    if v.ndim == 1:
+        v = v.reshape(1, -1)
+    if not np.isfinite(v).all():
+        raise ValueError("vectors contain non-finite values")
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return v / norms
+
+
+def _score(value: Any) -> float:
+    s = float(value)
+    return 0.0 if math.isnan(s) else s  # a zero vector has no direction: similarity 0
+
+
+class PgVectorIndex:
+    """:class:`~scholargraph.store.base.VectorIndex` over ``vectors_<namespace>``."""
+
+    def __init__(self, rows: Callable[..., list], dim: int, namespace: str):
+        self._rows = rows  # (sql, params, ef_search=None) -> rows, on a pooled or the unit of work's connection
+        self.dim = dim
+        self.namespace = namespace
+        self.table = vector_table(namespace)
+
+    def _query(self, query: np.ndarray) -> np.ndarray | None:
+        q = np.asarray(query, dtype=np.float32)
+        if q.ndim == 2 and q.shape[0] == 1:
+            q = q[0]
+        if q.ndim != 1 or q.shape[0] != self.dim:
+            raise ValueError(f"query has dimension {q.shape[-1] if q.ndim else 0} but the index holds {self.dim}-d vectors")
+        norm = float(np.linalg.norm(q))
+        if not np.isfinite(norm):
+            raise ValueError("query contains non-finite values")
+        return None if norm == 0.0 else q / norm
+
+    @staticmethod
+    def _ef(k: int) -> int | None:
+        return None if 2 * k <= EF_SEARCH_DEFAULT else min(EF_SEARCH_MAX, 2 * k)
+
+    def search(self, query: np.ndarray, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
+        q = self._query(query)
+        if q is None or k <= 0:
+            return []
+        if allowed is not None:
+            if not allowed:
+                return []
+            rows = self._rows(
+                f"SELECT id, 1 - (embedding <=> %s) AS s FROM {self.table} WHERE id = ANY(%s) "
+                "ORDER BY s DESC NULLS LAST, id LIMIT %s", (q, list(allowed), k))
+        else:
+            rows = self._rows(
+                f"SELECT id, 1 - (embedding <=> %s) FROM {self.table} ORDER BY embedding <=> %s LIMIT %s",
+                (q, q, k), ef_search=self._ef(k))
+        return [(r[0], _score(r[1])) for r in rows]
+
+    def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        Q = np.asarray(queries, dtype=np.float32)
+        if Q.ndim == 1:
+            Q = Q.reshape(1, -1)
+        if Q.ndim != 2 or Q.shape[1] != self.dim:
+            raise ValueError(f"query has dimension {Q.shape[-1] if Q.ndim else 0} but the index holds {self.dim}-d vectors")
+        out: list[list[tuple[str, float]]] = [[] for _ in range(Q.shape[0])]
+        norms = np.linalg.norm(Q, axis=1)
+        if not np.isfinite(norms).all():
+            raise ValueError("queries contain non-finite values")
+        live = [i for i in range(Q.shape[0]) if norms[i] > 0]
+        if k <= 0 or not live:
+            return out
+        vectors = [Q[i] / norms[i] for i in live]
+        rows = self._rows(
+            f"""SELECT q.i, v.id, 1 - v.d FROM unnest(%s::vector[]) WITH ORDINALITY AS q(vec, i)
+                CROSS JOIN LATERAL (SELECT id, embedding <=> q.vec AS d FROM {self.table}
+                                    ORDER BY embedding <=> q.vec LIMIT %s) v
+                ORDER BY q.i, v.d""",
+            (vectors, k), ef_search=self._ef(k))
+        for i, id_, s in rows:
+            out[live[int(i) - 1]].append((id_, _score(s)))
+        return out
+
+    def above(self, query: np.ndarray, threshold: float, limit: int | None = None) -> list[tuple[str, float]]:
+        q = self._query(query)
+        if q is None or (limit is not None and limit <= 0):
+            return []
+        if limit is None:
+            rows = self._rows(
+                f"SELECT id, s FROM (SELECT id, 1 - (embedding <=> %s) AS s FROM {self.table}) t "
+                "WHERE s >= %s ORDER BY s DESC, id", (q, float(threshold)))
+        else:
+            rows = self._rows(
+                f"SELECT id, 1 - (embedding <=> %s) FROM {self.table} ORDER BY embedding <=> %s LIMIT %s",
+                (q, q, limit), ef_search=self._ef(limit))
+        return [(r[0], s) for r in rows if (s := _score(r[1])) >= threshold]
+
+    def get(self, id_: str) -> np.ndarray | None:
+        rows = self._rows(f"SELECT embedding FROM {self.table} WHERE id = %s", (id_,))
+        return rows[0][0] if rows else None
+
+    def __len__(self) -> int:
+        return int(self._rows(f"SELECT count(*) FROM {self.table}")[0][0])
+
+    def __contains__(self, id_: object) -> bool:
+        return isinstance(id_, str) and bool(self._rows(f"SELECT 1 FROM {self.table} WHERE id = %s", (id_,)))

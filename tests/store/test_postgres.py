@@ -1,0 +1,161 @@
+"""What the PostgreSQL store adds to the contract: workers sharing one database (claims, dead
+workers), pgvector search, full-text search, schema versions, clear errors."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import psycopg
+import pytest
+
+from scholargraph.errors import ConfigError, WorkspaceError
+from scholargraph.models import Chunk, DocStatus, Document, Section
+from scholargraph.store import open_store
+
+
+@pytest.fixture
+def open_pg(pg_dsn, tmp_path):
+    opened = []
+
+    def make(name: str = "kb", **options):
+        store = open_store(tmp_path / name, "postgres", dsn=pg_dsn(name), **options)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()
+
+
+def doc(doc_id: str, words: int = 5) -> Document:
+    return Document(id=doc_id, title=f"Title {doc_id}", sections=[Section("body", "word " * words)])
+
+
+def test_two_workers_never_claim_the_same_document(open_pg):
+    a, b = open_pg(), open_pg()
+    for i in range(20):
+        a.add_pending(doc(f"d{i:02d}", words=i + 1), "full", "offline")
+    got_a = a.write(lambda: a.claim_pending(7))
+    got_b = b.write(lambda: b.claim_pending(100))
+    assert len(got_a) == 7 and len(got_b) == 13 and not set(got_a) & set(got_b)
+    assert got_a == [f"d{i:02d}" for i in range(19, 12, -1)]  # largest first
+    assert a.status_counts() == {"PROCESSING": 20}
+
+
+def test_a_claim_held_in_an_open_transaction_is_skipped_not_waited_for(open_pg):
+    a, b = open_pg(), open_pg()
+    for i in range(4):
+        a.add_pending(doc(f"d{i}"), "full", "offline")
+    holder = psycopg.connect(a.dsn)
+    try:
+        holder.execute("BEGIN")
+        holder.execute("SELECT id FROM documents WHERE id IN ('d0', 'd1') FOR UPDATE")
+        assert sorted(b.write(lambda: b.claim_pending(10))) == ["d2", "d3"]
+    finally:
+        holder.close()
+
+
+def test_documents_of_a_dead_worker_go_back_to_pending_but_a_live_workers_stay(open_pg):
+    live, dying, next_run = open_pg(), open_pg(), open_pg()
+    for i in range(4):
+        live.add_pending(doc(f"d{i}"), "full", "offline")
+    mine = live.write(lambda: live.claim_pending(2))
+    lost = dying.write(lambda: dying.claim_pending(2))
+    dying.close()  # like a crash: its connections (and advisory lock) are gone
+    reset: list[str] = []
+    for _ in range(100):  # the server ends the closed session's backend a moment later
+        reset += next_run.reset_stale_processing()
+        if reset:
+            break
+        time.sleep(0.05)
+    assert reset == sorted(lost)
+    assert {d.id for d in next_run.list_documents(DocStatus.PROCESSING)} == set(mine)
+
+
+def test_registering_again_never_resets_a_document_another_worker_has(open_pg):
+    a, b = open_pg(), open_pg()
+    a.add_pending(doc("d1"), "full", "offline")
+    a.write(lambda: a.claim_pending(1))
+    b.add_pending(doc("d1"), "full", "offline")  # another worker registers the same file meanwhile
+    assert a.get_document("d1").status == DocStatus.PROCESSING
+    a.insert_chunks([Chunk("d1-c0", "d1", 0, "text", 1)])
+    a.set_status("d1", DocStatus.PROCESSED)
+    b.add_pending(doc("d1"), "full", "offline")
+    assert a.get_document("d1").status == DocStatus.PROCESSED
+    b.delete_chunks_of("d1")  # what a forced re-index does first
+    b.add_pending(doc("d1"), "full", "offline")
+    assert a.get_document("d1").status == DocStatus.PENDING
+
+
+def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
+    store = open_pg()
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(500, 16)).astype(np.float32)
+    ids = [f"c{i}" for i in range(500)]
+    store.put_vectors("chunk", ids, vectors)
+    index = store.vector_index("chunk", 16)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    hits = 0
+    for q in rng.normal(size=(10, 16)).astype(np.float32):
+        exact = [ids[i] for i in np.argsort(-(unit @ (q / np.linalg.norm(q))))[:10]]
+        found = index.search(q, 10)
+        hits += len({i for i, _ in found} & set(exact))
+        assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+    assert hits >= 95  # HNSW recall@10 on 500 points
+    assert index.search(vectors[3], 1, allowed={"c3", "c4"})[0][0] == "c3"
+    assert [h[0][0] for h in index.search_many(vectors[:3], 1)] == ["c0", "c1", "c2"]
+    assert index.above(vectors[7], 0.999) == [("c7", pytest.approx(1.0, abs=1e-5))]
+    assert len(index) == 500 and "c9" in index and "nope" not in index
+    assert np.allclose(index.get("c1"), unit[1], atol=1e-6)
+    with psycopg.connect(store.dsn) as conn:
+        indexes = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename LIKE 'vectors_%%'")]
+    assert len(indexes) == 8 and sum("USING hnsw (embedding vector_cosine_ops)" in i for i in indexes) == 4
+
+
+def test_vectors_of_another_dimension_are_refused(open_pg):
+    store = open_pg()
+    store.put_vectors("chunk", ["a"], np.ones((1, 4), dtype=np.float32))
+    with pytest.raises(WorkspaceError, match="4-d vectors"):
+        store.put_vectors("entity", ["e"], np.ones((1, 8), dtype=np.float32))
+    store.clear_vectors()
+    store.put_vectors("entity", ["e"], np.ones((1, 8), dtype=np.float32))  # after reembed's clear: allowed
+
+
+def test_full_text_search_ranks_chunks_with_stemming(open_pg):
+    store = open_pg()
+    store.add_pending(doc("d1"), "full", "offline")
+    store.insert_chunks([Chunk("c1", "d1", 0, "Contrastive learning trains sentence encoders.", 6),
+                         Chunk("c2", "d1", 1, "Knowledge graphs help retrieval.", 5)])
+    assert [c for c, _ in store.search_chunk_text("encoder training", 5)] == ["c1"]
+    assert store.search_chunk_text("", 5) == []
+
+
+def test_a_newer_schema_is_refused(open_pg, pg_dsn, tmp_path):
+    open_pg().close()
+    with psycopg.connect(pg_dsn("kb"), autocommit=True) as conn:
+        conn.execute("UPDATE scholargraph_schema SET version = 99")
+    with pytest.raises(WorkspaceError, match="schema version 99"):
+        open_store(tmp_path / "x", "postgres", dsn=pg_dsn("kb"))
+
+
+def test_unreachable_server_and_missing_dsn_are_clear_errors(tmp_path):
+    with pytest.raises(WorkspaceError, match="cannot connect to PostgreSQL at postgresql://u@127.0.0.1:9/x"):
+        open_store(tmp_path, "postgres", dsn="postgresql://u:secret@127.0.0.1:9/x")
+    with pytest.raises(ConfigError, match="store.dsn"):
+        open_store(tmp_path, "postgres")
+
+
+def test_llm_records_are_shared_between_workers(open_pg):
+    from scholargraph.store.base import CachedResponse, CallRecord
+
+    a, b = open_pg(), open_pg()
+    a.cache_put("k", "m", "extract", CachedResponse("answer", 10, 2, False))
+    a.log_call(CallRecord("extract", "m", 10, 2, False, False, 0.5, document_id="d1"))
+    a.embedding_put("model", {"h1": np.arange(3, dtype=np.float32)})
+    assert a.cache_get("k").text == "answer"  # held, not yet written
+    a.flush_records()
+    assert b.cache_get("k").text == "answer"
+    assert b.usage_by_purpose()["extract"].prompt_tokens == 10
+    assert np.array_equal(b.embedding_get("model", ["h1", "h2"])["h1"], np.arange(3))
+    assert b.count("llm_calls") == 1
