@@ -169,3 +169,23 @@ def test_a_huge_answer_is_cut_noted_and_not_cached(scholar, server, tmp_path):
     before = calls(server, "answer")
     assert "All of it" not in scholar("ask", question).json["answer"]
     assert calls(server, "answer") == before + 1
+
+
+def test_a_profile_that_cannot_repair_single_chunks_processes_the_paper_again(scholar, server, tmp_path,
+                                                                                monkeypatch):
+    from scholargraph.extract.academic import AcademicExtractor
+
+    monkeypatch.setattr(AcademicExtractor, "repairs_chunks", False)  # as fastbio: the paper is the unit
+    corpus = write_papers(tmp_path / "corpus", 2)
+    switch = Switch(extraction_reply)
+    server.rules = rules_with("extract", lambda r: switch(r) if "Paper number 1" in json.dumps(r) else extraction_reply(r))
+    first = scholar("index", str(corpus), *ACADEMIC)
+    assert first.code == 1 and first.json["chunk_failures"]
+    switch.healthy = True
+    healed = scholar("index", str(corpus), *ACADEMIC)
+    report = healed.json
+    assert healed.code == 0 and len(report["processed"]) == 1  # the incomplete paper, whole
+    assert report["usage"]["by_purpose"]["extract"]["calls"] == first.json["chunk_failures"]  # the rest was cached
+    clean = scholar.at(tmp_path / "clean")
+    assert clean("index", str(corpus), *ACADEMIC).code == 0
+    assert not differences(snapshot(scholar.workdir), snapshot(clean.workdir))

@@ -63,13 +63,12 @@ async def judge_pair(llm, question: str, answer_a: str, answer_b: str) -> list[d
     prompt = load_prompt("judge")
     results = []
     for first, second, names in ((answer_a, answer_b, ("a", "b")), (answer_b, answer_a, ("b", "a"))):
-        reply = await llm.chat(prompt.messages(question=question, first=first, second=second), purpose="judge")
-        try:
-            verdict = parse_verdict(reply.text)
-        except ModelOutputError:
+        reply = await llm.chat(prompt.messages(question=question, first=first, second=second), purpose="judge",
+                               parse=parse_verdict)  # an unusable verdict is not cached
+        if reply.error is not None:
             results.append(None)
             continue
-        results.append({c: names[w - 1] for c, w in verdict.items()})
+        results.append({c: names[w - 1] for c, w in reply.parsed.items()})
     return results
 
 
