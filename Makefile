@@ -30,7 +30,8 @@ demo: install
 browser:
 	bash scripts/ensure_chromium.sh
 
-test: dev browser
+# the whole check: style and types first (seconds), then the suite
+test: lint browser
 	$(BIN)/python -m pytest -q
 
 # Rebuild the web app's assets into the package (needs Node + npm; only for front-end changes).
@@ -42,9 +43,10 @@ serve: install
 
 lint: dev
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 
 bench: dev
 	$(BIN)/python -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) demo_workspace .pytest_cache test-artifacts
+	rm -rf $(VENV) demo_workspace .pytest_cache test-artifacts .mypy_cache

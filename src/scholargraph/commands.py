@@ -70,6 +70,11 @@ def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         return kb.run(_ask_all(kb, args, questions))
 
 
+def _print_piece(piece: str) -> None:
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
+
 async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[str]) -> int:
     failures = 0
     batch = bool(args.queries)
@@ -81,7 +86,7 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
             show.print_json(data) if (args.json or batch) else show.out.print(show.escape(retrieval.context))
             continue
         stream = not (args.json or args.no_stream or batch)
-        on_text = (lambda piece: (sys.stdout.write(piece), sys.stdout.flush())) if stream else None
+        on_text = _print_piece if stream else None
         try:
             answer = await kb.aquery(question, args.mode, args.top_k, session=args.session, on_text=on_text,
                                      clues=not args.no_clues, subgraph=not args.no_subgraph)

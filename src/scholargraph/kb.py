@@ -19,7 +19,9 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
 
 from .config import Settings, load_settings
 from .errors import ConfigError, EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
@@ -43,6 +45,10 @@ from .store import open_store
 from .sync import run_sync
 from .text.names import normalise_name
 
+if TYPE_CHECKING:
+    from .llm.client import LLMClient
+    from .store.base import DocumentRow
+
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
@@ -59,7 +65,7 @@ class KnowledgeBase:
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None
         self._tokenizer: TextTokenizer | None = None
-        self._llm = None
+        self._llm: LLMClient | None = None
         self._llm_checked = False
 
     # -- components (lazy) ----------------------------------------------------------------
@@ -107,7 +113,7 @@ class KnowledgeBase:
         return self._tokenizer
 
     @property
-    def llm(self):
+    def llm(self) -> LLMClient | None:
         """The LLM client, or None when no LLM is configured."""
         if self._llm is None and self.settings.llm.configured:
             from .llm.client import LLMClient
@@ -133,6 +139,9 @@ class KnowledgeBase:
         return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
                         self._refresher(), self.progress)
 
+    async def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self.embedder.embed(texts)
+
     def _extractor(self, profile: str | None) -> Extractor:
         """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
         settings = self.settings
@@ -141,12 +150,12 @@ class KnowledgeBase:
             settings.extraction.profile = profile
         plugin = get_profile(resolve_profile_name(settings.extraction.profile, settings.llm.configured))
         context = ExtractorContext(settings, self.llm if plugin.needs_llm else None,
-                                   lambda texts: self.embedder.embed(texts))
+                                   self._embed)
         return plugin.make_extractor(context)
 
     # -- indexing -------------------------------------------------------------------------
 
-    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict] = (), scope: str = "full",
+    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict[str, Any]] = (), scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
                       options: LoadOptions | None = None, dry_run: bool = False, wait: bool = True) -> IndexReport:
         """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
@@ -174,7 +183,7 @@ class KnowledgeBase:
         finally:
             lock.release()
 
-    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict], scope: str,
+    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any]], scope: str,
                        only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
                        dry_run: bool) -> IndexReport:
         started = time.perf_counter()
@@ -250,11 +259,11 @@ class KnowledgeBase:
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
 
-    async def adelete(self, doc_id: str) -> dict:
+    async def adelete(self, doc_id: str) -> dict[str, Any]:
         await self.finish_maintenance()
         return await self._pipeline(NoExtraction()).delete(doc_id)
 
-    def delete(self, doc_id: str) -> dict:
+    def delete(self, doc_id: str) -> dict[str, Any]:
         return self.run(self.adelete(doc_id))
 
     # -- querying -------------------------------------------------------------------------
@@ -293,13 +302,13 @@ class KnowledgeBase:
 
     # -- inspection -----------------------------------------------------------------------
 
-    def status(self) -> list[dict]:
+    def status(self) -> list[dict[str, Any]]:
         """Every document with its status; ``chunk_failures``: chunks still without usable model output
         (the paper is incomplete until a run retries them)."""
         failures = self.store.chunk_failure_counts()
         return [_status_row(r, failures.get(r.id, 0)) for r in self.store.list_documents()]
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
         return {
             "workspace": str(self.workdir),
@@ -315,7 +324,7 @@ class KnowledgeBase:
             "usage": usage_to_json(usage),
         }
 
-    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict]:
+    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Entities with degree and source documents; ``search`` matches names and aliases."""
         return [{"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": e.aliases,
                  "weight": e.weight, "degree": e.degree, "documents": e.document_ids}
@@ -329,7 +338,7 @@ class KnowledgeBase:
             raise ScholarGraphError(f"{ref!r} names {len(ids)} entities ({', '.join(ids)}); use an id")
         return ids[0]
 
-    async def amerge_entities(self, keep: str, *others: str) -> dict:
+    async def amerge_entities(self, keep: str, *others: str) -> dict[str, Any]:
         from .graph.edit import merge_entities
 
         await self.finish_maintenance()
@@ -339,7 +348,7 @@ class KnowledgeBase:
         await self.refresh_graph()
         return {"kept": keep_id, "merged": gone["entity"], "relations_merged": len(gone["relation"])}
 
-    def merge_entities(self, keep: str, *others: str) -> dict:
+    def merge_entities(self, keep: str, *others: str) -> dict[str, Any]:
         return self.run(self.amerge_entities(keep, *others))
 
     async def asplit_entity(self, ref: str) -> list[str]:
@@ -358,7 +367,7 @@ class KnowledgeBase:
 
     # -- browsing (HTTP server, notebooks) --------------------------------------------------
 
-    def document(self, doc_id: str) -> dict:
+    def document(self, doc_id: str) -> dict[str, Any]:
         """One document's status row plus its bibliographic fields."""
         row = self.store.get_document(doc_id)
         if row is None:
@@ -366,7 +375,7 @@ class KnowledgeBase:
         return {**_status_row(row), "authors": row.authors, "year": row.year, "venue": row.venue, "doi": row.doi,
                 "pmid": row.pmid}
 
-    def passage(self, chunk_id: str) -> dict:
+    def passage(self, chunk_id: str) -> dict[str, Any]:
         """A stored chunk with the paper, section and pages it came from (what a citation points to)."""
         chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
         if chunk is None:
@@ -377,26 +386,26 @@ class KnowledgeBase:
                 "title": doc["title"], "authors": doc["authors"], "year": doc["year"], "venue": doc["venue"],
                 "doi": doc["doi"], "source_path": doc["source_path"]}
 
-    def session_history(self, name: str, limit: int = 50) -> list[dict]:
+    def session_history(self, name: str, limit: int = 50) -> list[dict[str, Any]]:
         return [{"question": q, "answer": a} for q, a in self.store.session_history(name, limit)]
 
     def entity_types(self) -> dict[str, int]:
         entities = self.store.get_entities(self.store.all_entity_ids(), sources=False)
         return dict(Counter(e.type or "" for e in entities.values()).most_common())
 
-    def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict:
+    def neighbourhood(self, ref: str, depth: int = 1, limit: int = 60) -> dict[str, Any]:
         """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""
         from .graph.browse import neighbourhood
 
         return neighbourhood(self.store, self._one_entity(ref), depth, limit)
 
-    def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict:
+    def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict[str, Any]:
         """The entities and the shortest paths joining them as ``{"nodes", "edges", "paths"}``."""
         from .graph.browse import subgraph
 
         return subgraph(self.store, [self._one_entity(r) for r in refs], max_length)
 
-    def relation(self, relation_id: str) -> dict:
+    def relation(self, relation_id: str) -> dict[str, Any]:
         """A relation with its evidence: the sentences of its source passages naming both ends."""
         from .graph.browse import relation_evidence
 
@@ -451,7 +460,7 @@ def _question(question: str) -> str:
     return question
 
 
-def _text_document(item: str | dict) -> Document:
+def _text_document(item: str | dict[str, Any]) -> Document:
     if isinstance(item, str):
         item = {"text": item}
     text = scrub(str(item.get("text", ""))).strip()
@@ -463,7 +472,7 @@ def _text_document(item: str | dict) -> Document:
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
 
 
-def _status_row(r, chunk_failures: int = 0) -> dict:
+def _status_row(r: DocumentRow, chunk_failures: int = 0) -> dict[str, Any]:
     return {
         "id": r.id, "title": r.title, "status": r.status.value, "scope": r.scope, "profile": r.profile,
         "chunks": r.chunks, "chunk_failures": chunk_failures, "error": r.error, "source_path": r.source_path,

@@ -311,7 +311,7 @@ class Pipeline:
                         new = await arrived.get()
                         if new is None:
                             return
-                        ids = await self.store.awrite(lambda new=new: self.store.claim_pending(len(new), new))
+                        ids = await self.store.awrite(functools.partial(self.store.claim_pending, len(new), new))
                     claimed.extend(ids)
                     continue
                 await reading.acquire()

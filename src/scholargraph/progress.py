@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from .models import Usage
 
@@ -47,8 +47,8 @@ class RichProgress:
         self.console = Console(stderr=True)
         self.enabled = enabled and sys.stderr.isatty()
         self._usage = usage
-        self._progress = None
-        self._task = None
+        self._progress: Any = None  # rich.progress.Progress once started
+        self._task: Any = None
 
     def _describe(self) -> str:
         if not self._usage:
@@ -70,11 +70,12 @@ class RichProgress:
             TimeRemainingColumn,
         )
 
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("docs"),
-                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
-                                  transient=False)
-        self._progress.start()
-        self._task = self._progress.add_task(self._describe(), total=total)
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("docs"),
+                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+                       transient=False)
+        bar.start()
+        self._task = bar.add_task(self._describe(), total=total)
+        self._progress = bar
 
     def add_total(self, more: int) -> None:
         """Documents found while the run goes on (files are parsed as extraction proceeds)."""

@@ -61,7 +61,7 @@ def parse_verdict(raw: str) -> dict[str, int]:
 async def judge_pair(llm, question: str, answer_a: str, answer_b: str) -> list[dict[str, str] | None]:
     """Two judgements (A first, then B first); each maps criterion -> 'a' | 'b', or None if unusable."""
     prompt = load_prompt("judge")
-    results = []
+    results: list[dict[str, str] | None] = []
     for first, second, names in ((answer_a, answer_b, ("a", "b")), (answer_b, answer_a, ("b", "a"))):
         reply = await llm.chat(prompt.messages(question=question, first=first, second=second), purpose="judge",
                                parse=parse_verdict)  # an unusable verdict is not cached

@@ -122,8 +122,8 @@ class OfflineExtractor:
         for category in name_categories(name, gene_cue):
             if category not in self._resolved:
                 self._resolved[category] = resolve_type(category, self.entity_types)
-            if self._resolved[category]:
-                return self._resolved[category]
+            if resolved := self._resolved[category]:
+                return resolved
         return self._fallback
 
     # ---------------------------------------------------------------- public API

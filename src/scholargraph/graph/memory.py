@@ -171,7 +171,7 @@ def _key(a: str, b: str) -> tuple[str, str]:
 
 def _join(meet: str, pred: dict, succ: dict) -> list[str]:
     left: deque[str] = deque()
-    node = meet
+    node: str | None = meet
     while node is not None:
         left.appendleft(node)
         node = pred.get(node)

@@ -180,7 +180,7 @@ def _read_rows(path: Path) -> tuple[list[str], list[dict[str, str | None]], list
     if not rows:
         raise LoadError(str(path), "no rows")
     header = [h.strip() for h in rows[0]]
-    records = [dict(zip(header, r, strict=False)) for r in rows[1:]]
+    records: list[dict[str, str | None]] = [dict(zip(header, r, strict=False)) for r in rows[1:]]
     return header, records, warnings
 
 

@@ -140,7 +140,8 @@ def split_references(entries: list[tuple[L.Line, str]]) -> list[str]:
             same_col = [ln.x0 for ln, _ in entries if ln.page == line.page and abs(ln.x0 - line.x0) < 40]
             if i and line.x0 <= min(same_col) + 1.0:
                 starts.add(i)
-    refs, cur = [], []
+    refs: list[str] = []
+    cur: list[str] = []
     for i, (_, text) in enumerate(entries):
         if i in starts and cur:
             refs.append(L.join_lines(cur))

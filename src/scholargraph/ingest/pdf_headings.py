@@ -76,12 +76,12 @@ def _numbered(line: Line, st: _State) -> tuple[str, int] | None:
             st.roman = n
             return text, 1
     if (m := _LETTER.match(text)) and _heading_rest_ok(m.group(3)):
-        parts = m.group(1).split(".")
-        n = ord(parts[0]) - ord("A")
-        expected = st.letter < n <= st.letter + 2 if len(parts) == 1 else n == st.letter
+        letters = m.group(1).split(".")
+        n = ord(letters[0]) - ord("A")
+        expected = st.letter < n <= st.letter + 2 if len(letters) == 1 else n == st.letter
         if expected and (st.appendix or m.group(2)):
             st.letter = n
-            return text, len(parts)
+            return text, len(letters)
     return None
 
 

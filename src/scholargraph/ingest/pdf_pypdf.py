@@ -165,9 +165,10 @@ def _open(path: Path) -> tuple[Any, list[str]]:
     except LoadError:
         raise
     except Exception as exc:
-        reader = _salvage(path.read_bytes())
-        if reader is None:
+        salvaged = _salvage(path.read_bytes())
+        if salvaged is None:
             raise LoadError(str(path), f"damaged or truncated PDF: {exc}") from exc
+        reader = salvaged
         warnings.append(f"damaged or truncated PDF ({exc}); pages were recovered by scanning the file")
     return reader, warnings
 

@@ -186,7 +186,7 @@ class OpenAIEmbedder(Embedder):
         return np.concatenate(parts)
 
     async def _batch(self, texts: list[str]) -> np.ndarray:
-        url = f"{self.settings.base_url.rstrip('/')}/embeddings"
+        url = f"{(self.settings.base_url or '').rstrip('/')}/embeddings"
         body = {"model": self.settings.model, "input": texts}
         async with self._sem:
             resp = await self._post(url, {**body, "encoding_format": "base64"} if self._base64 else body)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,7 @@ async def read_at_most(response: httpx.Response, limit: int) -> bytes | None:
     return b"".join(parts)
 
 
-async def response_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def response_events(response: httpx.Response) -> AsyncGenerator[dict[str, Any], None]:
     """Stream events; a server that ignored ``stream: true`` and sent plain JSON yields one event."""
     if "application/json" in response.headers.get("content-type", ""):
         completion = parse_completion(await response.aread())
@@ -64,7 +64,7 @@ async def response_events(response: httpx.Response) -> AsyncIterator[dict[str, A
 
 async def stream_pieces(
     opened: OpenStream, progress: StreamProgress, base_url: str, timeout: float, max_chars: int | None = None
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Content pieces of an open stream, noting usage and text in ``progress``; a break is an LLMError.
     Stops (``progress.truncated``) once ``max_chars`` characters came."""
     received = 0

@@ -38,7 +38,7 @@ class ExtractorContext:
 
     settings: Settings
     llm: LLMClient | None
-    embed: Callable[[list[str]], Awaitable[np.ndarray]]  # texts -> unit vectors (the workspace's model)
+    embed: Callable[[Sequence[str]], Awaitable[np.ndarray]]  # texts -> unit vectors (the workspace's model)
 
 
 @dataclass(frozen=True)

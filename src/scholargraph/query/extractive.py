@@ -47,7 +47,8 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
             score = prior * overlap / math.sqrt(len(q_terms)) * (1.0 / (1.0 + len(sentence) / 600))
             scored.append((sentence, source.number, score))
     scored.sort(key=lambda x: -x[2])
-    picked, per_source = [], Counter()
+    picked: list[tuple[str, int, float]] = []
+    per_source: Counter[int] = Counter()
     for sentence, number, score in scored:
         if per_source[number] < 2:
             picked.append((sentence, number, score))

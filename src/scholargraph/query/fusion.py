@@ -100,7 +100,8 @@ def format_graph_context(sources: list[Source]) -> str:
 
 
 def _take(items: list, texts: list[str], budget: int, count: Callable[[str], int]) -> tuple[list, int]:
-    kept, used = [], 0
+    kept: list = []
+    used = 0
     for item, text in zip(items, texts, strict=True):
         n = count(text) + 4  # "[n] " and the line break
         if kept and used + n > budget:
@@ -165,6 +166,6 @@ def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[s
         c = anchors[("r", r.id)]
         sources.append(make(len(sources) + 1, "relation", relation_text(r, names), s, chunks.get(c) if c else None,
                             r.document_ids[0] if r.document_ids else None))
-    for c, s in chunk_items:
-        sources.append(make(len(sources) + 1, "chunk", c.text, s, c, c.document_id))
+    for chunk, s in chunk_items:
+        sources.append(make(len(sources) + 1, "chunk", chunk.text, s, chunk, chunk.document_id))
     return sources, format_graph_context(sources)

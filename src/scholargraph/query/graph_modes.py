@@ -19,7 +19,8 @@ and a few small SQL lookups whatever the size of the workspace.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -126,7 +127,7 @@ def incident_rids(graph: MemoryGraph, node: str, limit: int = MAX_NEIGHBOURS) ->
     return [(rid, nb) for nb, data in items for rid in data["rids"]]
 
 
-def rank_chunks(store: Store, counts: Counter, query: np.ndarray, dim: int, limit: int) -> list[tuple[str, float]]:
+def rank_chunks(store: Store, counts: Mapping[str, float], query: np.ndarray, dim: int, limit: int) -> list[tuple[str, float]]:
     """Chunks by frequency (count), ties broken by similarity to the question; score = count + sim/10."""
     if not counts:
         return []
@@ -164,7 +165,7 @@ def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params:
     part.entities = [(e, matched[e]) for e in top]
     part.entities += [(e, 0.0) for e in sorted(neighbours, key=lambda n: (-neighbours[n], n))]
     part.entities = part.entities[: params.max_items]
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     for chunk_ids in _chunks_of(store.get_entities(top)).values():
         counts.update(set(chunk_ids))
     for chunk_ids in _chunks_of(store.get_relations(ranked_rels)).values():
@@ -236,7 +237,7 @@ def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, para
     entities += sorted(((n, node_score.get(n, 0.0)) for n in expanded_nodes), key=lambda kv: (-kv[1], kv[0]))
     part.entities = entities[: params.max_items]
     # 4. text units of the subgraph's nodes and edges, by frequency (expansion edges count half)
-    counts: Counter = Counter()
+    counts: defaultdict[str, float] = defaultdict(float)
     core_rels = store.get_relations([r for r, _ in ranked_core] + [r for r, _ in expansion])
     for rid, r in core_rels.items():
         w = 1.0 if rid in kept else 0.5

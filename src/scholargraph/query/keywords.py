@@ -12,7 +12,6 @@ the question's own terms (runs of content words), and a note says so.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LLMError, ModelOutputError, ScholarGraphError
+from ..extract.json_repair import parse_json
 from ..models import Usage
 from ..prompts import load_prompt
 from ..store.base import Store
@@ -168,29 +168,6 @@ def _clean(items, limit: int, max_chars: int = MAX_KEYWORD_CHARS) -> list[str]:
 # -- LLM keywords (eq. 3.3) -----------------------------------------------------------------
 
 
-def _loads(raw: str) -> Any:
-    try:
-        from ..extract.parse import parse_json  # the shared tolerant parser, when present
-    except ImportError:
-        parse_json = None
-    if parse_json is not None:
-        return parse_json(raw)
-    text = raw.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    if fence:
-        text = fence.group(1).strip()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        start, end = text.find("{"), text.rfind("}")
-        if start != -1 and end > start:
-            try:
-                return json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
-                pass
-    raise ModelOutputError("keyword reply is not JSON", raw)
-
-
 def _as_list(value: Any) -> list[str]:
     if isinstance(value, str):
         return [p for p in re.split(r"[,;\n]", value) if p.strip()]
@@ -201,7 +178,7 @@ def _as_list(value: Any) -> list[str]:
 
 def parse_keywords(raw: str) -> tuple[list[str], list[str]]:
     """(high_level, low_level) from the model's reply; ModelOutputError when nothing usable."""
-    data = _loads(raw)
+    data = parse_json(raw)
     if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict):
         data = data[0]
     if not isinstance(data, dict):

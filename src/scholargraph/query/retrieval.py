@@ -35,7 +35,8 @@ def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:
 
 
 def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], int]) -> list[Source]:
-    kept, used = [], 0
+    kept: list[Source] = []
+    used = 0
     for s in sources:
         n = count(s.text)
         if kept and used + n > budget:

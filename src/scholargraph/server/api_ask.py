@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
+from typing import cast
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
@@ -112,7 +113,7 @@ async def stream_answer(start: Callable[[Callable[[str], None]], Future]) -> Asy
         elif kind == "token":
             yield sse.event("token", {"text": value})
         elif kind == "answer":
-            yield sse.event("answer", value.to_json())
+            yield sse.event("answer", cast("Answer", value).to_json())
         else:
             yield sse.event("error", {"error": value})
 

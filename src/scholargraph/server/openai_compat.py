@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -131,8 +131,9 @@ async def _chunks(start, completion_id: str, model: str):
             streamed = True
             yield chunk({"content": value})
         elif kind == "answer":
-            yield chunk({"content": ("" if streamed else value.text) + references(value)})
-            yield chunk({}, "stop", usage=_usage(value), sources=value.to_json()["sources"])
+            answer = cast("Answer", value)
+            yield chunk({"content": ("" if streamed else answer.text) + references(answer)})
+            yield chunk({}, "stop", usage=_usage(answer), sources=answer.to_json()["sources"])
         else:
             yield sse.event(None, {"error": {"message": value, "type": "server_error"}})
     yield sse.event(None, "[DONE]")

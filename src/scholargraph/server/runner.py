@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -58,7 +58,7 @@ class KBRunner:
 
         return await self.run(invoke())
 
-    def stop(self, closing: Callable[[], Awaitable[None]] | None = None, timeout: float = 10.0) -> None:
+    def stop(self, closing: Callable[[], Coroutine[Any, Any, None]] | None = None, timeout: float = 10.0) -> None:
         if not self._thread.is_alive():
             return
         if closing is not None:

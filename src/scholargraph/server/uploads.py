@@ -21,7 +21,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from ..config import ServerSettings
 
@@ -257,7 +257,7 @@ def _extension(name: str, family: str) -> str:
     return suffix if EXTENSIONS.get(suffix) == family else ".bin"
 
 
-def _chain(head: bytes, source: BinaryIO) -> Iterator[bytes]:
+def _chain(head: bytes, source: IO[bytes]) -> Iterator[bytes]:
     if head:
         yield head
     while block := source.read(BLOCK):

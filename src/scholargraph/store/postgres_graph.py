@@ -57,7 +57,7 @@ class PostgresGraph:
 
     def _write_entities(self, records: Sequence[EntityRecord]) -> None:
         now = time.time()
-        first = {}
+        first: dict[str, EntityRecord] = {}
         for r in records:
             first.setdefault(r.id, r)
         self._many(
@@ -82,7 +82,7 @@ class PostgresGraph:
 
     def _write_relations(self, records: Sequence[RelationRecord]) -> None:
         now = time.time()
-        first = {}
+        first: dict[str, RelationRecord] = {}
         for r in records:
             first.setdefault(r.id, r)
         self._many(
@@ -103,7 +103,7 @@ class PostgresGraph:
         return self.write(lambda: self._write_keywords(records)) if records else []
 
     def _write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
-        texts = {}
+        texts: dict[str, str] = {}
         for r in records:
             texts.setdefault(r.id, r.text)
         ids = sorted(texts)

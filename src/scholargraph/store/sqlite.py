@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -434,7 +434,7 @@ class SQLiteStore(SQLiteGraph):
                 elif op == "clear":
                     index.clear()
                 elif op == "add":
-                    ids, vectors = payload  # type: ignore[misc]
+                    ids, vectors = cast("tuple[list[str], np.ndarray]", payload)
                     index.add(ids, vectors)
                 else:
                     index.remove(payload)  # type: ignore[arg-type]

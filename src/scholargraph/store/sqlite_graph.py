@@ -97,7 +97,7 @@ class SQLiteGraph:
 
     def _write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
         ids = list(dict.fromkeys(r.id for r in records))
-        existing = set()
+        existing: set[str] = set()
         for part in batches(ids):
             existing.update(r[0] for r in self._rows(f"SELECT id FROM keywords WHERE id IN ({_in(part)})", part))
         c = self._wconn()

@@ -19,10 +19,16 @@ _TYPES = ["Gene/Protein", "Disease", "Drug/Compound", "Pathway"]
 _RTYPES = ["Biomarker", "Regulation", "Causal", "Risk Factor"]
 
 
+def _line(label: str, text: str) -> str:
+    """The rest of the line that starts with ``label:`` in a prompt."""
+    found = re.search(rf"^{label}: (.*)$", text, re.M)
+    return found.group(1) if found else ""
+
+
 def draft_reply(request: dict[str, Any]) -> str:
     """Entities = the abstract's capitalised terms; relations chain them; descriptions name the title."""
     text = user_text(request)
-    title = re.search(r"^Title: (.*)$", text, re.M).group(1)
+    title = _line("Title", text)
     abstract = text.split("Abstract: ", 1)[1]
     names = [t for t in terms(abstract, 8) if len(t) > 2]
     entities = [{"name": n, "type": _TYPES[i % 4], "alias": n.lower() if i % 2 else ""} for i, n in enumerate(names)]
@@ -35,8 +41,8 @@ def draft_reply(request: dict[str, Any]) -> str:
 def refine_reply(request: dict[str, Any]) -> str:
     """Quotes the start of the first paragraph it was given, so provenance can be checked."""
     text = user_text(request)
-    source = re.search(r"^Source: (.*)$", text, re.M).group(1)
-    target = re.search(r"^Target: (.*)$", text, re.M).group(1)
+    source = _line("Source", text)
+    target = _line("Target", text)
     passage = text.split("Text:\n", 1)[1].split("\n\n")[0]
     return f"In the main text, {source} acts on {target}: {passage[:90]}"
 

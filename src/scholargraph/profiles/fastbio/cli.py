@@ -28,6 +28,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ...config import ExtractionSettings, QuerySettings, load_settings
 from ...errors import ConfigError
 
@@ -89,7 +91,7 @@ def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.working_dir).expanduser() / args.collection_name
 
 
-def _has(model: type, field: str) -> bool:
+def _has(model: type[BaseModel], field: str) -> bool:
     return field in model.model_fields
 
 

@@ -9,7 +9,7 @@ with a relation type (``map_relation_type``) and a confidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ...errors import ModelOutputError
@@ -18,6 +18,7 @@ from ...extract.parse import parse_extraction
 from ...extract.types import PRESETS
 from ...extract.types import entity_types as resolve_entity_types
 from ...models import ChunkFailure, Document, EntityRecord, Extraction, RelationRecord
+from ...prompts import Prompt
 from .normalise import match_key
 
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
@@ -158,6 +159,13 @@ class _Extras:
 
 class DraftStage:
     """Stage 1 of ``FastBioExtractor``: the abstract draft call and its parse."""
+
+    # set by FastBioExtractor
+    draft_prompt: Prompt
+    _draft_system: str
+    parse_types: list[str]
+    relation_types: list[str]
+    _chat: Callable[..., Awaitable[Any]]
 
     async def _draft(self, doc: Document, abstract: str, chunk_id: str) -> Extraction:
         user = self.draft_prompt.user.format(title=doc.title or "", abstract=abstract)

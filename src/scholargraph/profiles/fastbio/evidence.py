@@ -135,7 +135,8 @@ def paper_sources(store: Store, evidence: list[Evidence]) -> list[Source]:
     weights = {d: paper_weight(docs[d].metadata) if d in docs else None for d in by_doc}
 
     def rank(d: str) -> tuple:
-        return (-max(e.similarity for e in by_doc[d]), -(weights[d] if weights[d] is not None else float("-inf")), d)
+        weight = weights[d]
+        return (-max(e.similarity for e in by_doc[d]), -(weight if weight is not None else float("-inf")), d)
 
     sources = []
     for n, doc_id in enumerate(sorted(by_doc, key=rank), start=1):

@@ -82,7 +82,8 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     if dictionary is None:
         dictionary = dictionary_from_settings(settings.extraction)
     before = llm.usage_snapshot() if llm is not None else {}
-    query, resolved = None, {}
+    query: BioQuery | None = None
+    resolved: dict[str, list[str]] = {}
     if llm is not None:
         try:
             query = await llm_parse(llm, question, settings)

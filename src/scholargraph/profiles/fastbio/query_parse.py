@@ -122,8 +122,8 @@ def vocabulary_parse(store, question: str, settings, dictionary: BioDictionary |
         resolved.setdefault(text, []).append(entity_id)
     ents = store.get_entities({e for ids in resolved.values() for e in ids})
     q = BioQuery(parsed_by="vocabulary")
-    for name, ids in resolved.items():
-        types = {ents[i].type for i in ids if i in ents}
+    for name, entity_ids in resolved.items():
+        types = {ents[i].type for i in entity_ids if i in ents}
         (q.diseases if "Disease" in types else q.genes if types & {"Gene/Protein"} else q.other).append(name)
     etypes = _entity_types(settings)
     for i, (w, _, _) in enumerate(words):

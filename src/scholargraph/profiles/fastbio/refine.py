@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from ...errors import LLMError, LLMUnavailableError, ModelOutputError
 from ...extract.json_repair import parse_json, strip_reasoning
 from ...ingest.chunking import layout
 from ...models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
+from ...prompts import Prompt
 from ...text.sentences import sentence_spans
 from ...text.stopwords import STOPWORDS
 from .draft import first_value
@@ -174,6 +176,15 @@ def clean_refined(raw: str) -> str | None:
 
 class RefineStage:
     """Stage 2 of ``FastBioExtractor``: paragraph selection per relation and the refine calls."""
+
+    # set by FastBioExtractor
+    refine_prompt: Prompt
+    _refine_system: str
+    embed: Callable[[Sequence[str]], Awaitable[np.ndarray]] | None
+    threshold: float
+    max_paragraphs: int
+    max_concurrency: int
+    _chat: Callable[..., Awaitable[Any]]
 
     def _targets(self, found: Extraction) -> list[RefineTarget]:
         names: dict[str, list[str]] = {}
