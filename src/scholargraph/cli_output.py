@@ -32,7 +32,7 @@ def print_index_report(report) -> None:
         err.print(f"[yellow]… {len(data['warnings']) - 20} more warnings (use --json to see all)[/yellow]")
     for failure in data["failed"]:
         err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}")
-    outcomes = {}
+    outcomes: dict[str, int] = {}
     for f in data["files"]:
         outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
         if f["outcome"] == "duplicate":

@@ -228,7 +228,7 @@ class KnowledgeBase:
             if doc is not None and (row.scope != scope or row.status != DocStatus.PROCESSED):
                 pipeline.register([doc], scope, report, force=row.status == DocStatus.PROCESSED)
 
-    def load_options(self, manifest: dict[str, dict] | None = None) -> LoadOptions:
+    def load_options(self, manifest: dict[str, dict[str, Any]] | None = None) -> LoadOptions:
         """How files are read, from the settings (references, size limits) and an optional manifest."""
         ingest = self.settings.ingest
         return LoadOptions(include_references=self.settings.extraction.include_references, manifest=manifest or {},
