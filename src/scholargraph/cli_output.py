@@ -98,6 +98,8 @@ def print_sources(sources: list[Source], cited: list[int] | None = None) -> None
         out.print("\n[bold]References[/bold]")
     for s in shown:
         out.print(escape(f"  [{s.number}] {format_reference(s)}"))
+        for p in s.supporting:  # a community report's passages, each in its paper
+            out.print(escape(f"       ↳ {format_reference(p)}"))
 
 
 def print_answer(answer: Answer, streamed: bool) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import cli_analysis as show_analysis
 from . import cli_output as show
 from .config import demo_corpus_candidates, load_settings, settings_summary
 from .errors import ConfigError, ScholarGraphError
@@ -140,12 +141,52 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         stats = kb.stats()
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
+        if args.graph:
+            stats["graph"] = kb.graph_stats()
     if args.json:
         show.print_json(stats)
     else:
         show.print_stats(stats)
         for doc, usage in stats.get("cost_by_document", {}).items():
             show.out.print(f"  {doc}: {usage['llm_calls']} calls, {usage['total_tokens']:,} tokens")
+        if args.graph:
+            show_analysis.print_graph_stats(stats["graph"])
+    return 0
+
+
+def cmd_communities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    with _kb(args, overrides) as kb:
+        run = None if args.no_update else kb.update_communities(force=args.force, rebuild=args.rebuild)
+        data = kb.community(args.community_id) if args.community_id else kb.communities(args.level, members=args.members)
+    if args.json:
+        show.print_json({**data, "update": run} if not args.community_id else data)
+    elif args.community_id:
+        show_analysis.print_community(data)
+    else:
+        show_analysis.print_communities(data, run)
+    return 0
+
+
+def cmd_citations(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    with _kb(args, overrides) as kb:
+        data = kb.citations(args.doc_id, args.limit)
+    if args.json:
+        show.print_json(data)
+    elif args.doc_id:
+        show_analysis.print_paper_citations(data)
+    else:
+        show_analysis.print_citation_network(data)
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    with _kb(args, overrides) as kb:
+        result = kb.plot(args.out, level=args.level, max_nodes=args.max_nodes)
+    if args.json:
+        show.print_json(result)
+    else:
+        for name, path in result["files"].items():
+            show.out.print(f"{name:<20} {path}")
     return 0
 
 

@@ -96,7 +96,7 @@ class ExtractionSettings(_Section):
     profile: str = Field("auto", description="auto (academic with an LLM, else offline), or a registered profile: "
                                               "none, offline, academic, fastbio, ... (scholargraph.profiles)")
     gleaning: int = Field(1, ge=0, le=5)
-    entity_types: str | list[str] = Field("paper", description="preset name (paper, syllabus, biomedical) or a list")
+    entity_types: str | list[str] = Field("paper", description="preset name (paper, kgrag, syllabus, biomedical) or a list")
     relation_types: list[str] | None = None
     description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")
     include_references: bool = False
@@ -217,6 +217,27 @@ class ServerSettings(_Section):
     _split = field_validator("api_keys", "read_only_keys", "cors_origins", "allowed_hosts", mode="before")(_comma_list)
 
 
+class CommunitySettings(_Section):
+    """Communities of the entity graph and their reports (seed 001 §III.C-D; ``graph/communities``)."""
+
+    seed: int = Field(42, description="random seed of Leiden: same graph + same seed = same communities")
+    resolution: float = Field(1.0, gt=0, description="modularity resolution; higher = smaller communities")
+    max_levels: int = Field(3, ge=1, le=8, description="levels of the hierarchy, coarse (0) to fine")
+    min_split_size: int = Field(10, ge=3, description="communities this large are clustered again one level down")
+    min_modularity: float = Field(0.25, ge=0, le=1, description="a split must reach this modularity to count")
+    auto_update: bool = Field(True, description="recompute after an index run that changed the graph enough")
+    min_change: float = Field(0.02, ge=0, le=1,
+                              description="share of entities new or gone since the last computation that triggers it")
+    reports: Literal["auto", "llm", "extractive"] = Field(
+        "auto", description="community reports: auto = written by the LLM when one is configured, else extractive")
+    report_entities: int = Field(25, ge=3, le=200, description="entities (most central first) shown to a report")
+    report_relations: int = Field(30, ge=0, le=400, description="relations (heaviest first) shown to a report")
+    summary_level: int | None = Field(None, ge=0, description="level the summary mode reads; None = automatic")
+    summary_reports: int = Field(8, ge=1, le=200, description="reports mapped per summary question")
+    hybrid_reports: int = Field(0, ge=0, le=20,
+                                description="hybrid adds this many best reports to broad questions' context (0 = off)")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
@@ -231,6 +252,7 @@ class Settings(BaseSettings):
     query: QuerySettings = Field(default_factory=QuerySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    communities: CommunitySettings = Field(default_factory=CommunitySettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 

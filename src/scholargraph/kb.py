@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .config import Settings, load_settings
-from .errors import ConfigError, EmbeddingMismatchError, NotFoundError, ScholarGraphError, WorkspaceBusyError
+from .errors import (
+    ConfigError,
+    EmbeddingMismatchError,
+    LLMUnavailableError,
+    NotFoundError,
+    ScholarGraphError,
+    WorkspaceBusyError,
+)
 from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
@@ -46,6 +53,7 @@ from .sync import run_sync
 from .text.names import normalise_name
 
 if TYPE_CHECKING:
+    from .graph.community_update import CommunityRun
     from .llm.client import LLMClient
     from .store.base import DocumentRow
 
@@ -214,6 +222,7 @@ class KnowledgeBase:
         arriving = (lambda: pipeline.arrivals(list(paths), opts, scope, report, force)) if paths and not only else None
         await pipeline.run_pending(report, set(only) if only else None, arriving)
         pipeline.file_outcomes(report)
+        await self._after_index(report)
         report.usage = self.llm.usage_since(before) if self.llm else {}
         report.seconds = time.perf_counter() - started
         return report
@@ -256,11 +265,34 @@ class KnowledgeBase:
         if self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1):
             await (refresher or self._refresher()).refresh()
 
+    async def _after_index(self, report: IndexReport) -> None:
+        """The citation network and the communities follow what a run added (issue 17)."""
+        if report.added:
+            from .graph.citations import update_citations
+
+            cites = await update_citations(self.store, report.added)
+            if cites.references:
+                report.notes.append(cites.note())
+        if self.settings.communities.auto_update and (report.added or report.resumed):
+            try:
+                run = await self._update_communities()
+            except LLMUnavailableError as exc:
+                report.notes.append(f"community reports not written ({exc}); run `scholargraph communities` later")
+                return
+            if run.computed:
+                report.notes.append(f"communities: {', '.join(f'{n} at level {lv}' for lv, n in run.levels.items())}; "
+                                    f"{run.reports_written} report(s) written, {run.reports_kept} kept")
+
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
 
     async def adelete(self, doc_id: str) -> dict[str, Any]:
         await self.finish_maintenance()
+        row = self.store.get_document(doc_id)
+        if row is not None:  # papers citing it now cite a stub of it (graph.citations)
+            from .graph.citations import document_deleted
+
+            await self.store.awrite(lambda: document_deleted(self.store, row))
         return await self._pipeline(NoExtraction()).delete(doc_id)
 
     def delete(self, doc_id: str) -> dict[str, Any]:
@@ -361,6 +393,59 @@ class KnowledgeBase:
 
     def split_entity(self, ref: str) -> list[str]:
         return self.run(self.asplit_entity(ref))
+
+    # -- cross-document analysis: communities, citations, graph statistics (issue 17) -----------
+
+    async def _update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
+        from .graph.community_update import update_communities, use_llm
+
+        llm = self.llm if use_llm(self.settings.communities, self.llm) else None
+        if llm is not None:
+            await self._ensure_llm_ready()
+        return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild)
+
+    async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
+        """Recompute the communities when the graph changed enough (``force``: anyway; ``rebuild``:
+        from scratch, not from the stored ones) and write the missing reports."""
+        run: CommunityRun = await self._update_communities(force, rebuild)
+        return run.to_json()
+
+    def update_communities(self, force: bool = False, rebuild: bool = False) ->dict[str, Any]:
+        return self.run(self.aupdate_communities(force, rebuild))
+
+    def communities(self, level: int | None = None, *, members: bool = False) ->dict[str, Any]:
+        """Levels (count, modularity) and the communities of ``level`` (all when None), each with its
+        report: title, summary, rating, key entities, papers, cited passages. ``members``: entity ids."""
+        from .analysis.community_view import list_view
+
+        return list_view(self.store, level, members)
+
+    def community(self, community_id: str) ->dict[str, Any]:
+        """One community with its report and member entity ids."""
+        from .analysis.community_view import one_view
+
+        return one_view(self.store, community_id)
+
+    def citations(self, doc_id: str | None = None, limit: int = 50) ->dict[str, Any]:
+        """The citation network: papers with in/out citation counts, edges between workspace papers,
+        the most cited papers not in the workspace (stubs); with ``doc_id``, that paper's resolved
+        reference list and the papers citing it."""
+        from .analysis.citation_view import network_view, paper_view
+
+        return paper_view(self.store, doc_id) if doc_id else network_view(self.store, limit)
+
+    def graph_stats(self) ->dict[str, Any]:
+        """Seed 001 Table I and more: nodes, edges, density, average degree, components, clustering,
+        communities and modularity per level, entity/relation types, papers per year, citations."""
+        from .analysis.graph_stats import graph_stats
+
+        return graph_stats(self.store)
+
+    def plot(self, out: str | Path = "scholargraph_plots", *, level: int = 0, max_nodes: int = 1500) ->dict[str, Any]:
+        """Write the PNG figures and the interactive HTML view (``graph.html``) into ``out``."""
+        from .analysis.plots import write_plots
+
+        return write_plots(self.store, Path(out), level, self.settings.communities.seed, max_nodes)
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}

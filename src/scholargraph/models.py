@@ -222,7 +222,7 @@ class Extraction:
 
 # --- LLM accounting ------------------------------------------------------------------------
 
-PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "other")
+PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map", "other")
 
 
 @dataclass
@@ -255,7 +255,7 @@ class Source:
     """One numbered item of a query context, resolved to where it came from."""
 
     number: int
-    kind: str  # chunk | entity | relation
+    kind: str  # chunk | entity | relation | community
     chunk_id: str | None
     document_id: str | None
     title: str | None
@@ -267,9 +267,11 @@ class Source:
     authors: list[str] = field(default_factory=list)
     year: int | None = None
     venue: str | None = None
+    # a community report's representative passages, each resolved to its paper, section and pages
+    supporting: list[Source] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "rank": self.number,
             "score": round(float(self.score), 6),
             "kind": self.kind,
@@ -284,6 +286,9 @@ class Source:
             "venue": self.venue,
             "text": self.text,
         }
+        if self.supporting:
+            data["supporting"] = [s.to_json() for s in self.supporting]
+        return data
 
 
 @dataclass
@@ -334,3 +339,73 @@ def usage_to_json(usage: dict[str, Usage]) -> dict[str, Any]:
         "estimated_calls": total.estimated_calls,
         "by_purpose": by_purpose,
     }
+
+
+# --- cross-document analysis: communities and the citation network (seed 001 §III.C-D) ------------
+
+
+@dataclass
+class Community:
+    """A community of entities at one level of the hierarchy (level 0 = coarsest).
+
+    ``id`` is ``"<level>-<signature prefix>"``; ``signature`` hashes the members and the relations
+    inside, so an unchanged community keeps its id and its report across recomputations.
+    ``parent_id`` is the community one level up that contains it (None at level 0)."""
+
+    id: str
+    level: int
+    signature: str
+    members: list[str]
+    parent_id: str | None = None
+    relations: int = 0  # relations with both ends inside
+    weight: float = 0.0  # their summed weight
+
+
+@dataclass
+class CommunityReport:
+    """What a community is about (seed 001 §III.D), keyed by the community's ``signature``.
+
+    ``entities``/``relations`` are the key ones (ids, most central first); ``documents`` the
+    supporting papers (ids, most supporting first); ``evidence`` the representative cited
+    passages as ``{"chunk_id", "document_id", "text"}``; ``rating`` 0-10 (importance);
+    ``method`` is "llm" or "extractive"."""
+
+    signature: str
+    title: str
+    summary: str
+    rating: float
+    method: str
+    entities: list[str] = field(default_factory=list)
+    relations: list[str] = field(default_factory=list)
+    documents: list[str] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)  # signatures of the child reports it summarises
+
+
+@dataclass
+class PaperReference:
+    """One entry of a paper's reference list, resolved to the paper it cites: a workspace document
+    id, or a stub paper id (``ref:...``) when the cited paper is not in the workspace."""
+
+    citing_id: str
+    ordinal: int
+    raw: str
+    target_id: str
+    doi: str | None = None
+    pmid: str | None = None
+    title: str | None = None
+    year: int | None = None
+
+
+@dataclass
+class StubPaper:
+    """A paper that workspace papers cite but that is not indexed; a later insert that matches it
+    (DOI, PMID or normalised title) takes its place in the citation network."""
+
+    id: str
+    title: str | None
+    doi: str | None = None
+    pmid: str | None = None
+    year: int | None = None
+    raw: str = ""

@@ -49,7 +49,7 @@ from .llm.embeddings import Embedder
 from .models import Chunk, DocStatus, Document, Extraction, Scope, Usage
 from .progress import NullProgress, Progress
 from .report import FileLedger, IndexReport
-from .store.base import GraphRemoval, Store
+from .store.base import DocumentRow, GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 T = TypeVar("T")
@@ -182,8 +182,8 @@ class Pipeline:
 
     def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool, path: str | None) -> bool:
         first = self.files.first_path(doc.id) if path is not None else None
-        if first is not None and first != path:  # the same paper twice in this run
-            self.files.document(path, doc.id, "duplicate", first)  # type: ignore[arg-type]
+        if path is not None and first is not None and first != path:  # the same paper twice in this run
+            self.files.document(path, doc.id, "duplicate", first)
             report.skipped.append({"id": doc.id, "title": doc.title, "path": path, "reason": f"duplicate of {first}"})
             return False
         existing = self.store.get_document(doc.id)
@@ -192,7 +192,7 @@ class Pipeline:
             self.files.document(path, doc.id, "queued")
         return bool(queued)
 
-    def _should_queue(self, doc: Document, existing, scope: str, report: IndexReport, force: bool,
+    def _should_queue(self, doc: Document, existing: DocumentRow | None, scope: str, report: IndexReport, force: bool,
                       path: str | None) -> bool | None:
         """True: made PENDING now; False: PENDING already (picked up with the other pending work);
         None: nothing to do (reported as skipped)."""
@@ -431,10 +431,10 @@ class Pipeline:
             failing = {f.chunk_id for f in extraction.failures}
             self.store.clear_chunk_failures(doc.id, [c.id for c in chunks if c.id not in failing])
         else:
-            if self.store.chunks_of(doc.id):  # processed before (a document processed again as a whole)
+            row = self.store.get_document(doc.id)
+            if row is not None and row.chunks:  # processed before (a document processed again as a whole)
                 self._drop_indexed(doc.id)
             self.store.clear_chunk_failures(doc.id)
-            row = self.store.get_document(doc.id)
             self.store.insert_chunks(chunks, row.scope if row else "full")
             self.store.put_vectors("chunk", [c.id for c in chunks], analysis.vectors)
         self._write_graph(doc.id, analysis)

@@ -82,8 +82,7 @@ class FileLedger:
         first = self._first_path.setdefault(doc_id, path)
         if first != path:
             outcome, detail = "duplicate", first
-        entry_outcomes = self._document_outcome
-        entry_outcomes[f"{path}\0{doc_id}"] = (outcome, detail)
+        self._document_outcome[f"{path}\0{doc_id}"] = (outcome, detail)
 
     def first_path(self, doc_id: str) -> str | None:
         return self._first_path.get(doc_id)

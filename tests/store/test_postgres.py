@@ -110,7 +110,8 @@ def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
     assert np.allclose(index.get("c1"), unit[1], atol=1e-6)
     with psycopg.connect(store.dsn) as conn:
         indexes = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename LIKE 'vectors_%%'")]
-    assert len(indexes) == 8 and sum("USING hnsw (embedding vector_cosine_ops)" in i for i in indexes) == 4
+    # one primary key and one HNSW index per namespace (chunk, entity, relation, keyword, community)
+    assert len(indexes) == 10 and sum("USING hnsw (embedding vector_cosine_ops)" in i for i in indexes) == 5
 
 
 def test_vectors_of_another_dimension_are_refused(open_pg):

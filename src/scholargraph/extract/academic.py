@@ -12,6 +12,7 @@ from ..config import ExtractionSettings
 from ..errors import ModelOutputError
 from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
+from ..text.names import normalise_name
 from .parse import EXTRACTION_SCHEMA, parse_extraction
 
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
@@ -22,13 +23,17 @@ class AcademicExtractor:
     uses_llm = True
     repairs_chunks = True  # chunks are extracted one by one: a rerun retries exactly the failed ones
 
-    def __init__(self, llm, settings: ExtractionSettings, entity_types: list[str]):
+    def __init__(self, llm, settings: ExtractionSettings, entity_types: list[str], relation_types: list[str] | None = None):
         self.llm = llm
         self.settings = settings
         self.entity_types = entity_types
+        self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
         self.extract_prompt = load_prompt("extract")
         self.glean_prompt = load_prompt("glean")
         self._system = self.extract_prompt.system.format(types=", ".join(entity_types))
+        if self.relation_types:
+            self._system += ("\nThe first keyword of each relation is its type, one of: "
+                             + ", ".join(self.relation_types) + ".")
 
     def estimate(self, chunks: list[Chunk], count) -> dict[str, Usage]:
         """Calls and tokens this profile would spend (before spending): prompts are counted exactly
@@ -72,6 +77,15 @@ class AcademicExtractor:
         except ModelOutputError:
             return None  # a failed gleaning round loses nothing already found
 
+    def _typed(self, extraction: Extraction) -> Extraction:
+        """Relations get the configured type their keywords name (the prompt asks for it first)."""
+        if self.relation_types:
+            keys = {normalise_name(t): t for t in self.relation_types}
+            for r in extraction.relations:
+                found = [keys[k] for k in (normalise_name(w) for w in r.keywords) if k in keys]
+                r.types = list(dict.fromkeys(found[:1] + r.types)) if found else r.types
+        return extraction
+
     async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
                     allow_empty: bool = False) -> Extraction:
         def parse(text: str) -> Extraction:  # validated before the client caches the reply
@@ -80,7 +94,7 @@ class AcademicExtractor:
         result = await self.llm.chat(messages, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
                                      document_id=doc_id, parse=parse)
         if result.error is None:
-            return _noted(result, chunk_id)
+            return self._typed(_noted(result, chunk_id))
         reason = getattr(result.error, "reason", str(result.error))
         if allow_empty:
             raise ModelOutputError(reason, result.text)
@@ -88,7 +102,7 @@ class AcademicExtractor:
         again = await self.llm.chat(retry, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
                                     document_id=doc_id, parse=parse)
         if again.error is None:
-            return _noted(again, chunk_id)
+            return self._typed(_noted(again, chunk_id))
         raise ModelOutputError(reason, result.text)
 
 

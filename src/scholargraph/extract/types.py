@@ -6,10 +6,20 @@ from ..errors import ConfigError
 
 PRESETS: dict[str, list[str]] = {
     "paper": ["Method", "Model", "Concept", "Task", "Dataset", "Metric", "Paper", "Author", "Organization", "Tool"],
+    # seed 001 §III.B: "concepts, topics, persons, papers, models, methods, equations, and variables"
+    "kgrag": ["Concept", "Topic", "Person", "Paper", "Model", "Method", "Equation", "Variable", "Dataset",
+              "Organization", "Tool"],
     "syllabus": ["Course", "Knowledge Concept", "Skill", "Assessment", "Learning Outcome", "Prerequisite", "Topic",
                  "Literature", "Teacher"],
     "biomedical": ["Gene/Protein", "Genetic Variation", "Disease", "Drug/Compound", "Pathway", "Cell Type",
                    "Organism", "Anatomy", "Phenotype", "Method"],
+}
+
+# seed 001 §III.B.2: "Co-author, Affiliation, Citation, Result, Methodology, Funding, Research Area,
+# Tool/Resource"; used when the entity types are the preset of the same name and no relation types are set
+RELATION_PRESETS: dict[str, list[str]] = {
+    "kgrag": ["Co-author", "Affiliation", "Citation", "Result", "Methodology", "Funding", "Research Area",
+              "Tool/Resource", "Author", "Uses", "Part of"],
 }
 
 BIO_RELATION_TYPES = ["Causal", "Risk Factor", "Protective Factor", "Biomarker", "Target", "Modifier", "Regulation",
@@ -30,3 +40,10 @@ def entity_types(spec: str | list[str]) -> list[str]:
     if not types:
         raise ConfigError("extraction.entity_types is empty")
     return list(dict.fromkeys(types))
+
+
+def relation_types(entity_spec: str | list[str], configured: list[str] | None) -> list[str]:
+    """The relation types to ask for: the configured ones, else the preset's (kgrag), else none."""
+    if configured:
+        return [t.strip() for t in configured if t.strip()]
+    return list(RELATION_PRESETS.get(entity_spec, [])) if isinstance(entity_spec, str) else []

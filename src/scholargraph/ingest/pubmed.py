@@ -166,8 +166,23 @@ def _medline_document(entry: etree._Element, path: Path) -> Document | None:
         abstract=abstract,
         metadata={k: v for k, v in metadata.items() if v},
         content_md5=md5,
-        references=[_text(c) for c in entry.iterfind("PubmedData/ReferenceList/Reference/Citation") if _text(c)],
+        references=_medline_references(entry),
     )
+
+
+def _medline_references(entry: etree._Element) -> list[str]:
+    """Reference citations, each followed by its ``pmid:``/``doi:`` when the record gives them."""
+    out = []
+    for ref in entry.iterfind("PubmedData/ReferenceList/Reference"):
+        text = _text(ref.find("Citation"))
+        if not text:
+            continue
+        for aid in ref.iterfind("ArticleIdList/ArticleId"):
+            kind = {"pubmed": "pmid", "doi": "doi"}.get((aid.get("IdType") or "").lower())
+            if kind and _text(aid) and f"{kind}:" not in text:
+                text += f" {kind}:{_text(aid)}"
+        out.append(text)
+    return out
 
 
 def _medline_entries(root: etree._Element) -> Iterator[etree._Element]:
@@ -269,13 +284,25 @@ def _jats_year(meta: etree._Element) -> int | None:
     return None
 
 
+def _pub_ids(cit: etree._Element) -> str:
+    """" doi:... pmid:..." for the identifiers a citation carries (kept for the citation network)."""
+    ids: dict[str, str] = {}
+    for p in cit.iter("pub-id"):
+        kind = (p.get("pub-id-type") or "").lower()
+        if kind in ("doi", "pmid") and _text(p):
+            ids.setdefault(kind, _text(p))
+    return "".join(f" {k}:{v}" for k, v in ids.items())
+
+
 def _citation_string(ref: etree._Element) -> str:
-    """One reference as text; element-citation fields are assembled with punctuation."""
+    """One reference as text; element-citation fields are assembled with punctuation. Its DOI and
+    PMID, when given, end the string as ``doi:...`` / ``pmid:...``."""
     cit = next(ref.iter("mixed-citation", "element-citation", "nlm-citation"), None)
     if cit is None:
         return _text(ref, strip=("label",))
     if cit.tag == "mixed-citation":
-        return _text(cit, strip=("pub-id",))
+        text = _text(cit, strip=("pub-id",))
+        return f"{text}{_pub_ids(cit)}" if text else ""
     names = [clean_ws(f"{_text(n.find('surname'))} {_text(n.find('given-names'))}") for n in cit.iter("name")]
     names += [_text(c) for c in cit.iter("collab")]
     authors = ", ".join(n for n in names if n) + (" et al." if cit.find(".//etal") is not None else "")
@@ -284,9 +311,8 @@ def _citation_string(ref: etree._Element) -> str:
     where = " ".join(t for t in (_text(cit.find("source")), volume + (f":{pages}" if pages else "")) if t)
     year = _text(cit.find("year"))
     parts = [authors, f"({year})" if year else "", _text(cit.find("article-title")), where]
-    doi = next((_text(p) for p in cit.iter("pub-id") if p.get("pub-id-type") == "doi"), "")
     text = ". ".join(p.strip(". ") for p in parts if p.strip(". ")) + "."
-    return f"{text} doi:{doi}" if doi else text
+    return text + _pub_ids(cit)
 
 
 def _jats_document(article: etree._Element, path: Path, options: LoadOptions) -> Document | None:

@@ -1,10 +1,12 @@
 """The core plug-in: profile ``none`` (chunks and vectors only, naive RAG; no graph) and the query
-modes every graph supports (naive, local, subgraph, global, hybrid; :mod:`scholargraph.query.modes`)."""
+modes every graph supports (naive, local, subgraph, global, hybrid; :mod:`scholargraph.query.modes`),
+and ``summary`` (community reports; :mod:`scholargraph.query.summary`)."""
 
 from __future__ import annotations
 
 from ..models import Chunk, Document, Extraction
 from ..query.modes import CORE_MODES
+from ..query.summary import SUMMARY_MODE
 from .base import ExtractorContext, Profile
 
 
@@ -22,4 +24,5 @@ def _make(ctx: ExtractorContext) -> NoExtraction:
     return NoExtraction()
 
 
-PROFILE = Profile("none", "chunks and vectors only (naive RAG); no graph", _make, modes=CORE_MODES)
+PROFILE = Profile("none", "chunks and vectors only (naive RAG); no graph", _make,
+                  modes=(*CORE_MODES, SUMMARY_MODE))

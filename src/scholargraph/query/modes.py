@@ -174,9 +174,15 @@ def _search_hybrid(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv:
     return part
 
 
-def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False) -> QueryMode:
+def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False,
+                reports: bool = False) -> QueryMode:
     async def retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
-        return await _graph_retrieve(ctx, req, name, search, uses_subgraph)
+        retrieval = await _graph_retrieve(ctx, req, name, search, uses_subgraph)
+        if reports and ctx.settings.communities.hybrid_reports:  # broad questions: + community reports
+            from .summary import add_reports
+
+            await add_reports(ctx, req.question, retrieval)
+        return retrieval
 
     return QueryMode(name, description, retrieve)
 
@@ -189,5 +195,5 @@ CORE_MODES = (
     _graph_mode("global", "relations matched by high-level keywords, ranked by relevance x weight (§3.3.3)",
                 _search_global),
     _graph_mode("hybrid", "subgraph + global fused, plus the most similar passages (§3.4; the default)",
-                _search_hybrid, True),
+                _search_hybrid, True, reports=True),
 )

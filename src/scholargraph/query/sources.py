@@ -40,13 +40,16 @@ def format_reference(source: Source) -> str:
     return " · ".join(str(p) for p in parts)
 
 
+def source_location(s: Source) -> str:
+    """"Paper — Section (p. 3–4)" for a context block."""
+    where = s.title or s.document_id or ""
+    if s.section:
+        where += f" — {s.section}"
+    if s.page_start:
+        where += f" (p. {s.page_start}{'' if s.page_end in (None, s.page_start) else f'–{s.page_end}'})"
+    return where
+
+
 def format_context(sources: Sequence[Source]) -> str:
-    blocks = []
-    for s in sources:
-        where = s.title or s.document_id or ""
-        if s.section:
-            where += f" — {s.section}"
-        if s.page_start:
-            where += f" (p. {s.page_start}{'' if s.page_end in (None, s.page_start) else f'–{s.page_end}'})"
-        blocks.append(f"[{s.number}] {where}\n{neutralise_source_citations(s.text.strip())}")
-    return "\n\n".join(blocks)
+    return "\n\n".join(f"[{s.number}] {source_location(s)}\n{neutralise_source_citations(s.text.strip())}"
+                         for s in sources)

@@ -29,20 +29,25 @@ import numpy as np
 from ..models import (
     Chunk,
     ChunkFailure,
+    Community,
+    CommunityReport,
     DocStatus,
     Document,
     Entity,
     EntityRecord,
     KeywordRecord,
+    PaperReference,
     Relation,
     RelationRecord,
+    StubPaper,
     Usage,
 )
 
 T = TypeVar("T")
 GraphKind = Literal["entities", "relations"]
-VectorNamespace = Literal["chunk", "entity", "relation", "keyword"]
-NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword")
+VectorNamespace = Literal["chunk", "entity", "relation", "keyword", "community"]
+# "community": vectors of community reports, keyed by report signature (filled lazily by the summary mode)
+NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "community")
 # what ``Store.count`` counts
 COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "llm_cache", "llm_calls",
              "chunk_failures")
@@ -344,6 +349,60 @@ class GraphEdits(Protocol):
         """Likewise for relations (their vector text names their ends: an end renamed makes it stale)."""
 
 
+class CommunityStore(Protocol):
+    """Communities of the entity graph per level and their reports (seed 001 §III.C-D).
+
+    The hierarchy is replaced as a whole when recomputed; reports are keyed by the community
+    signature (members + inner relations), so a community that did not change keeps its report.
+    Entity ids are plain references: deleting an entity does not touch the communities (they are
+    recomputed from the graph)."""
+
+    def replace_communities(self, communities: Sequence[Community]) -> None:
+        """The whole hierarchy, every level, replacing the one stored (one unit of work)."""
+
+    def list_communities(self, level: int | None = None, members: bool = False) -> list[Community]:
+        """Communities (of ``level``, else all), by level then size (largest first), then id;
+        ``members=False`` leaves ``members`` empty (cheaper)."""
+
+    def community_members(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """Member entity ids of each community."""
+
+    def communities_of(self, entity_ids: Sequence[str], level: int) -> dict[str, str]:
+        """Entity id -> id of its community at ``level`` (entities in none are left out)."""
+
+    def put_community_reports(self, reports: Sequence[CommunityReport]) -> None:
+        """Store (or replace) reports, by signature."""
+
+    def community_reports(self, signatures: Sequence[str] | None = None) -> dict[str, CommunityReport]:
+        """Reports by signature (all when ``signatures`` is None)."""
+
+    def delete_orphan_reports(self) -> int:
+        """Delete reports whose signature no stored community has; returns how many."""
+
+
+class CitationStore(Protocol):
+    """The citation network: each paper's parsed reference list, each entry resolved to a workspace
+    document or to a stub paper (a cited paper that is not indexed)."""
+
+    def put_references(self, citing_id: str, references: Sequence[PaperReference]) -> None:
+        """Replace the reference list of one document. Deleting the document (``delete_document``)
+        deletes its list too."""
+
+    def references(self, citing_ids: Iterable[str] | None = None) -> list[PaperReference]:
+        """Reference entries (of these citing documents, else all), by citing id then ordinal."""
+
+    def retarget_references(self, mapping: dict[str, str]) -> int:
+        """Point every entry citing ``old`` at ``new`` (stub -> document when a cited paper arrives,
+        document -> stub when it is deleted); returns the entries changed."""
+
+    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
+        """Store (or replace) stub papers by id."""
+
+    def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]: ...
+
+    def delete_stub_papers(self, ids: Sequence[str]) -> None: ...
+
+
 class VectorIndex(Protocol):
     """Nearest neighbours (cosine) over one namespace of vectors."""
 
@@ -417,7 +476,7 @@ class IndexingLock(Protocol):
 
 
 class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
-            LLMCache, CallLog, EmbeddingCache, SessionStore, Protocol):
+            LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, Protocol):
     """Everything one workspace holds."""
 
     def count(self, what: str) -> int:

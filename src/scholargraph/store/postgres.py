@@ -41,6 +41,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
 from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, MaintenanceTask
+from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
 from .postgres_records import PostgresRecords
@@ -82,7 +83,7 @@ class _RunLock:
         return "another indexing run of this process"
 
 
-class PostgresStore(PostgresGraph):
+class PostgresStore(PostgresGraph, PostgresAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE):

@@ -195,9 +195,59 @@ CREATE TABLE embedding_cache (
 );
 """
 
-# v2 (issue 14, the same change as SQLite schema v3): one chunk-failure record per (document, chunk),
+# v2: communities per level, their reports (by signature) and the citation network (as the SQLite v3);
+# a database whose vector tables exist gets the community vector table of the same dimension.
+V1_TO_V2 = f"""
+CREATE TABLE communities (
+    id TEXT PRIMARY KEY,
+    level INTEGER NOT NULL,
+    parent_id TEXT,
+    signature TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    relations INTEGER NOT NULL DEFAULT 0,
+    weight DOUBLE PRECISION NOT NULL DEFAULT 0
+);
+CREATE INDEX communities_level ON communities(level, size DESC, id);
+CREATE INDEX communities_signature ON communities(signature);
+CREATE TABLE community_members (
+    community_id TEXT NOT NULL REFERENCES communities(id) ON DELETE CASCADE,
+    level INTEGER NOT NULL,
+    entity_id TEXT NOT NULL,
+    PRIMARY KEY (level, entity_id)
+);
+CREATE INDEX community_members_community ON community_members(community_id);
+CREATE TABLE community_reports (
+    signature TEXT PRIMARY KEY,
+    report TEXT NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE paper_references (
+    citing_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    raw TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    doi TEXT, pmid TEXT, title TEXT, year INTEGER,
+    PRIMARY KEY (citing_id, ordinal)
+);
+CREATE INDEX paper_references_target ON paper_references(target_id);
+CREATE TABLE stub_papers (
+    id TEXT PRIMARY KEY,
+    title TEXT, doi TEXT, pmid TEXT, year INTEGER,
+    raw TEXT NOT NULL DEFAULT ''
+);
+DO $$ DECLARE d TEXT; BEGIN
+    SELECT value INTO d FROM meta WHERE key = 'vector_tables_dim';
+    IF d IS NOT NULL THEN
+        EXECUTE format('CREATE TABLE IF NOT EXISTS vectors_community (id TEXT PRIMARY KEY, embedding vector(%s) NOT NULL)', d);
+        EXECUTE 'CREATE INDEX IF NOT EXISTS vectors_community_hnsw ON vectors_community USING hnsw '
+                '(embedding vector_cosine_ops) WITH (m = {16}, ef_construction = {64})';
+    END IF;
+END $$;
+"""
+
+# v3 (issue 14, the same change as SQLite schema v4): one chunk-failure record per (document, chunk),
 # attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
-V1_TO_V2 = """
+V2_TO_V3 = """
 CREATE TABLE chunk_failures (
     document_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
@@ -224,9 +274,9 @@ CREATE TABLE maintenance (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
 SCHEMA_VERSION = len(MIGRATIONS)
-NAMESPACES = ("chunk", "entity", "relation", "keyword")
+NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64

@@ -196,12 +196,54 @@ UPDATE documents SET size = length(payload) WHERE payload IS NOT NULL;
 CREATE INDEX documents_claim ON documents(status, size DESC, id);
 """
 
-# v3 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
+# v3: communities of the entity graph per level, their reports (by signature), and the citation
+# network (each document's reference list resolved to a document or a stub paper).
+V2_TO_V3 = """
+CREATE TABLE communities (
+    id TEXT PRIMARY KEY,
+    level INTEGER NOT NULL,
+    parent_id TEXT,
+    signature TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    relations INTEGER NOT NULL DEFAULT 0,
+    weight REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX communities_level ON communities(level, size DESC, id);
+CREATE INDEX communities_signature ON communities(signature);
+CREATE TABLE community_members (
+    community_id TEXT NOT NULL REFERENCES communities(id) ON DELETE CASCADE,
+    level INTEGER NOT NULL,
+    entity_id TEXT NOT NULL,
+    PRIMARY KEY (level, entity_id)
+) WITHOUT ROWID;
+CREATE INDEX community_members_community ON community_members(community_id);
+CREATE TABLE community_reports (
+    signature TEXT PRIMARY KEY,
+    report TEXT NOT NULL,              -- CommunityReport as JSON
+    updated_at REAL NOT NULL
+);
+CREATE TABLE paper_references (
+    citing_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    raw TEXT NOT NULL,
+    target_id TEXT NOT NULL,
+    doi TEXT, pmid TEXT, title TEXT, year INTEGER,
+    PRIMARY KEY (citing_id, ordinal)
+);
+CREATE INDEX paper_references_target ON paper_references(target_id);
+CREATE TABLE stub_papers (
+    id TEXT PRIMARY KEY,
+    title TEXT, doi TEXT, pmid TEXT, year INTEGER,
+    raw TEXT NOT NULL DEFAULT ''
+);
+"""
+
+# v4 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
 # replaces its record and counts the attempt; a repaired chunk's record goes — so what is listed is
 # what is still missing ("unrepaired"). Existing rows keep the latest record of each chunk. And the
 # graph maintenance an indexing run still owes (entities the resolution pass has not compared yet)
 # is recorded, so a run killed in its final phase is finished by the next one.
-V2_TO_V3 = """
+V3_TO_V4 = """
 CREATE TABLE chunk_failures (
     document_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
@@ -230,7 +272,7 @@ CREATE TABLE maintenance (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own

@@ -45,6 +45,7 @@ from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
 from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, MaintenanceTask, batches
 from .schema import migrate
+from .sqlite_analysis import SQLiteAnalysis
 from .sqlite_graph import SQLiteGraph
 from .sqlite_lock import FileLock
 from .sqlite_records import TABLES as RECORD_TABLES
@@ -65,7 +66,7 @@ def _in(ids: Sequence) -> str:
     return ",".join("?" * len(ids))
 
 
-class SQLiteStore(SQLiteGraph):
+class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     def __init__(self, workdir: Path, create: bool = True):

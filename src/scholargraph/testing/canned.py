@@ -58,6 +58,30 @@ def summary_reply(request: dict[str, Any]) -> str:
     return " ".join(lines[:2])[:400] or "Summary."
 
 
+def community_report_reply(request: dict[str, Any]) -> str:
+    """A report naming the first listed entities (the prompt lists them most central first)."""
+    text = user_text(request)
+    names = re.findall(r"^- (.+?) \(", text.partition("Relations:")[0], flags=re.MULTILINE)[:3] or ["the community"]
+    children = len(re.findall(r"^- .+\(rating ", text, flags=re.MULTILINE))
+    summary = f"This community is about {', '.join(names)}." + (f" It joins {children} sub-communities." if children else "")
+    return json.dumps({"title": "Topic: " + " and ".join(names[:2]), "summary": summary, "rating": 6,
+                       "keywords": [n.lower() for n in names]})
+
+
+def summary_map_reply(request: dict[str, Any]) -> str:
+    text = user_text(request)
+    number = re.search(r"Report \[(\d+)\]", text)
+    title = text.partition("): ")[2].partition("\n")[0] or "this topic"
+    n = number.group(1) if number else "1"
+    return json.dumps({"points": [{"text": f"The papers discuss {title} [{n}].", "score": 100 - int(n)}]})
+
+
+def summary_reduce_reply(request: dict[str, Any]) -> str:
+    text = user_text(request)
+    cites = "".join(dict.fromkeys(re.findall(r"\[\d+\]", text.partition("Question:")[0])))
+    return f"The collection covers several connected topics {cites}."
+
+
 def judge_reply(request: dict[str, Any]) -> str:
     """Prefers the longer answer (a deterministic stand-in for a judge)."""
     text = user_text(request)
@@ -82,6 +106,9 @@ def default_rules() -> list[Rule]:
         Rule("glean", r"Already extracted:", glean_reply),
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
         Rule("summarise", r"merge descriptions of one", summary_reply),
+        Rule("report", r"You write the report of one community", community_report_reply),
+        Rule("map", r"extract what it says that helps answer a question", summary_map_reply),
+        Rule("reduce", r"from analysts' points", summary_reduce_reply),
         Rule("keywords", r"high_level", keywords_reply),
         Rule("judge", r"You compare two answers", judge_reply),
         Rule("questions", r"You design evaluation questions", questions_reply),

@@ -4,12 +4,14 @@ relations and content keywords, with gleaning (:mod:`scholargraph.extract.academ
 from __future__ import annotations
 
 from ...extract.academic import AcademicExtractor
-from ...extract.types import entity_types
+from ...extract.types import entity_types, relation_types
 from ..base import ExtractorContext, Profile
 
 
 def _make(ctx: ExtractorContext) -> AcademicExtractor:
-    return AcademicExtractor(ctx.llm, ctx.settings.extraction, entity_types(ctx.settings.extraction.entity_types))
+    ext = ctx.settings.extraction
+    return AcademicExtractor(ctx.llm, ext, entity_types(ext.entity_types), relation_types(ext.entity_types,
+                                                                                        ext.relation_types))
 
 
 PROFILE = Profile("academic", "LLM extraction per chunk: entities, relations, content keywords (the default "

@@ -1,0 +1,306 @@
+"""Community reports (seed 001 §III.D), written bottom-up: the finest level first, then each parent
+from its children's reports (not from all their text).
+
+A report's key entities (most central inside the community first), key relations (heaviest),
+supporting papers (most supporting first) and representative passages (cited sentences that name
+several of its entities) are chosen from the graph. Its title, summary and rating are written by
+the LLM (prompt ``community_report``) or, without one, extractively from those parts.
+
+Reports are keyed by community signature: a community whose members and inner relations did not
+change keeps its report; only the others are (re)written (and, once an LLM is configured, the
+extractive ones, e.g. from an offline run). A model answer that cannot be used
+gives an extractive report for that community (noted), never a failed run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..errors import LLMError, LLMUnavailableError, ModelOutputError
+from ..models import Community, CommunityReport, Entity, Relation
+from ..prompts import load_prompt
+from ..store.base import Store
+from ..text.sentences import sentence_spans
+
+EVIDENCE = 3  # representative passages per report
+DESCRIPTION_CHARS = 240
+
+
+@dataclass
+class ReportParams:
+    entities: int = 25
+    relations: int = 30
+    use_llm: bool = False
+
+
+@dataclass
+class ReportRun:
+    written: int = 0
+    kept: int = 0
+    llm: int = 0
+    fallbacks: list[str] = field(default_factory=list)  # communities whose model output was unusable
+
+
+class _Adjacency:
+    """Weighted neighbours of every entity, to rank members by their degree inside a community."""
+
+    def __init__(self, edges: Sequence[tuple[str, str, str, float]]):
+        self.adj: dict[str, list[tuple[str, str, float]]] = defaultdict(list)
+        for rid, s, t, w in edges:
+            if s != t:
+                w = float(w or 0.0)
+                self.adj[s].append((t, rid, w))
+                self.adj[t].append((s, rid, w))
+
+    def inside(self, members: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Members by weighted degree inside the community (then id), and the inner relation ids
+        by weight (then id)."""
+        member_set = set(members)
+        degree: dict[str, float] = {}
+        rels: dict[str, float] = {}
+        for m in members:
+            total = 0.0
+            for other, rid, w in self.adj.get(m, ()):
+                if other in member_set:
+                    total += w + 1.0
+                    rels[rid] = w
+            degree[m] = total
+        ranked = sorted(members, key=lambda m: (-degree[m], m))
+        return ranked, sorted(rels, key=lambda r: (-rels[r], r))
+
+
+def _first_sentence(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    text = " ".join(text.split())
+    spans = sentence_spans(text)
+    first = text[spans[0][0]:spans[0][1]] if spans else text
+    return first if len(first) <= limit else first[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _clip(text: str, limit: int = DESCRIPTION_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _names_pattern(entities: Sequence[Entity]) -> re.Pattern[str] | None:
+    names = sorted({n.lower() for e in entities for n in [e.name, *e.aliases] if len(n) >= 3}, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in names[:200]) + r")(?![\w-])", re.IGNORECASE)
+
+
+def _prose(sentence: str) -> bool:
+    """A sentence, not a table row or a list of links: mostly words of letters."""
+    words = sentence.split()
+    wordy = sum(1 for w in words if sum(ch.isalpha() for ch in w) >= 0.7 * len(w))
+    return len(words) >= 6 and wordy >= 0.75 * len(words) and "http" not in sentence
+
+
+def _evidence(store: Store, key: Sequence[Entity]) -> list[dict]:
+    """Sentences of the key entities' source chunks that name the most distinct key entities,
+    from different chunks (papers first spread), with their chunk and paper."""
+    pattern = _names_pattern(key)
+    chunk_ids = list(dict.fromkeys(c for e in key[:6] for c in e.chunk_ids[:3]))
+    if pattern is None or not chunk_ids:
+        return []
+    chunks = store.get_chunks(chunk_ids)
+    scored = []
+    for order, cid in enumerate(chunk_ids):
+        chunk = chunks.get(cid)
+        if chunk is None:
+            continue
+        for a, b in sentence_spans(chunk.text):
+            sentence = " ".join(chunk.text[a:b].split())
+            if not 40 <= len(sentence) <= 600 or not _prose(sentence):
+                continue
+            named = {m.group(1).lower() for m in pattern.finditer(sentence)}
+            if named:
+                scored.append((-len(named), order, sentence, chunk))
+    scored.sort(key=lambda x: (x[0], x[1]))
+    out: list[dict] = []
+    used_chunks: set[str] = set()
+    used_docs: Counter[str] = Counter()
+    for _, _, sentence, chunk in scored:
+        if chunk.id in used_chunks or used_docs[chunk.document_id] >= 2:
+            continue
+        used_chunks.add(chunk.id)
+        used_docs[chunk.document_id] += 1
+        out.append({"chunk_id": chunk.id, "document_id": chunk.document_id, "text": sentence})
+        if len(out) == EVIDENCE:
+            break
+    return out
+
+
+@dataclass
+class _Parts:
+    """What the graph says about one community, before the title/summary are written."""
+
+    community: Community
+    entities: list[Entity]
+    relations: list[Relation]
+    documents: list[str]
+    evidence: list[dict]
+    keywords: list[str]
+    children: list[CommunityReport]
+    names: dict[str, str]  # entity id -> name (relation ends)
+
+
+def _parts(store: Store, community: Community, adjacency: _Adjacency, children: list[CommunityReport],
+           params: ReportParams) -> _Parts:
+    ranked, rids = adjacency.inside(community.members)
+    top = ranked[: params.entities]
+    entities = store.get_entities(ranked[:200], sources=True)
+    key = [entities[i] for i in top if i in entities]
+    relations_by_id = store.get_relations(rids[: params.relations], sources=False)
+    relations = [relations_by_id[r] for r in rids[: params.relations] if r in relations_by_id]
+    ends = {x for r in relations for x in (r.source_id, r.target_id)} - set(entities)
+    names = {i: e.name for i, e in entities.items()}
+    names.update({i: e.name for i, e in store.get_entities(ends, sources=False).items()})
+    papers: Counter[str] = Counter()
+    for e in entities.values():
+        papers.update(e.document_ids)
+    for child in children:
+        papers.update({d: len(child.documents) - i for i, d in enumerate(child.documents)})
+    keywords = Counter(k.lower() for r in relations for k in r.keywords if k.strip())
+    for child in children:
+        keywords.update(child.keywords)
+    evidence = _evidence(store, key)
+    if children:  # a parent also shows its children's best passages
+        seen = {x["chunk_id"] for x in evidence}
+        for child in children:
+            for item in child.evidence[:1]:
+                if item["chunk_id"] not in seen and len(evidence) < EVIDENCE + 2:
+                    evidence.append(item)
+                    seen.add(item["chunk_id"])
+    return _Parts(community, key, relations, [d for d, _ in papers.most_common()], evidence,
+                  [k for k, _ in keywords.most_common(8)], children, names)
+
+
+def _title(parts: _Parts) -> str:
+    names = [e.name for e in parts.entities[:3]]
+    if not names:
+        return f"community {parts.community.id}"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def extractive_text(parts: _Parts) -> tuple[str, str]:
+    """(title, summary) from the community's own parts: central entities, main links, children."""
+    c = parts.community
+    lines = [f"{len(c.members)} entities and {c.relations} relations from {len(parts.documents)} paper(s)."]
+    if parts.children:
+        listing = "; ".join(f"«{r.title}»" for r in parts.children[:6])
+        lines.append(f"It groups {len(parts.children)} sub-topics: {listing}.")
+    central = [f"{e.name} ({e.type})" + (f": {_first_sentence(e.description)}" if e.description else "")
+               for e in parts.entities[:3]]
+    if central:
+        lines.append("Central: " + " ".join(x if x.endswith((".", "…")) else x + "." for x in central))
+    links = [f"{parts.names.get(r.source_id, r.source_id)} – {parts.names.get(r.target_id, r.target_id)}"
+             + (f": {_first_sentence(r.description)}" if r.description else "") for r in parts.relations[:3]]
+    if links:
+        lines.append("Main links: " + " ".join(x if x.endswith((".", "…")) else x + "." for x in links))
+    if parts.keywords:
+        lines.append("Keywords: " + ", ".join(parts.keywords[:6]) + ".")
+    return _title(parts), " ".join(lines)
+
+
+def _report(parts: _Parts, title: str, summary: str, rating: float, method: str,
+            keywords: list[str] | None = None) -> CommunityReport:
+    return CommunityReport(
+        signature=parts.community.signature, title=title.strip()[:200], summary=summary.strip(), rating=rating,
+        method=method, entities=[e.id for e in parts.entities], relations=[r.id for r in parts.relations],
+        documents=parts.documents[:20], evidence=parts.evidence, keywords=keywords or parts.keywords,
+        children=[r.signature for r in parts.children])
+
+
+def _prompt_values(parts: _Parts) -> dict[str, str]:
+    entities = "\n".join(f"- {e.name} ({e.type}): {_clip(e.description)}" for e in parts.entities) or "(none)"
+    relations = "\n".join(
+        f"- {parts.names.get(r.source_id, r.source_id)} -> {parts.names.get(r.target_id, r.target_id)}: "
+        f"{_clip(r.description)}" for r in parts.relations) or "(none)"
+    children = ""
+    if parts.children:
+        children = "\nSub-community reports:\n" + "\n".join(
+            f"- {r.title} (rating {r.rating:g}): {_clip(r.summary, 600)}" for r in parts.children[:20])
+    passages = ""
+    if parts.evidence:
+        passages = "\nRepresentative passages:\n" + "\n".join(f"- {_clip(x['text'], 400)}" for x in parts.evidence)
+    return {"entities": entities, "relations": relations, "children": children, "passages": passages}
+
+
+def _number(value: object, default: float) -> float:
+    try:
+        return max(0.0, min(10.0, float(value)))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+
+
+async def _llm_report(llm, parts: _Parts, rating: float) -> CommunityReport:
+    from ..extract.json_repair import parse_json
+
+    result = await llm.chat(load_prompt("community_report").messages(**_prompt_values(parts)), purpose="report")
+    data = parse_json(result.text)
+    if isinstance(data, list):
+        data = next((d for d in data if isinstance(d, dict)), None)
+    if not isinstance(data, dict) or not str(data.get("title") or "").strip() or not str(data.get("summary") or "").strip():
+        raise ModelOutputError("the report has no title or summary", result.text)
+    keywords = [str(k).strip() for k in data.get("keywords") or [] if str(k).strip()] if isinstance(
+        data.get("keywords"), list) else None
+    return _report(parts, str(data["title"]), str(data["summary"]), _number(data.get("rating"), rating), "llm",
+                   keywords[:8] if keywords else None)
+
+
+def _ratings(communities: Sequence[Community]) -> dict[str, float]:
+    """Extractive rating 1-10: size and inner weight relative to the largest community of the level."""
+    best: dict[int, float] = defaultdict(float)
+    for c in communities:
+        best[c.level] = max(best[c.level], len(c.members) + c.weight)
+    return {c.id: round(1 + 9 * math.log1p(len(c.members) + c.weight) / math.log1p(best[c.level] or 1), 1)
+            for c in communities}
+
+
+async def write_reports(store: Store, communities: Sequence[Community], edges: Sequence[tuple[str, str, str, float]],
+                        params: ReportParams, llm=None) -> ReportRun:
+    """Write the missing reports of ``communities`` (members filled), finest level first."""
+    run = ReportRun()
+    known = store.community_reports([c.signature for c in communities])
+    if params.use_llm and llm is not None:  # an LLM now: extractive reports (offline runs, fallbacks) are rewritten
+        known = {sig: r for sig, r in known.items() if r.method != "extractive"}
+    run.kept = len(known)
+    adjacency = _Adjacency(edges)
+    ratings = _ratings(communities)
+    children: dict[str, list[Community]] = defaultdict(list)
+    for c in communities:
+        if c.parent_id:
+            children[c.parent_id].append(c)
+    for level in sorted({c.level for c in communities}, reverse=True):
+        todo = [c for c in communities if c.level == level and c.signature not in known]
+        todo = list({c.signature: c for c in todo}.values())  # one report per signature
+        if not todo:
+            continue
+
+        async def one(c: Community) -> CommunityReport:
+            kids = [known[k.signature] for k in children.get(c.id, ()) if k.signature != c.signature
+                    and k.signature in known]
+            kids.sort(key=lambda child: -child.rating)
+            parts = _parts(store, c, adjacency, kids, params)
+            if params.use_llm and llm is not None:
+                try:
+                    report = await _llm_report(llm, parts, ratings[c.id])
+                    run.llm += 1
+                    return report
+                except LLMUnavailableError:
+                    raise
+                except (ModelOutputError, LLMError):
+                    run.fallbacks.append(c.id)
+            title, summary = extractive_text(parts)
+            return _report(parts, title, summary, ratings[c.id], "extractive")
+
+        reports = await asyncio.gather(*(one(c) for c in todo))
+        store.put_community_reports(reports)
+        known.update({r.signature: r for r in reports})
+        run.written += len(reports)
+    return run

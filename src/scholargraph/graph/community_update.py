@@ -1,0 +1,127 @@
+"""Keep the communities and their reports in step with the graph.
+
+``update_communities`` recomputes the hierarchy (:mod:`.communities`) when the graph changed
+enough since the last computation (or when forced), starting Leiden from the stored memberships
+unless ``rebuild``; then it writes the reports that are missing (:mod:`.community_reports`):
+only communities whose members or inner relations changed get a new one. The state of the last
+computation is kept in the store's meta (``communities``), read by ``stats --graph``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..config import CommunitySettings
+from ..models import Community
+from ..store.base import Store
+from .communities import HierarchyParams, detect_hierarchy, memberships
+from .community_reports import ReportParams, write_reports
+
+META_KEY = "communities"
+
+
+@dataclass
+class CommunityRun:
+    computed: bool
+    reason: str
+    levels: dict[int, int] = field(default_factory=dict)  # level -> communities
+    modularity: dict[int, float] = field(default_factory=dict)
+    nodes: int = 0
+    edges: int = 0
+    changed_share: float = 0.0
+    reports_written: int = 0
+    reports_kept: int = 0
+    llm_reports: int = 0
+    report_fallbacks: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    detect_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["modularity"] = {k: round(v, 4) for k, v in self.modularity.items()}
+        data["seconds"] = round(self.seconds, 3)
+        data["detect_seconds"] = round(self.detect_seconds, 3)
+        data["changed_share"] = round(self.changed_share, 4)
+        return data
+
+
+def hierarchy_params(settings: CommunitySettings) -> HierarchyParams:
+    return HierarchyParams(seed=settings.seed, resolution=settings.resolution, max_levels=settings.max_levels,
+                           min_split_size=settings.min_split_size, min_modularity=settings.min_modularity)
+
+
+def state(store: Store) -> dict[str, Any]:
+    """What the last computation recorded (empty when never computed)."""
+    raw = store.get_meta(META_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def changed_share(store: Store, edges: list[tuple[str, str, str, float]], stored: list[Community]) -> float:
+    """Share of the graph's connected entities that are new or gone since the communities were
+    computed, or of relations added/removed, whichever is larger (1.0 when never computed)."""
+    if not stored:
+        return 1.0 if edges else 0.0
+    nodes = {x for _, s, t, _ in edges for x in (s, t)}
+    assigned = {m for c in stored if c.level == 0 for m in c.members}
+    node_share = len(nodes ^ assigned) / max(1, len(nodes))
+    before = int(state(store).get("relations", 0))
+    edge_share = abs(len(edges) - before) / max(1, before)
+    return max(node_share, edge_share)
+
+
+def use_llm(settings: CommunitySettings, llm) -> bool:
+    return settings.reports == "llm" or (settings.reports == "auto" and llm is not None)
+
+
+async def update_communities(store: Store, settings: CommunitySettings, llm=None, *, force: bool = False,
+                             rebuild: bool = False, reports: bool = True) -> CommunityRun:
+    """Recompute when forced or when the graph changed by ``settings.min_change``; then write the
+    missing reports (with ``llm`` when the settings ask for it and one is given; ``reports=False``:
+    the communities only)."""
+    started = time.perf_counter()
+    edges = await asyncio.to_thread(store.all_edges)
+    stored = await asyncio.to_thread(store.list_communities, None, True)
+    share = changed_share(store, edges, stored)
+    run = CommunityRun(False, "")
+    run.changed_share = share
+    if not force and not rebuild and stored and share < settings.min_change:
+        run.reason = f"graph changed by {share:.1%} (< communities.min_change {settings.min_change:.0%}); kept"
+        communities = stored
+    else:
+        t = time.perf_counter()
+        previous = None if rebuild or not stored else memberships(stored)
+        hierarchy = await asyncio.to_thread(detect_hierarchy, edges, hierarchy_params(settings), previous)
+        run.detect_seconds = time.perf_counter() - t
+        communities = hierarchy.communities
+        meta = json.dumps({
+            "computed_at": time.time(), "relations": len(edges), "nodes": hierarchy.nodes, "edges": hierarchy.edges,
+            "modularity": {str(k): v for k, v in hierarchy.modularity.items()}, "seed": settings.seed,
+            "resolution": settings.resolution, "rebuild": bool(rebuild or not stored)})
+
+        def save() -> None:
+            store.replace_communities(communities)
+            store.set_meta(META_KEY, meta)
+
+        await store.awrite(save)
+        run.computed = True
+        run.reason = "rebuilt from scratch" if rebuild or not stored else "updated from the stored communities"
+        run.modularity = hierarchy.modularity
+        run.nodes, run.edges = hierarchy.nodes, hierarchy.edges
+    for c in communities:
+        run.levels[c.level] = run.levels.get(c.level, 0) + 1
+    if not run.modularity:
+        run.modularity = {int(k): v for k, v in state(store).get("modularity", {}).items()}
+        run.nodes, run.edges = int(state(store).get("nodes", 0)), int(state(store).get("edges", 0))
+    if reports:
+        params = ReportParams(settings.report_entities, settings.report_relations, use_llm(settings, llm))
+        written = await write_reports(store, communities, edges, params, llm)
+        if run.computed:
+            await asyncio.to_thread(store.delete_orphan_reports)
+        run.reports_written, run.reports_kept, run.llm_reports = written.written, written.kept, written.llm
+        run.report_fallbacks = written.fallbacks
+    run.seconds = time.perf_counter() - started
+    return run

@@ -1,0 +1,64 @@
+"""Communities, their reports and the citation network (CommunityStore, CitationStore): what
+`communities`, the summary mode, `citations` and `stats --graph` rely on."""
+
+from __future__ import annotations
+
+from scholargraph.models import Community, CommunityReport, DocStatus, Document, PaperReference, Section, StubPaper
+
+
+def _hierarchy() -> list[Community]:
+    return [Community("0-a", 0, "sa", ["e1", "e2", "e3"], None, 3, 3.0),
+            Community("0-b", 0, "sb", ["e4", "e5"], None, 1, 1.0),
+            Community("1-c", 1, "sc", ["e1", "e2"], "0-a", 1, 1.0),
+            Community("1-d", 1, "sd", ["e3"], "0-a", 0, 0.0),
+            Community("1-b", 1, "sb", ["e4", "e5"], "0-b", 1, 1.0)]
+
+
+def test_communities_per_level(store):
+    store.replace_communities(_hierarchy())
+    assert [c.id for c in store.list_communities()] == ["0-a", "0-b", "1-b", "1-c", "1-d"]  # level, size, id
+    assert [c.members for c in store.list_communities(0)] == [[], []]
+    level1 = store.list_communities(1, members=True)
+    assert [(c.id, c.parent_id, c.members) for c in level1] == [("1-b", "0-b", ["e4", "e5"]),
+                                                                ("1-c", "0-a", ["e1", "e2"]), ("1-d", "0-a", ["e3"])]
+    assert {c.id: c.members for c in store.list_communities(None, members=True)}["0-a"] == ["e1", "e2", "e3"]
+    assert store.community_members(["0-b", "1-d"]) == {"0-b": ["e4", "e5"], "1-d": ["e3"]}
+    assert store.communities_of(["e3", "e5", "nope"], 1) == {"e3": "1-d", "e5": "1-b"}
+    store.replace_communities(_hierarchy()[:2])  # replaced as a whole
+    assert [c.id for c in store.list_communities()] == ["0-a", "0-b"] and store.communities_of(["e3"], 1) == {}
+
+
+def test_reports_by_signature_and_orphans(store):
+    store.replace_communities(_hierarchy())
+    report = CommunityReport("sa", "Topic A", "About A.", 7.5, "llm", ["e1"], ["r1"], ["d1"],
+                             [{"chunk_id": "c1", "document_id": "d1", "text": "A sentence."}], ["a"], ["sc", "sd"])
+    store.put_community_reports([report, CommunityReport("gone", "Old", "Old.", 1, "extractive")])
+    assert store.community_reports(["sa"]) == {"sa": report}
+    assert set(store.community_reports()) == {"sa", "gone"}
+    store.put_community_reports([CommunityReport("sa", "Topic A2", "New.", 5, "extractive")])
+    assert store.community_reports(["sa"])["sa"].title == "Topic A2"
+    assert store.delete_orphan_reports() == 1 and set(store.community_reports()) == {"sa"}
+
+
+def _doc(store, doc_id):
+    store.add_pending(Document(doc_id, doc_id, [Section("", "text")]), "full", "t")
+    store.set_status(doc_id, DocStatus.PROCESSED)
+
+
+def test_references_stubs_and_retargeting(store):
+    _doc(store, "A")
+    _doc(store, "B")
+    refs = [PaperReference("B", 0, "ref one", "A", "10.1/x", None, "One", 2020),
+            PaperReference("B", 1, "ref two", "ref:1", None, "123", "Two", None)]
+    store.put_references("B", refs)
+    store.put_stub_papers([StubPaper("ref:1", "Two", None, "123", None, "ref two")])
+    assert store.references() == refs and store.references(["A"]) == []
+    store.put_references("B", refs[:1])  # replaced
+    assert store.references(["B"]) == refs[:1]
+    store.put_references("B", refs)
+    assert store.retarget_references({"ref:1": "A"}) == 1 and [r.target_id for r in store.references()] == ["A", "A"]
+    assert store.stub_papers(["ref:1"])[0].pmid == "123"
+    store.delete_stub_papers(["ref:1"])
+    assert store.stub_papers() == []
+    store.delete_document("B")  # a document's reference list goes with it
+    assert store.references() == []
