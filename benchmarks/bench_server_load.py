@@ -7,12 +7,14 @@ per call), ``scholargraph serve`` on loopback, and this client. The workspace is
 corpus (3 PMC JATS + 6 ASKG papers, academic profile). Then, in the same run:
 
 1. baseline: one asker, ``--baseline`` questions one after another, nothing indexing;
-2. load: an index job over the 6 dev PDFs is started, and ``--askers`` clients each ask
-   ``--questions`` questions back to back (``POST /api/ask``, ``"stream": false``).
+2. idle load: ``--askers`` clients each ask ``--questions`` questions back to back
+   (``POST /api/ask``, ``"stream": false``), nothing indexing;
+3. load while indexing: an index job over the 6 dev PDFs is started and the ``--askers`` clients
+   ask back to back until it has finished (so the load covers parsing, extraction, embedding and
+   the graph rebuild), at least ``--questions`` each.
 
-Every question is distinct (no LLM cache hits). Reports p50/p95/max latency and the error count
-for both phases, the p95 ratio load/baseline, and whether the index job was still running when
-the last answer came back. Writes benchmarks/results/server_load.json.
+Every question is distinct (no LLM cache hits). Reports p50/p95/max latency, answers per second
+and the error count for each phase, and the p95 ratios. Writes benchmarks/results/server_load.json.
 """
 
 from __future__ import annotations
@@ -85,17 +87,37 @@ async def ask(client: httpx.AsyncClient, question: str) -> tuple[float, bool]:
     return time.perf_counter() - started, ok
 
 
-async def asker(client: httpx.AsyncClient, n: int, questions: int, out: list) -> None:
-    for j in range(questions):
+async def asker(client: httpx.AsyncClient, n: int, questions: int, out: list, busy: asyncio.Event | None) -> None:
+    j = 0
+    while j < questions or (busy is not None and busy.is_set()):
         out.append(await ask(client, f"{QUESTIONS[(n + j) % len(QUESTIONS)]} (reader {n}, question {j})"))
+        j += 1
 
 
-async def run_phase(url: str, askers: int, questions: int) -> tuple[list, float]:
+async def watch_job(client: httpx.AsyncClient, job_id: str, busy: asyncio.Event, limit: float) -> None:
+    """Clears ``busy`` when the job ends, or after ``limit`` seconds (a cap on the load phase)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and \
+            (await client.get(f"/api/jobs/{job_id}")).json()["job"]["status"] in ("queued", "running"):
+        await asyncio.sleep(0.5)
+    busy.clear()
+
+
+async def run_phase(url: str, askers: int, questions: int, job_id: str | None = None,
+                    limit: float = 600.0) -> tuple[list, float]:
+    """``askers`` clients asking back to back: ``questions`` each, or (``job_id``) until that job ends."""
     limits = httpx.Limits(max_connections=askers + 5, max_keepalive_connections=askers + 5)
     results: list[tuple[float, bool]] = []
+    busy = asyncio.Event()
     async with httpx.AsyncClient(base_url=url, timeout=300, limits=limits) as client:
         started = time.perf_counter()
-        await asyncio.gather(*(asker(client, i, questions, results) for i in range(askers)))
+        watcher = None
+        if job_id:
+            busy.set()
+            watcher = asyncio.create_task(watch_job(client, job_id, busy, limit))
+        await asyncio.gather(*(asker(client, i, questions, results, busy if job_id else None) for i in range(askers)))
+        if watcher:
+            await watcher
     return results, time.perf_counter() - started
 
 
@@ -114,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=int, default=10, help="questions of the one-asker baseline")
     ap.add_argument("--latency", type=float, default=0.5, help="seconds per scripted LLM call")
     ap.add_argument("--llm-concurrency", type=int, default=64)
+    ap.add_argument("--max-load-seconds", type=float, default=600, help="cap on the load-while-indexing phase")
     ap.add_argument("--json-out", default=None)
     args = ap.parse_args(argv)
     dev = require_dev()
@@ -129,19 +152,23 @@ def main(argv: list[str] | None = None) -> int:
             if seeded["status"] != "done":
                 raise SystemExit(f"seeding did not finish: {seeded}")
             base, base_wall = asyncio.run(run_phase(url, 1, args.baseline))
+            idle, idle_wall = asyncio.run(run_phase(url, args.askers, args.questions))
             job = upload(url, pdfs, wait=0)
-            load, load_wall = asyncio.run(run_phase(url, args.askers, args.questions))
+            load, load_wall = asyncio.run(run_phase(url, args.askers, args.questions, job["id"],
+                                                    args.max_load_seconds))
             status_after = httpx.get(f"{url}/api/jobs/{job['id']}", timeout=30).json()["job"]["status"]
             final = httpx.get(f"{url}/api/jobs/{job['id']}?wait=1800", timeout=1900).json()["job"]
         finally:
             proc.terminate()
             proc.wait(30)
-    baseline, loaded = summary(base, base_wall), summary(load, load_wall)
+    baseline, idle_load, loaded = summary(base, base_wall), summary(idle, idle_wall), summary(load, load_wall)
     write_result("server_load", {
         "benchmark": "server_load", "machine": machine(), "llm_latency_s": args.latency,
         "llm_concurrency": args.llm_concurrency, "askers": args.askers, "questions_per_asker": args.questions,
         "seed_documents": len(seed), "seed_index_s": round(seed_s, 1), "baseline_one_asker": baseline,
-        "load_while_indexing": loaded, "p95_ratio_load_over_baseline": round(loaded["p95_s"] / baseline["p95_s"], 2),
+        "load_no_indexing": idle_load, "load_while_indexing": loaded,
+        "p95_ratio_idle_load_over_baseline": round(idle_load["p95_s"] / baseline["p95_s"], 2),
+        "p95_ratio_indexing_load_over_idle_load": round(loaded["p95_s"] / idle_load["p95_s"], 2),
         "index_job_status_when_load_ended": status_after, "index_job": {
             "status": final["status"], "documents": len(final["result"]["processed"]) if final["result"] else 0,
             "seconds": final["result"]["seconds"] if final["result"] else None},

@@ -25,6 +25,7 @@ SCRIPTS = {
     "retrieval": ["benchmarks.eval_retrieval", "--max-2wiki", "600"],
     "lightrag_compare": ["benchmarks.lightrag_compare"],
     "scripted_server": ["benchmarks.bench_scripted_server"],
+    "server_load": ["benchmarks.bench_server_load"],
 }
 
 

@@ -59,3 +59,46 @@ def test_env_invalid_value_names_key(tmp_path, monkeypatch):
     monkeypatch.setenv("SCHOLARGRAPH_CHUNKING__SIZE", "huge")
     with pytest.raises(ConfigError, match="chunking.size"):
         load_settings(tmp_path)
+
+
+def test_preset_is_the_lowest_layer(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(tmp_path, {"preset": "ollama-small"})
+    assert s.preset == "ollama-small" and s.llm.base_url == "http://localhost:11434/v1"
+    assert s.llm.model == "qwen2.5:3b" and s.llm.max_concurrency == 2 and s.chunking.size == 800
+    (tmp_path / "scholargraph.toml").write_text('preset = "ollama-small"\n[llm]\nmodel = "llama3.2:3b"\n')
+    s = load_settings(tmp_path)  # the file names the preset and beats it
+    assert s.llm.model == "llama3.2:3b" and s.llm.max_concurrency == 2
+    monkeypatch.setenv("SCHOLARGRAPH_LLM__MAX_CONCURRENCY", "3")
+    assert load_settings(tmp_path).llm.max_concurrency == 3  # env beats file and preset
+    assert load_settings(tmp_path, {"llm": {"max_concurrency": 5}}).llm.max_concurrency == 5  # flags beat all
+    monkeypatch.setenv("SCHOLARGRAPH_PRESET", "openai")  # env names another preset
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    s = load_settings(tmp_path)
+    assert s.llm.base_url == "https://api.openai.com/v1" and s.llm.api_key.get_secret_value() == "sk-test"
+
+
+def test_unknown_preset_names_the_available_ones(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="unknown preset 'big'; available: ollama-small, ollama"):
+        load_settings(tmp_path, {"preset": "big"})
+
+
+def test_config_origins(tmp_path, monkeypatch, capsys):
+    import json
+
+    from scholargraph.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scholargraph.toml").write_text("[chunking]\nsize = 500\n")
+    monkeypatch.setenv("SCHOLARGRAPH_LLM__MODEL", "from-env")
+    assert main(["config", "-w", str(tmp_path), "--preset", "ollama", "--chunk-overlap", "50", "--origins"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["settings"]["llm"]["model"] == "from-env" and out["settings"]["chunking"]["size"] == 500
+    origins = out["origins"]
+    assert origins["llm.model"] == "env SCHOLARGRAPH_LLM__MODEL"
+    assert origins["chunking.size"] == f"file {tmp_path / 'scholargraph.toml'}"
+    assert origins["chunking.overlap"] == "flag" and origins["preset"] == "flag"
+    assert origins["llm.base_url"] == "preset ollama" and origins["query.top_k"] == "default"
+    assert main(["config", "-w", str(tmp_path)]) == 0  # without --origins: the settings alone, as before
+    assert "origins" not in json.loads(capsys.readouterr().out)

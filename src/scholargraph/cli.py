@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from . import __version__
+from .config import PRESETS
 from .errors import ConfigError, ScholarGraphError
 from .profiles.registry import AUTO, mode_names, plugins, profile_names
 
@@ -19,6 +20,7 @@ def _settings_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--workdir", "-w", help="workspace directory (default: ./scholargraph_workspace)")
     g.add_argument("--db", metavar="DSN", help="PostgreSQL knowledge base, e.g. postgresql://user@host/dbname "
                                                 "(default: SQLite files in the workspace)")
+    g.add_argument("--preset", choices=list(PRESETS), help="named settings to start from (see `scholargraph config`)")
     g.add_argument("--llm-url", help="OpenAI-compatible base URL, e.g. http://localhost:11434/v1")
     g.add_argument("--llm-model", help="model name served there, e.g. qwen2.5:7b")
     g.add_argument("--llm-concurrency", type=int, help="max concurrent LLM requests")
@@ -34,6 +36,7 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.command == "keygen":
         return {}
     return {
+        "preset": getattr(args, "preset", None),
         "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency,
                 "cache": False if getattr(args, "no_cache", False) else None},
         "embeddings": {"model": args.embedding_model},
@@ -136,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", type=int, default=200, help="vectors per namespace compared after the copy")
     _settings_flags(p)
     p = sub.add_parser("config", help="show the effective settings")
+    p.add_argument("--origins", action="store_true",
+                   help="also say where each value comes from (default, preset, file, env, flag)")
     _settings_flags(p)
     p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations")
     p.add_argument("task", choices=["questions", "winrate"])

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import cli_analysis as show_analysis
 from . import cli_output as show
-from .config import demo_corpus_candidates, load_settings, settings_summary
+from .config import demo_corpus_candidates, load_settings, settings_origins, settings_summary
 from .errors import ConfigError, ScholarGraphError
 from .kb import KnowledgeBase
 from .progress import RichProgress
@@ -279,7 +279,10 @@ def cmd_migrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    show.print_json(settings_summary(load_settings(args.workdir, overrides)))
+    data = settings_summary(load_settings(args.workdir, overrides))
+    if args.origins:
+        data = {"settings": data, "origins": settings_origins(args.workdir, overrides)}
+    show.print_json(data)
     return 0
 
 

@@ -1,25 +1,55 @@
 """The one Settings object, and the only place that reads the environment.
 
-Precedence (lowest to highest): built-in defaults < ``scholargraph.toml`` (in the workspace,
-else in the current directory) < environment variables ``SCHOLARGRAPH_*`` (nested keys with
-``__``, e.g. ``SCHOLARGRAPH_LLM__MODEL``) < explicit overrides (CLI flags, Python arguments).
+Precedence (lowest to highest): built-in defaults < a named preset (``--preset``, ``preset =`` in
+the file, or ``SCHOLARGRAPH_PRESET``; see :data:`PRESETS`) < ``scholargraph.toml`` (in the
+workspace, else in the current directory) < environment variables ``SCHOLARGRAPH_*`` (nested keys
+with ``__``, e.g. ``SCHOLARGRAPH_LLM__MODEL``) < explicit overrides (CLI flags, Python arguments).
+Each layer is a pydantic-settings source (init, env, TOML, preset), merged by pydantic-settings;
+:func:`settings_origins` tells where each effective value came from.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import tomllib
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from .errors import ConfigError
 
 CONFIG_FILE = "scholargraph.toml"
 ENV_PREFIX = "SCHOLARGRAPH_"
 DEFAULT_WORKDIR = Path("scholargraph_workspace")
+
+# Named starting points (lowest layer above the defaults; the file, env and flags still win).
+PRESETS: dict[str, dict[str, Any]] = {
+    # a laptop: a small model on Ollama, few requests at a time, no gleaning, smaller chunks
+    "ollama-small": {"llm": {"base_url": "http://localhost:11434/v1", "model": "qwen2.5:3b", "max_concurrency": 2,
+                             "timeout": 300.0},
+                     "extraction": {"gleaning": 0}, "chunking": {"size": 800}},
+    "ollama": {"llm": {"base_url": "http://localhost:11434/v1", "model": "qwen2.5:7b", "max_concurrency": 4,
+                       "timeout": 300.0}},
+    # a vLLM server: many requests in flight (set llm.model to the served model)
+    "vllm": {"llm": {"base_url": "http://localhost:8000/v1", "max_concurrency": 64}},
+    # OpenAI: the key from llm.api_key, else $OPENAI_API_KEY
+    "openai": {"llm": {"base_url": "https://api.openai.com/v1", "model": "gpt-4o-mini", "max_concurrency": 16}},
+    # no LLM at all: the offline draft graph, extractive answers
+    "offline": {"extraction": {"profile": "offline"}, "llm": {"health_check": False}},
+}
 
 
 class _Section(BaseModel):
@@ -238,11 +268,47 @@ class CommunitySettings(_Section):
                                 description="hybrid adds this many best reports to broad questions' context (0 = off)")
 
 
+def preset_values(name: str) -> dict[str, Any]:
+    """The settings preset ``name`` sets (a copy)."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; available: {', '.join(PRESETS)}")
+    values = copy.deepcopy(PRESETS[name])
+    if name == "openai" and _env_value("OPENAI_API_KEY"):
+        values["llm"]["api_key"] = _env_value("OPENAI_API_KEY")
+    return values
+
+
+class PresetSource(PydanticBaseSettingsSource):
+    """The values of one named preset (:data:`PRESETS`), as a pydantic-settings source."""
+
+    def __init__(self, settings_cls: type[BaseSettings], name: str):
+        super().__init__(settings_cls)
+        self.name = name
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return preset_values(self.name).get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return preset_values(self.name)
+
+
+@dataclass(frozen=True)
+class _FileLayers:
+    """The TOML file and preset that :func:`load_settings` found for the Settings being built."""
+
+    toml_file: Path | None = None
+    preset: str | None = None
+
+
+_LAYERS: ContextVar[_FileLayers | None] = ContextVar("scholargraph_settings_layers", default=None)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_assignment=True
     )
 
+    preset: str | None = Field(None, description="named starting point: " + ", ".join(PRESETS))
     workdir: Path = DEFAULT_WORKDIR
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
@@ -265,19 +331,22 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The TOML file is merged into the init kwargs by load_settings (it must know the
-        # workdir first), so only init and env sources are used here: init > env.
-        return (init_settings, env_settings)
+        # flags/arguments > environment > TOML file > preset (the file and preset are found by
+        # load_settings, which must know the workdir first)
+        layers = _LAYERS.get() or _FileLayers()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if layers.toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=layers.toml_file))
+        if layers.preset:
+            sources.append(PresetSource(settings_cls, layers.preset))
+        return tuple(sources)
 
-
-def _deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in top.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str | None) -> str | None:
+        if v is not None and v not in PRESETS:
+            raise ValueError(f"unknown preset {v!r}; available: {', '.join(PRESETS)}")
+        return v
 
 
 def _env_value(name: str) -> str | None:
@@ -300,20 +369,6 @@ def find_config_file(workdir: Path | None) -> Path | None:
     return next((p for p in candidates if p.is_file()), None)
 
 
-def _env_overrides_toml(toml_data: dict[str, Any]) -> dict[str, Any]:
-    """Drop TOML keys that an environment variable sets, so env wins over the file."""
-    out: dict[str, Any] = {}
-    for key, value in toml_data.items():
-        env_name = f"{ENV_PREFIX}{key}".upper()
-        if isinstance(value, dict):
-            sub = {k: v for k, v in value.items() if _env_value(f"{env_name}__{k}".upper()) is None}
-            if _env_value(env_name) is None and sub:
-                out[key] = sub
-        elif _env_value(env_name) is None:
-            out[key] = value
-    return out
-
-
 def _format_validation(exc: ValidationError, origin: str) -> str:
     lines = [f"invalid settings ({origin}):"]
     for err in exc.errors():
@@ -325,26 +380,71 @@ def _format_validation(exc: ValidationError, origin: str) -> str:
     return "\n".join(lines)
 
 
-def load_settings(workdir: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Build Settings from defaults, the TOML file, the environment and ``overrides``.
-
-    ``overrides`` uses nested dicts (``{"llm": {"model": "x"}}``); None values are ignored so
-    CLI flags that were not given do not mask the file or the environment.
-    """
-    overrides = _drop_none(overrides or {})
+def _layers(workdir: str | Path | None, overrides: dict[str, Any]) -> tuple[dict[str, Any], _FileLayers]:
+    """``overrides`` without unset flags (plus the workdir), and the TOML file and preset in effect."""
+    flags = _drop_none(overrides)
     if workdir is not None:
-        overrides["workdir"] = Path(workdir)
+        flags["workdir"] = Path(workdir)
     env_workdir = _env_value(f"{ENV_PREFIX}WORKDIR")
-    guess = overrides.get("workdir") or (Path(env_workdir) if env_workdir else DEFAULT_WORKDIR)
+    guess = flags.get("workdir") or (Path(env_workdir) if env_workdir else DEFAULT_WORKDIR)
     config_path = find_config_file(Path(guess))
-    file_data: dict[str, Any] = {}
-    if config_path is not None:
-        file_data = _env_overrides_toml(_read_toml(config_path))
-    origin = f"{config_path}, environment {ENV_PREFIX}*, flags" if config_path else f"environment {ENV_PREFIX}*, flags"
+    file_data = _read_toml(config_path) if config_path is not None else {}  # bad TOML: a clear error here
+    preset = flags.get("preset") or _env_value(f"{ENV_PREFIX}PRESET") or file_data.get("preset")
+    if preset is not None:
+        preset_values(str(preset))  # an unknown name is an error, with the names available
+    return flags, _FileLayers(config_path, str(preset) if preset else None)
+
+
+def load_settings(workdir: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    """Build Settings from the defaults, a preset, the TOML file, the environment and ``overrides``.
+
+    ``overrides`` uses nested dicts (``{"llm": {"model": "x"}}``, ``{"preset": "openai"}``); None
+    values are ignored so CLI flags that were not given do not mask the file or the environment.
+    """
+    flags, layers = _layers(workdir, overrides or {})
+    where = [f"preset {layers.preset}"] if layers.preset else []
+    where += [str(layers.toml_file)] if layers.toml_file else []
+    origin = ", ".join([*where, f"environment {ENV_PREFIX}*", "flags"])
+    token = _LAYERS.set(layers)
     try:
-        return Settings(**_deep_merge(file_data, overrides))
+        return Settings(**flags)
     except ValidationError as exc:
         raise ConfigError(_format_validation(exc, origin)) from None
+    except tomllib.TOMLDecodeError as exc:  # pragma: no cover - read once already by _layers
+        raise ConfigError(f"{layers.toml_file}: invalid TOML: {exc}") from exc
+    finally:
+        _LAYERS.reset(token)
+
+
+def _leaves(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.update(_leaves(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def settings_origins(workdir: str | Path | None = None, overrides: dict[str, Any] | None = None) -> dict[str, str]:
+    """Where each effective setting comes from: ``flag``, ``env SCHOLARGRAPH_...``, ``file PATH``,
+    ``preset NAME`` or ``default`` (dotted keys, as in ``scholargraph config``)."""
+    settings = load_settings(workdir, overrides)
+    flags, layers = _layers(workdir, overrides or {})
+    env = EnvSettingsSource(Settings)()
+    toml = _read_toml(layers.toml_file) if layers.toml_file else {}
+    preset = preset_values(layers.preset) if layers.preset else {}
+    found = [("flag", _leaves(flags)), ("env", _leaves(env)), (f"file {layers.toml_file}", _leaves(toml)),
+             (f"preset {layers.preset}", _leaves(preset))]
+    out = {}
+    for key in _leaves(settings.model_dump(mode="json")):
+        origin = "default"
+        for name, values in found:
+            if any(key == k or key.startswith(k + ".") for k in values):
+                origin = f"env {ENV_PREFIX}{key.upper().replace('.', '__')}" if name == "env" else name
+                break
+        out[key] = origin
+    return out
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:

@@ -57,3 +57,75 @@ def test_malformed_answers_are_clear_errors(payload, message):
 def test_vectors_come_back_in_input_order():
     payload = {"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}
     assert decode_embeddings(payload, 2, 2, "u").tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_priority_gate_lets_questions_pass_waiting_bulk_batches():
+    import asyncio
+
+    from scholargraph.llm.embeddings import PriorityGate
+
+    async def scenario() -> list[str]:
+        gate, order = PriorityGate(), []
+
+        async def use(name: str, urgent: bool) -> None:
+            async with gate.hold(urgent):
+                order.append(name)
+                await asyncio.sleep(0.01)
+
+        async with gate.hold(False):  # a bulk batch is being encoded
+            waiting = [asyncio.create_task(use(f"bulk{i}", False)) for i in range(3)]
+            await asyncio.sleep(0)
+            cancelled = asyncio.create_task(use("gone", True))
+            question = asyncio.create_task(use("question", True))
+            await asyncio.sleep(0)
+            cancelled.cancel()
+        await asyncio.gather(*waiting, question, cancelled, return_exceptions=True)
+        return order
+
+    assert asyncio.run(scenario()) == ["question", "bulk0", "bulk1", "bulk2"]
+
+
+def test_local_model_serves_questions_during_bulk_embedding_with_the_same_vectors():
+    import asyncio
+
+    import numpy as np
+
+    from scholargraph.config import EmbeddingSettings
+    from scholargraph.llm.embeddings import LocalEmbedder
+
+    embedder = LocalEmbedder(EmbeddingSettings(batch_size=8))
+    long_texts = [f"Paper {i} studies graph retrieval. " * 60 for i in range(8)]  # several windows each
+    questions = [f"What does paper {i} study?" for i in range(6)]
+
+    async def together():
+        bulk = asyncio.create_task(embedder._embed_uncached(long_texts))
+        asked = await asyncio.gather(*(embedder._embed_uncached([q]) for q in questions))
+        return await bulk, asked
+
+    bulk, asked = asyncio.run(together())
+    alone = asyncio.run(embedder._embed_uncached(long_texts[:3] + questions[:1]))
+    assert np.allclose(bulk[:3], alone[:3], atol=1e-5) and np.allclose(asked[0][0], alone[3], atol=1e-5)
+
+
+def test_priority_gate_never_starves_bulk_work():
+    import asyncio
+
+    from scholargraph.llm.embeddings import PriorityGate
+
+    async def scenario() -> list[str]:
+        gate, order = PriorityGate(urgent_run=2), []
+
+        async def use(name: str, urgent: bool) -> None:
+            async with gate.hold(urgent):
+                order.append(name)
+                await asyncio.sleep(0)
+
+        async with gate.hold(False):
+            tasks = [asyncio.create_task(use("bulk", False))]
+            await asyncio.sleep(0)
+            tasks += [asyncio.create_task(use(f"q{i}", True)) for i in range(5)]
+            await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+        return order
+
+    assert asyncio.run(scenario()) == ["q0", "q1", "bulk", "q2", "q3", "q4"]

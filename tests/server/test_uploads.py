@@ -134,3 +134,40 @@ def test_scope_is_validated_and_files_required(setup):
         not_multipart = http.post("/api/uploads", json={"files": []})
     assert bad_scope.status_code == 422 and nothing.status_code == 400
     assert not_multipart.status_code == 400
+
+
+def test_deleting_a_paper_removes_its_uploaded_file(setup):
+    server, root = setup
+    with client(server) as http:
+        job = upload(http, ("gone.md", b"# Short Lived\n\nEphemeralRAG indexes nothing at all.", "text/markdown")).json()["job"]
+        doc_id = job["result"]["processed"][0]
+        stored = [p for p in (root / "ws" / "uploads").rglob("*.md")]
+        before = len(stored)
+        deleted = http.delete(f"/api/documents/{doc_id}").json()["job"]
+    assert deleted["status"] == "done"
+    assert len(list((root / "ws" / "uploads").rglob("*.md"))) == before - 1
+
+
+def test_documents_left_pending_are_resumed_at_start(tmp_path):
+    from server_helpers import start_server
+
+    from scholargraph import KnowledgeBase
+    from scholargraph.ingest.registry import load_file
+    from scholargraph.models import DocStatus
+
+    paper = tmp_path / "left.md"
+    paper.write_text("# Left Behind\n\nResumeRAG was interrupted by a crash before its commit.")
+    with KnowledgeBase(tmp_path / "ws") as kb:
+        doc = load_file(paper)[0]
+        kb.store.add_pending(doc, "full", "offline")
+        kb.store.set_status(doc.id, DocStatus.PROCESSING)  # as if the last run was killed mid-document
+    server = start_server(tmp_path / "ws", extraction={"profile": "offline"})
+    try:
+        with client(server) as http:
+            jobs = http.get("/api/jobs").json()["jobs"]
+            assert [j["kind"] for j in jobs] == ["resume"]
+            final = http.get(f"/api/jobs/{jobs[0]['id']}?wait=120").json()["job"]
+            status = http.get(f"/api/documents/{doc.id}").json()["status"]
+    finally:
+        server.stop()
+    assert final["status"] == "done" and final["result"]["resumed"] == [doc.id] and status == "PROCESSED"

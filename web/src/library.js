@@ -44,7 +44,7 @@ export function libraryView(root, info) {
 
   function showUpload(res) {
     clear(notice,
-      h("div", {}, `Accepted ${res.files.length} file(s); indexing job ${res.job.id} ${res.job.status}.`),
+      h("div", {}, `Accepted ${res.files.length} file(s) for indexing.`),
       (res.rejected || []).map((r) => h("div", { class: "error" }, `${r.name}: ${r.error}`)));
   }
 
@@ -103,9 +103,22 @@ export function libraryView(root, info) {
   const refreshSoon = throttle(refresh, 400);
 
   const jobs = new Map();
+  function outcome(j) {
+    if (j.status === "failed") return h("div", { class: "error", "data-testid": "job-outcome" }, `${j.kind} job failed: ${j.error}`);
+    const r = j.result || {};
+    if (j.kind === "index" || j.kind === "upgrade" || j.kind === "resume") {
+      const text = `${j.kind} job done: ${(r.processed || []).length} indexed, ${(r.skipped || []).length} already indexed, ${(r.failed || []).length} failed`;
+      return h("div", { class: (r.failed || []).length || r.stopped ? "error" : "muted", "data-testid": "job-outcome" },
+        text, r.stopped ? ` — ${r.stopped}` : "");
+    }
+    return h("div", { class: "muted", "data-testid": "job-outcome" }, `${j.kind} job done`);
+  }
+
   function showJobs() {
-    const active = [...jobs.values()].filter((j) => j.status === "queued" || j.status === "running");
-    clear(jobsBox, active.map((j) => h("div", { class: "job" },
+    const all = [...jobs.values()];
+    const active = all.filter((j) => j.status === "queued" || j.status === "running");
+    const finished = all.filter((j) => j.finished_at).sort((a, b) => b.finished_at - a.finished_at)[0];
+    clear(jobsBox, finished && !active.length ? outcome(finished) : null, active.map((j) => h("div", { class: "job" },
       h("span", {}, `${j.kind} · ${j.status}`),
       h("progress", { max: String(Math.max(j.total, 1)), value: String(j.done) }),
       h("span", { class: "muted" }, `${j.done}/${j.total} papers ${j.log.length ? "· " + j.log[j.log.length - 1] : ""}`))));
@@ -127,7 +140,12 @@ export function libraryView(root, info) {
     }
   }
 
+  // while a job runs, papers move PENDING -> PROCESSING -> PROCESSED between its progress events
+  const poll = setInterval(() => {
+    if ([...jobs.values()].some((j) => j.status === "running")) refreshSoon();
+  }, 2000);
+
   refresh();
   follow();
-  return { unmount: () => controller.abort() };
+  return { unmount: () => { clearInterval(poll); controller.abort(); } };
 }

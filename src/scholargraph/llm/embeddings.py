@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from functools import lru_cache
 
 import httpx
@@ -72,6 +74,57 @@ class Embedder:
         return None
 
 
+QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served first
+
+
+class PriorityGate:
+    """One holder at a time; waiting urgent callers are let in before waiting bulk ones (each
+    group first come, first served), but never more than ``urgent_run`` in a row while bulk work
+    waits: a steady stream of questions slows an index run down, it cannot stop it."""
+
+    def __init__(self, urgent_run: int = 4) -> None:
+        self.urgent_run = urgent_run
+        self._in_a_row = 0
+        self._busy = False
+        self._urgent: deque[asyncio.Future] = deque()
+        self._bulk: deque[asyncio.Future] = deque()
+
+    @asynccontextmanager
+    async def hold(self, urgent: bool) -> AsyncIterator[None]:
+        await self._acquire(urgent)
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self, urgent: bool) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        (self._urgent if urgent else self._bulk).append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed the gate while being cancelled: pass it on
+            else:
+                (self._urgent if urgent else self._bulk).remove(waiter)
+            raise
+
+    def _release(self) -> None:
+        bulk_turn = self._in_a_row >= self.urgent_run and any(not w.done() for w in self._bulk)
+        for queue in ((self._bulk, self._urgent) if bulk_turn else (self._urgent, self._bulk)):
+            while queue:
+                waiter = queue.popleft()
+                if not waiter.done():
+                    self._in_a_row = self._in_a_row + 1 if queue is self._urgent else 0
+                    waiter.set_result(None)  # the gate passes to it, still busy
+                    return
+        self._in_a_row = 0
+        self._busy = False
+
+
 class LocalEmbedder(Embedder):
     """sentence-transformers model loaded from an installed package or a local directory.
 
@@ -88,11 +141,28 @@ class LocalEmbedder(Embedder):
         self.dim = int(self._model.get_embedding_dimension())
         self._window = int(self._model.max_seq_length or 256) - 2
         self._tokenizer = self._model.tokenizer
-        self._lock = asyncio.Lock()
+        self._gate = PriorityGate()
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
-        async with self._lock:  # one batch at a time: torch already uses every core
-            return await asyncio.to_thread(self._embed_windows, texts)
+        """One model batch at a time (torch already uses every core), and a question goes before the
+        batches still waiting: a query waits for at most the batch being encoded, never for a whole
+        bulk call (a run's thousands of chunks or entity descriptions)."""
+        urgent = len(texts) <= QUERY_TEXTS
+        step = self.settings.batch_size
+        owners: list[int] = []
+        parts = []
+        for first in range(0, len(texts), step):
+            # the tokenizer is shared with encode() and not thread-safe: it too runs behind the gate
+            async with self._gate.hold(urgent):
+                pieces, mine = await asyncio.to_thread(self._pieces, texts[first:first + step])
+            owners += [first + i for i in mine]
+            for start in range(0, len(pieces), step):
+                async with self._gate.hold(urgent):
+                    parts.append(await asyncio.to_thread(self._encode, pieces[start:start + step]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if parts:
+            np.add.at(out, np.asarray(owners), np.concatenate(parts))
+        return out
 
     def _windows(self, text: str) -> list[str]:
         ids = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
@@ -106,20 +176,19 @@ class LocalEmbedder(Embedder):
             if i < len(offsets)
         ]
 
-    def _embed_windows(self, texts: list[str]) -> np.ndarray:
+    def _pieces(self, texts: list[str]) -> tuple[list[str], list[int]]:
+        """Each text's windows, and the index of the text each window belongs to."""
         pieces: list[str] = []
         owners: list[int] = []
         for i, text in enumerate(texts):
             for window in self._windows(text or " "):
                 pieces.append(window)
                 owners.append(i)
-        vecs = self._model.encode(
-            pieces, batch_size=self.settings.batch_size, convert_to_numpy=True, normalize_embeddings=True,
-            show_progress_bar=False,
-        )
-        out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
-        np.add.at(out, np.asarray(owners), vecs)
-        return out
+        return pieces, owners
+
+    def _encode(self, pieces: list[str]) -> np.ndarray:
+        return self._model.encode(pieces, batch_size=self.settings.batch_size, convert_to_numpy=True,
+                                  normalize_embeddings=True, show_progress_bar=False)
 
 
 @lru_cache(maxsize=4)
