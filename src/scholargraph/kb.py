@@ -210,7 +210,8 @@ class KnowledgeBase:
             pipeline.estimate(docs + [_text_document(t) for t in texts], scope, report)
             report.seconds = time.perf_counter() - started
             return report
-        await pipeline.maintain(report)  # what an interrupted run left (rebuilds, entity resolution)
+        # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end
+        await self.refresh_graph(pipeline.refresher)
         docs = [_text_document(t) for t in texts]
         if only and paths:  # the selection may name documents of these files: read them all first
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) + docs
