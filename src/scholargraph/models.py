@@ -223,6 +223,8 @@ class Extraction:
 # --- LLM accounting ------------------------------------------------------------------------
 
 PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map", "other")
+# calls made while someone waits for an answer: they take a free LLM slot before bulk (indexing) calls
+QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 
 
 @dataclass

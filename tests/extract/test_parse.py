@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Annotated
 
 import pytest
 
 from scholargraph.errors import ModelOutputError
-from scholargraph.extract.json_repair import parse_json_result
 from scholargraph.extract.parse import (
     EXTRACTION_SCHEMA,
-    coerce,
+    EntityItem,
+    ExtractionReply,
     map_entity_type,
     parse_extraction,
     parse_json,
 )
 from scholargraph.extract.types import PRESETS
+from scholargraph.llm.output import Clamp, Flag, Integer, Items, Number, OneOf, Text, coerce, output_schema
+from scholargraph.llm.repair import parse_json_result
 
 PAPER = PRESETS["paper"]
 BIO = PRESETS["biomedical"]
@@ -141,7 +144,7 @@ def test_coerce_repairs_and_reports():
         "keywords": "language models; benchmarks",
         "extra": 1,
     }
-    value, problems = coerce(data, EXTRACTION_SCHEMA)
+    value, problems = coerce(data, ExtractionReply)
     assert value["entities"] == [{"name": "BERT", "type": "Model"}]
     rels = value["relations"]
     assert rels[0] == {"source": "BERT", "target": "GLUE", "strength": 8.0, "keywords": ["evaluation", "benchmark"]}
@@ -160,18 +163,24 @@ def test_coerce_repairs_and_reports():
 
 
 def test_coerce_scalars_enum_nullable_and_single_object():
-    assert coerce("8", {"type": "integer"}) == (8, [])
-    assert coerce("0.5", {"type": "number", "minimum": 1}) == (1.0, ["$: 0.5 clamped to minimum 1"])
-    assert coerce("YES", {"type": "boolean"}) == (True, [])
-    assert coerce(" causal ", {"enum": ["Causal", "Risk Factor"]}) == ("Causal", [])
-    assert coerce(None, {"type": ["string", "null"]}) == (None, [])
-    assert coerce(7, {"type": "string"}) == ("7", [])
-    item = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-    assert coerce({"name": "A"}, {"type": "array", "items": item}) == ([{"name": "A"}], [])
+    assert coerce("8", Integer) == (8, [])
+    assert coerce("0.5", Annotated[Number, Clamp(1)]) == (1.0, ["$: 0.5 clamped to minimum 1"])
+    assert coerce("YES", Flag) == (True, [])
+    assert coerce(" causal ", Annotated[str, OneOf("Causal", "Risk Factor")]) == ("Causal", [])
+    assert coerce(None, Text | None) == (None, [])
+    assert coerce(7, Text) == ("7", [])
+    assert coerce({"name": "A"}, Items[EntityItem]) == ([{"name": "A"}], [])
     with pytest.raises(ModelOutputError, match="does not match the schema"):
-        coerce("text", {"type": "object"})
+        coerce("text", EntityItem)
     with pytest.raises(ModelOutputError):
-        coerce({"type": "x"}, item)
+        coerce({"type": "x"}, EntityItem)
+
+
+def test_reply_models_give_the_schema():
+    assert output_schema(Annotated[Number, Clamp(0, 1)]) == {"type": "number", "minimum": 0, "maximum": 1}
+    assert output_schema(Annotated[str, OneOf("a", "b")]) == {"enum": ["a", "b"]}
+    assert EXTRACTION_SCHEMA["properties"]["relations"]["items"]["properties"]["strength"] == {
+        "type": "number", "minimum": 0, "maximum": 10}
 
 
 def test_schema_is_compact_json():

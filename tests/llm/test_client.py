@@ -335,6 +335,27 @@ def test_bounded_concurrency():
     assert client.peak_in_flight == 4 and client.in_flight == 0
 
 
+def test_a_question_does_not_wait_behind_queued_extraction_calls():
+    """An index run keeps every slot busy; a question asked meanwhile takes the next free slot."""
+
+    async def go() -> list[str]:
+        finished: list[str] = []
+        async with LLMClient(make_settings(server.base_url, max_concurrency=1)) as client:
+
+            async def call(name: str, purpose: str) -> None:
+                await client.chat([{"role": "user", "content": name}], purpose=purpose)
+                finished.append(name)
+
+            bulk = [asyncio.create_task(call(f"chunk {i}", "extract")) for i in range(6)]
+            await asyncio.sleep(0.02)  # the first extraction call holds the only slot, five wait
+            await asyncio.gather(call("question", "answer"), *bulk)
+        return finished
+
+    with ScriptedLLMServer("ok", latency=0.05) as server:
+        finished = asyncio.run(go())
+    assert finished.index("question") <= 1, finished
+
+
 def test_streaming_yields_pieces_and_records_usage():
     cache = MemoryCache()
 

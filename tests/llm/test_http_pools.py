@@ -44,3 +44,25 @@ def test_a_cancelled_waiter_does_not_lose_the_slot():
         return await asyncio.wait_for(slots.acquire(), 1)
 
     assert asyncio.run(run()) == 0
+
+
+def test_an_urgent_waiter_goes_before_older_bulk_waiters():
+    async def run() -> list[str]:
+        slots = FairSlots(1)
+        order: list[str] = []
+        held = await slots.acquire()
+
+        async def take(name: str, urgent: bool) -> None:
+            index = await slots.acquire(urgent)
+            order.append(name)
+            slots.release(index)
+
+        tasks = [asyncio.create_task(take(f"bulk {i}", False)) for i in range(3)]
+        await asyncio.sleep(0)
+        tasks.append(asyncio.create_task(take("question", True)))
+        await asyncio.sleep(0)
+        slots.release(held)
+        await asyncio.gather(*tasks)
+        return order
+
+    assert asyncio.run(run()) == ["question", "bulk 0", "bulk 1", "bulk 2"]

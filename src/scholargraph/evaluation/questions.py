@@ -3,9 +3,36 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
 from ..errors import ModelOutputError
-from ..extract.json_repair import parse_json
+from ..llm.output import Invalid, Items, LenientModel, validate
+from ..llm.repair import parse_json
 from ..prompts import load_prompt
+
+
+def _questions(value: Any) -> list[str]:
+    return [q.strip() for q in value if isinstance(q, str) and q.strip()] if isinstance(value, list) else []
+
+
+class AskedTask(LenientModel):
+    """One task of a user and its questions (blank or non-text questions dropped)."""
+
+    task: Any = ""
+    questions: Annotated[list[str], BeforeValidator(_questions)] = []
+
+
+class AskingUser(LenientModel):
+    user: Any = ""
+    tasks: Items[AskedTask] | None = None
+
+
+class QuestionSet(LenientModel):
+    """The question generator's reply: ``{"users": [{"user", "tasks": [{"task", "questions"}]}]}``."""
+
+    users: list[Annotated[AskingUser | None, BeforeValidator(lambda u: u if isinstance(u, dict) else None)]]
 
 
 def corpus_description(kb, max_titles: int = 40) -> str:
@@ -19,14 +46,12 @@ async def generate_questions(kb, users: int = 5, tasks: int = 5, per_task: int =
     reply = await kb.llm.chat(prompt.messages(description=corpus_description(kb), users=users, tasks=tasks,
                                               questions=per_task), purpose="other")
     data = parse_json(reply.text)
-    if not isinstance(data, dict) or not isinstance(data.get("users"), list):
-        raise ModelOutputError("question generation: expected {\"users\": [...]}", reply.text)
-    out = []
-    for u in data["users"]:
-        for t in (u.get("tasks") or []) if isinstance(u, dict) else []:
-            for q in (t.get("questions") or []) if isinstance(t, dict) else []:
-                if isinstance(q, str) and q.strip():
-                    out.append({"user": u.get("user", ""), "task": t.get("task", ""), "question": q.strip()})
+    try:
+        asked = validate(data, QuestionSet)
+    except Invalid:
+        raise ModelOutputError("question generation: expected {\"users\": [...]}", reply.text) from None
+    out = [{"user": u.user, "task": t.task, "question": q} for u in asked.users if u for t in u.tasks or []
+           for q in t.questions or []]
     if not out:
         raise ModelOutputError("question generation returned no questions", reply.text)
     return out

@@ -10,9 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, model_validator
 
 from ..errors import ModelOutputError, ScholarGraphError
-from ..extract.json_repair import parse_json
+from ..llm.output import LenientModel, validate
+from ..llm.repair import parse_json
 from ..prompts import load_prompt
 
 CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
@@ -47,12 +51,32 @@ def _winner(value: object) -> int | None:
     return None
 
 
+Winner = Annotated[int | None, BeforeValidator(_winner)]
+
+
+class Verdict(LenientModel):
+    """One judgement: the winning answer (1 or 2) per criterion, ``None`` where unnamed; a
+    criterion is ``{"winner": "1", "reason": ...}`` or just "Answer 1", keys in any case."""
+
+    comprehensiveness: Winner = None
+    diversity: Winner = None
+    empowerment: Winner = None
+    overall: Winner = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _criteria(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return {str(k).lower().replace(" winner", "").strip(): v for k, v in data.items()}
+
+
 def parse_verdict(raw: str) -> dict[str, int]:
     data = parse_json(raw)
     if not isinstance(data, dict):
         raise ModelOutputError("judge output is not a JSON object", raw)
-    lowered = {str(k).lower().replace(" winner", "").strip(): v for k, v in data.items()}
-    out = {c: w for c in CRITERIA if (w := _winner(lowered.get(c, ""))) is not None}
+    verdict = validate(data, Verdict)
+    out = {c: w for c in CRITERIA if (w := getattr(verdict, c)) is not None}
     if "overall" not in out:
         raise ModelOutputError("judge output names no overall winner", raw)
     return out

@@ -1,10 +1,12 @@
 """One parser for the extraction output of every LLM profile.
 
-* :func:`parse_json` (from :mod:`.json_repair`) -- the JSON in a model answer, repaired.
-* :func:`coerce` -- light JSON-schema validation that repairs instead of rejecting: numeric
-  strings become numbers, "a, b" becomes ["a", "b"], invalid array items are dropped and
-  reported, and only a broken required field fails an object.
-* :data:`EXTRACTION_SCHEMA` -- the compact schema sent as ``response_format`` json_schema.
+* :func:`parse_json` (from :mod:`..llm.repair`) -- the JSON in a model answer, repaired.
+* :class:`ExtractionReply` (with :class:`EntityItem`, :class:`RelationItem`) -- the reply as a
+  lenient pydantic model (:mod:`..llm.output`): numeric strings become numbers, "a, b" becomes
+  ["a", "b"], an invalid item is dropped with its reason, and only a broken required field fails
+  an item.
+* :data:`EXTRACTION_SCHEMA` -- the compact schema sent as ``response_format`` json_schema,
+  generated from :class:`ExtractionReply`.
 * :func:`parse_extraction` -- JSON (with the usual key variants), LightRAG-style delimiter
   records (``("entity"<|>NAME<|>TYPE<|>DESC)##...<|COMPLETE|>``), or a mix of both, into an
   :class:`~scholargraph.models.Extraction`. Hopeless output raises
@@ -18,37 +20,49 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from ..errors import ModelOutputError
+from ..llm.output import SPLIT_RE, Clamp, Invalid, Items, LenientModel, Number, Text, coerce, output_schema, validate
+from ..llm.repair import parse_json, parse_json_result, strip_reasoning
 from ..models import EntityRecord, Extraction, KeywordRecord, RelationRecord
 from ..text.names import fold_plural
 from .collector import Collector, clean_description, clean_name
 from .delimited import read_delimited
-from .json_repair import SPLIT_RE, Invalid, coerce, coerce_value, parse_json, parse_json_result, strip_reasoning
 
-__all__ = ["EXTRACTION_SCHEMA", "coerce", "map_entity_type", "parse_extraction", "parse_json"]
+__all__ = ["EXTRACTION_SCHEMA", "EntityItem", "ExtractionReply", "RelationItem", "coerce", "map_entity_type",
+           "parse_extraction", "parse_json"]
 
 log = logging.getLogger(__name__)
 
-_STR = {"type": "string"}
-EXTRACTION_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "entities": {"type": "array", "items": {"type": "object", "properties": {
-            "name": _STR, "type": _STR, "description": _STR}, "required": ["name"]}},
-        "relations": {"type": "array", "items": {"type": "object", "properties": {
-            "source": _STR, "target": _STR, "keywords": {"type": "array", "items": _STR},
-            "description": _STR, "strength": {"type": "number", "minimum": 0, "maximum": 10}},
-            "required": ["source", "target"]}},
-        "keywords": {"type": "array", "items": _STR},
-    },
-    "required": ["entities"],
-}
 
-_ITEM = EXTRACTION_SCHEMA["properties"]
-_ENTITY_SCHEMA = _ITEM["entities"]["items"]
-_RELATION_SCHEMA = _ITEM["relations"]["items"]
+class EntityItem(LenientModel):
+    """One extracted entity."""
+
+    name: Text
+    type: Text | None = None
+    description: Text | None = None
+
+
+class RelationItem(LenientModel):
+    """One extracted relation; ``strength`` 0-10."""
+
+    source: Text
+    target: Text
+    keywords: Items[Text] | None = None
+    description: Text | None = None
+    strength: Annotated[Number, Clamp(0, 10)] | None = None
+
+
+class ExtractionReply(LenientModel):
+    """What one chunk's extraction reply holds (after :mod:`.collector` gathered the key variants)."""
+
+    entities: Items[EntityItem]
+    relations: Items[RelationItem] | None = None
+    keywords: Items[Text] | None = None
+
+
+EXTRACTION_SCHEMA: dict[str, Any] = output_schema(ExtractionReply)
 
 MAX_NAME_CHARS = 120
 
@@ -104,19 +118,19 @@ def _add_entities(result: Extraction, out: Collector, chunk_id: str, entity_type
     type_cache: dict[str, str] = {}
     for n, raw_entity in enumerate(out.entities):
         try:
-            ent = coerce_value({k: v for k, v in raw_entity.items() if v is not None}, _ENTITY_SCHEMA,
-                               f"entities[{n}]", problems)
+            ent = validate({k: v for k, v in raw_entity.items() if v is not None}, EntityItem, problems,
+                           f"entities[{n}]")
         except Invalid as err:
             problems.append(f"entities[{n}]: dropped: {err}")
             continue
-        name = clean_name(ent["name"])
+        name = clean_name(ent.name)
         if not name or len(name) > MAX_NAME_CHARS:
             problems.append(f"entities[{n}]: dropped: {'empty' if not name else 'overlong'} name")
             continue
-        raw_type = clean_name(ent.get("type"))
+        raw_type = clean_name(ent.type)
         if raw_type not in type_cache:
             type_cache[raw_type] = map_entity_type(raw_type, entity_types, default_type)
-        record = EntityRecord(name, type_cache[raw_type], clean_description(ent.get("description")), chunk_id)
+        record = EntityRecord(name, type_cache[raw_type], clean_description(ent.description), chunk_id)
         key = (name.casefold(), record.type, record.description)
         if key not in seen:
             seen.add(key)
@@ -127,20 +141,20 @@ def _add_relations(result: Extraction, out: Collector, chunk_id: str, seen: set)
     problems = out.problems
     for n, raw_relation in enumerate(out.relations):
         try:
-            rel = coerce_value(raw_relation, _RELATION_SCHEMA, f"relations[{n}]", problems)
+            rel = validate(raw_relation, RelationItem, problems, f"relations[{n}]")
         except Invalid as err:
             problems.append(f"relations[{n}]: dropped: {err}")
             continue
-        source, target = clean_name(rel["source"]), clean_name(rel["target"])
+        source, target = clean_name(rel.source), clean_name(rel.target)
         if not source or not target or max(len(source), len(target)) > MAX_NAME_CHARS:
             problems.append(f"relations[{n}]: dropped: empty or overlong endpoint")
             continue
         if source.casefold() == target.casefold():
             problems.append(f"relations[{n}]: dropped: source equals target ({source!r})")
             continue
-        keywords = _split_keywords(rel.get("keywords", []))
-        strength = rel.get("strength")
-        record = RelationRecord(source, target, clean_description(rel.get("description")), chunk_id,
+        keywords = _split_keywords(rel.keywords or [])
+        strength = rel.strength
+        record = RelationRecord(source, target, clean_description(rel.description), chunk_id,
                                 keywords=keywords, strength=1.0 if strength is None else float(strength))
         key = ("r", source.casefold(), target.casefold(), record.description)
         if key not in seen:
@@ -154,12 +168,20 @@ def _build(out: Collector, chunk_id: str, entity_types: list[str], default_type:
     seen: set[tuple | str] = set()
     _add_entities(result, out, chunk_id, entity_types, default_type, seen)
     _add_relations(result, out, chunk_id, seen)
-    keywords = coerce_value(out.keywords, {"type": "array", "items": _STR}, "keywords", out.problems)
+    keywords = _validate_keywords(out.keywords, out.problems)
     for text in _split_keywords(keywords):
         if text.casefold() not in seen:
             seen.add(text.casefold())
             result.keywords.append(KeywordRecord(text, chunk_id))
     return result
+
+
+def _validate_keywords(items: Any, problems: list[str]) -> list[str]:
+    try:
+        return validate(items, Items[Text], problems, "keywords")
+    except Invalid as err:
+        problems.append(f"keywords: dropped: {err}")
+        return []
 
 
 def _split_keywords(items: list[str]) -> list[str]:

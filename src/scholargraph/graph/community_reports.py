@@ -20,8 +20,13 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import BeforeValidator
 
 from ..errors import LLMError, LLMUnavailableError, ModelOutputError
+from ..llm.output import Invalid, LenientModel, validate
+from ..llm.repair import parse_json
 from ..models import Community, CommunityReport, Entity, Relation
 from ..prompts import load_prompt
 from ..store.base import Store
@@ -231,26 +236,46 @@ def _prompt_values(parts: _Parts) -> dict[str, str]:
     return {"entities": entities, "relations": relations, "children": children, "passages": passages}
 
 
-def _number(value: object, default: float) -> float:
+def _some_text(value: object) -> str:
+    if not str(value or "").strip():
+        raise ValueError("blank")
+    return str(value)
+
+
+def _rating(value: object) -> float | None:
     try:
         return max(0.0, min(10.0, float(value)))  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        return default
+        return None
+
+
+def _keywords(value: object) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    return [str(k).strip() for k in value if str(k).strip()] or None
+
+
+class ReportReply(LenientModel):
+    """A community report as the model writes it: a title and a summary (neither blank), a 0-10
+    rating (left to the extractive one when absent or not a number), keywords (first 8 kept)."""
+
+    title: Annotated[str, BeforeValidator(_some_text)]
+    summary: Annotated[str, BeforeValidator(_some_text)]
+    rating: Annotated[float | None, BeforeValidator(_rating)] = None
+    keywords: Annotated[list[str] | None, BeforeValidator(_keywords)] = None
 
 
 async def _llm_report(llm, parts: _Parts, rating: float) -> CommunityReport:
-    from ..extract.json_repair import parse_json
-
     result = await llm.chat(load_prompt("community_report").messages(**_prompt_values(parts)), purpose="report")
     data = parse_json(result.text)
     if isinstance(data, list):
         data = next((d for d in data if isinstance(d, dict)), None)
-    if not isinstance(data, dict) or not str(data.get("title") or "").strip() or not str(data.get("summary") or "").strip():
-        raise ModelOutputError("the report has no title or summary", result.text)
-    keywords = [str(k).strip() for k in data.get("keywords") or [] if str(k).strip()] if isinstance(
-        data.get("keywords"), list) else None
-    return _report(parts, str(data["title"]), str(data["summary"]), _number(data.get("rating"), rating), "llm",
-                   keywords[:8] if keywords else None)
+    try:
+        reply = validate(data, ReportReply)
+    except Invalid:
+        raise ModelOutputError("the report has no title or summary", result.text) from None
+    return _report(parts, reply.title, reply.summary, rating if reply.rating is None else reply.rating, "llm",
+                   reply.keywords[:8] if reply.keywords else None)
 
 
 def _ratings(communities: Sequence[Community]) -> dict[str, float]:

@@ -21,7 +21,7 @@ import httpx
 
 from ..config import LLMSettings
 from ..errors import LLMError, LLMUnavailableError, ModelOutputError
-from ..models import Usage
+from ..models import QUESTION_PURPOSES, Usage
 from ..store.base import CachedResponse, LLMCache
 from .accounting import ChatResult, UsageLedger, check_purpose
 from .health import check_server
@@ -137,7 +137,8 @@ class LLMClient:
                 return result
         try:
             completion = await self._with_fallbacks(
-                lambda: self._body(messages, merged, schema, schema_name, stream=False), self._post_completion
+                lambda: self._body(messages, merged, schema, schema_name, stream=False),
+                functools.partial(self._post_completion, urgent=purpose in QUESTION_PURPOSES),
             )
         except LLMError:
             self._log_failure(purpose, document_id, started)
@@ -169,7 +170,8 @@ class LLMClient:
         status = "incomplete"
         try:
             opened = await self._with_fallbacks(
-                lambda: self._body(messages, merged, None, "", stream=True), self._open_stream
+                lambda: self._body(messages, merged, None, "", stream=True),
+                functools.partial(self._open_stream, urgent=purpose in QUESTION_PURPOSES),
             )
             progress.opened = True
             async with (
@@ -262,9 +264,10 @@ class LLMClient:
         return LLMError(f"LLM call to {self.base_url} (model '{self.model}') failed after {tries}: {failure.reason}")
 
     @contextlib.asynccontextmanager
-    async def _slot(self) -> AsyncIterator[httpx.AsyncClient]:
-        """Wait for one of the max_concurrency slots; yields the HTTP pool that slot uses."""
-        async with self._pools().slot() as http:
+    async def _slot(self, urgent: bool) -> AsyncIterator[httpx.AsyncClient]:
+        """Wait for one of the max_concurrency slots (``urgent``: a question's call, served before bulk
+        calls); yields the HTTP pool that slot uses."""
+        async with self._pools().slot(urgent) as http:
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
             try:
@@ -291,9 +294,9 @@ class LLMClient:
         error = LLMUnavailableError if status in (401, 403, 404) else LLMError
         raise error(status_error_message(status, message, str(response.request.url), self.model))
 
-    async def _post_completion(self, body: dict[str, Any]) -> Completion:
+    async def _post_completion(self, body: dict[str, Any], urgent: bool = False) -> Completion:
         limit = max(MAX_BODY_BYTES, 8 * self.settings.max_reply_chars)
-        async with self._slot() as http:
+        async with self._slot(urgent) as http:
             try:
                 async with http.stream("POST", f"{self.base_url}/chat/completions", json=body) as streamed:
                     content = await read_at_most(streamed, limit)
@@ -310,10 +313,10 @@ class LLMClient:
         except MalformedResponse as exc:
             raise AttemptFailed(f"malformed response from server: {exc}") from exc
 
-    async def _open_stream(self, body: dict[str, Any]) -> OpenStream:
+    async def _open_stream(self, body: dict[str, Any], urgent: bool = False) -> OpenStream:
         """Send a streamed request and read up to its first event; failures so far may be retried."""
         stack = contextlib.AsyncExitStack()
-        http = await stack.enter_async_context(self._slot())
+        http = await stack.enter_async_context(self._slot(urgent))
         try:
             request = http.build_request("POST", f"{self.base_url}/chat/completions", json=body)
             response = await http.send(request, stream=True)

@@ -15,12 +15,14 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import BeforeValidator, ConfigDict, model_validator
 
 from ..errors import LLMError, ModelOutputError, ScholarGraphError
-from ..extract.json_repair import parse_json
+from ..llm.output import LenientModel, output_schema, validate
+from ..llm.repair import parse_json
 from ..models import Usage
 from ..prompts import load_prompt
 from ..store.base import Store
@@ -33,15 +35,45 @@ MAX_HIGH = 6
 MAX_LOW = 10
 MAX_KEYWORD_CHARS = 80
 
-KEYWORDS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "high_level": {"type": "array", "items": {"type": "string"}},
-        "low_level": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["high_level", "low_level"],
-    "additionalProperties": False,
-}
+
+
+def _as_list(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [p for p in re.split(r"[,;\n]", value) if p.strip()]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+KeywordList = Annotated[list[str], BeforeValidator(_as_list)]
+
+
+class KeywordsReply(LenientModel):
+    """The keyword model's reply (eq. 3.3). Asked for both lists and nothing else; read from the
+    first key naming "high" and the first naming "low" (``high_level_keywords`` too)."""
+
+    model_config = ConfigDict(json_schema_extra={"required": ["high_level", "low_level"],
+                                                 "additionalProperties": False})
+
+    high_level: KeywordList | None = None
+    low_level: KeywordList | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_levels(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        levels: dict[str, Any] = {}
+        for key, value in data.items():
+            k = str(key).lower()
+            if "high" in k and "high_level" not in levels:
+                levels["high_level"] = value
+            elif "low" in k and "low_level" not in levels:
+                levels["low_level"] = value
+        return levels
+
+
+KEYWORDS_SCHEMA: dict[str, Any] = output_schema(KeywordsReply)
 
 _WORDISH = re.compile(r"\w")
 
@@ -168,14 +200,6 @@ def _clean(items, limit: int, max_chars: int = MAX_KEYWORD_CHARS) -> list[str]:
 # -- LLM keywords (eq. 3.3) -----------------------------------------------------------------
 
 
-def _as_list(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [p for p in re.split(r"[,;\n]", value) if p.strip()]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    return []
-
-
 def parse_keywords(raw: str) -> tuple[list[str], list[str]]:
     """(high_level, low_level) from the model's reply; ModelOutputError when nothing usable."""
     data = parse_json(raw)
@@ -183,13 +207,9 @@ def parse_keywords(raw: str) -> tuple[list[str], list[str]]:
         data = data[0]
     if not isinstance(data, dict):
         raise ModelOutputError(f"keyword reply is a JSON {type(data).__name__}, not an object", raw)
-    high = low = None
-    for key, value in data.items():
-        k = str(key).lower()
-        if "high" in k and high is None:
-            high = _clean(_as_list(value), MAX_HIGH)
-        elif "low" in k and low is None:
-            low = _clean(_as_list(value), MAX_LOW)
+    reply = validate(data, KeywordsReply)
+    high = _clean(reply.high_level or [], MAX_HIGH)
+    low = _clean(reply.low_level or [], MAX_LOW)
     if not high and not low:
         raise ModelOutputError("keyword reply has no high_level or low_level keywords", raw)
     return high or [], low or []

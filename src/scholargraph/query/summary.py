@@ -20,11 +20,15 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from typing import Annotated
 
 import numpy as np
+from pydantic import BeforeValidator
 
 from ..config import Settings
 from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
+from ..llm.output import Items, LenientModel, validate
+from ..llm.repair import parse_json
 from ..models import Answer, CommunityReport, Source
 from ..profiles.base import QueryContext, QueryMode, QueryRequest
 from ..prompts import load_prompt
@@ -200,25 +204,43 @@ def extractive_overview(sources: list[Source]) -> tuple[str, list[int]]:
     return "\n".join(lines), [s.number for s in sources]
 
 
-async def _map_one(llm, source: Source, level: int, question: str) -> list[tuple[float, str]]:
-    from ..extract.json_repair import parse_json
+def _point_text(value: object) -> str:
+    text = str(value or "").strip()
+    if not text:
+        raise ValueError("blank")
+    return text
 
+
+def _score(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 50.0
+
+
+class MapPoint(LenientModel):
+    """One point of a map reply: its text (not blank) and a 0-100 score (50 when not a number)."""
+
+    text: Annotated[str, BeforeValidator(_point_text)]
+    score: Annotated[float, BeforeValidator(_score)] = 50.0
+
+
+class MapReply(LenientModel):
+    """A map reply: ``{"points": [...]}`` or just the list; items that are not points are dropped."""
+
+    points: Items[MapPoint] | None = None
+
+
+async def _map_one(llm, source: Source, level: int, question: str) -> list[tuple[float, str]]:
     prompt = load_prompt("summary_map").messages(report=_context_block(source, level), number=source.number,
                                                  question=question)
     result = await llm.chat(prompt, purpose="map")
     data = parse_json(result.text)
-    items = data.get("points") if isinstance(data, dict) else data if isinstance(data, list) else None
+    reply = validate(data if isinstance(data, dict) else {"points": data}, MapReply)
     points = []
-    for item in items or []:
-        if isinstance(item, dict) and str(item.get("text") or "").strip():
-            try:
-                score = float(item.get("score", 50))
-            except (TypeError, ValueError):
-                score = 50.0
-            text = str(item["text"]).strip()
-            if f"[{source.number}]" not in text:
-                text += f" [{source.number}]"
-            points.append((score, text))
+    for point in reply.points or []:
+        text = point.text if f"[{source.number}]" in point.text else f"{point.text} [{source.number}]"
+        points.append((point.score, text))
     return points
 
 

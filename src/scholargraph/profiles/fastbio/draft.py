@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from ...errors import ModelOutputError
-from ...extract.json_repair import parse_json, strip_reasoning
 from ...extract.parse import parse_extraction
 from ...extract.types import PRESETS
 from ...extract.types import entity_types as resolve_entity_types
+from ...llm.output import Clamp, Items, LenientModel, Number, Text, output_schema
+from ...llm.repair import parse_json, strip_reasoning
 from ...models import ChunkFailure, Document, EntityRecord, Extraction, RelationRecord
 from ...prompts import Prompt
 from .normalise import match_key
@@ -24,18 +25,36 @@ from .normalise import match_key
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
 OTHER_TYPE = "Other"
 
-_S = {"type": "string"}
-DRAFT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "entities": {"type": "array", "items": {"type": "object", "properties": {
-            "name": _S, "type": _S, "alias": _S}, "required": ["name"]}},
-        "relations": {"type": "array", "items": {"type": "object", "properties": {
-            "source": _S, "target": _S, "type": _S, "description": _S,
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["source", "target"]}},
-    },
-    "required": ["entities", "relations"],
-}
+
+
+class DraftEntity(LenientModel):
+    """An entity of the draft: its name, type and the surface form the abstract uses."""
+
+    name: Text
+    type: Text | None = None
+    alias: Text | None = None
+
+
+class DraftRelation(LenientModel):
+    """A directed relation of the draft, with its relation type and a 0-1 confidence."""
+
+    source: Text
+    target: Text
+    type: Text | None = None
+    description: Text | None = None
+    confidence: Annotated[Number, Clamp(0, 1)] | None = None
+
+
+class DraftReply(LenientModel):
+    """The draft reply, as sent for ``response_format``. It is read by the shared extraction
+    parser (:func:`parse_extraction`, whose models take these fields' variants) and by
+    :class:`_Extras` for the aliases, relation types and confidences it does not keep."""
+
+    entities: Items[DraftEntity]
+    relations: Items[DraftRelation]
+
+
+DRAFT_SCHEMA: dict[str, Any] = output_schema(DraftReply)
 
 # key variants of the extra fields read from the draft JSON (aliases, relation type, confidence)
 _NAME_KEYS = ("name", "entity", "entity_name")
@@ -201,5 +220,5 @@ class DraftStage:
         return out
 
 
-__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftStage", "bio_entity_types",
+__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "DraftReply", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftStage", "bio_entity_types",
            "map_relation_type"]

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 from ...errors import ModelOutputError
-from ...extract.json_repair import coerce, parse_json
 from ...extract.types import BIO_RELATION_TYPES
+from ...llm.output import Items, LenientModel, Text, output_schema, validate
+from ...llm.repair import parse_json
 from ...prompts import load_prompt
 from ...text.names import fold_plural, normalise_name
 from ...text.stopwords import QUESTION_WORDS, STOPWORDS
@@ -21,12 +22,19 @@ from .normalise import BioDictionary, match_key
 
 MAX_NGRAM = 5
 
-_S = {"type": "string"}
-_LIST = {"type": "array", "items": _S}
-PARSE_SCHEMA = {
-    "type": "object",
-    "properties": {"genes": _LIST, "diseases": _LIST, "other": _LIST, "entity_types": _LIST, "relation_types": _LIST},
-}
+
+
+class BioQueryReply(LenientModel):
+    """The LLM's parse of a question: the names it mentions and the types it asks for."""
+
+    genes: Items[Text] | None = None
+    diseases: Items[Text] | None = None
+    other: Items[Text] | None = None
+    entity_types: Items[Text] | None = None
+    relation_types: Items[Text] | None = None
+
+
+PARSE_SCHEMA = output_schema(BioQueryReply)
 
 # question words that ask for an entity type (after plural folding), beyond the type names themselves
 ENTITY_TYPE_HINTS = {
@@ -158,16 +166,16 @@ async def llm_parse(llm, question: str, settings) -> BioQuery:
                        ("output_types", "entity_types"), ("relationship_types", "relation_types")):
         if alias in value and key not in value:
             value[key] = value[alias]
-    data, _ = coerce({k: v for k, v in value.items() if k in PARSE_SCHEMA["properties"]}, PARSE_SCHEMA)
+    data = validate(value, BioQueryReply)
     etypes, rtypes = _entity_types(settings), _relation_types(settings)
 
     def clean(items) -> list[str]:
         return list(dict.fromkeys(" ".join(str(x).split()) for x in items or [] if str(x).strip()))
 
     return BioQuery(
-        genes=clean(data.get("genes")), diseases=clean(data.get("diseases")), other=clean(data.get("other")),
-        entity_types=list(dict.fromkeys(t for t in (_map_entity_type(x, etypes) for x in clean(data.get("entity_types"))) if t)),
-        relation_types=list(dict.fromkeys(t for t in (map_relation_type(x, rtypes) for x in clean(data.get("relation_types"))) if t)),
+        genes=clean(data.genes), diseases=clean(data.diseases), other=clean(data.other),
+        entity_types=list(dict.fromkeys(t for t in (_map_entity_type(x, etypes) for x in clean(data.entity_types)) if t)),
+        relation_types=list(dict.fromkeys(t for t in (map_relation_type(x, rtypes) for x in clean(data.relation_types)) if t)),
         parsed_by="llm")
 
 
@@ -185,5 +193,5 @@ def resolve_names(store, names: Sequence[str], dictionary: BioDictionary | None)
     return out
 
 
-__all__ = ["ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "llm_parse", "resolve_names",
+__all__ = ["ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "BioQueryReply", "llm_parse", "resolve_names",
            "vocabulary_parse"]

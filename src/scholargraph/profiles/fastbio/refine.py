@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import LLMError, LLMUnavailableError, ModelOutputError
-from ...extract.json_repair import parse_json, strip_reasoning
 from ...ingest.chunking import layout
+from ...llm.repair import parse_json, strip_reasoning
 from ...models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
 from ...prompts import Prompt
 from ...text.sentences import sentence_spans

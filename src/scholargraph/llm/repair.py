@@ -1,4 +1,4 @@
-"""Lenient JSON reading and light schema coercion for the output of (small, local) models.
+"""The JSON in the output of (small, local) models, found and repaired.
 
 :func:`parse_json` finds the JSON in a model answer and repairs what small models get wrong:
 prose around the JSON, code fences, ``<think>`` blocks, trailing or missing commas, single or
@@ -11,9 +11,7 @@ The repair is a small character-level recursive-descent reader (:mod:`.json_read
 of regexes, so quotes, apostrophes ("Alzheimer's") and brackets inside strings are always
 respected.
 
-:func:`coerce` (:mod:`.schema_coerce`, re-exported here) checks a parsed value against the small
-subset of JSON schema the extraction schemas use, repairing instead of rejecting wherever the
-intent is clear.
+Validation against the reply's model is :mod:`.output`'s job.
 """
 
 from __future__ import annotations
@@ -25,10 +23,8 @@ from typing import Any
 
 from ..errors import ModelOutputError
 from .json_reader import Reader, SyntaxProblem
-from .schema_coerce import SPLIT_RE as SPLIT_RE
-from .schema_coerce import Invalid, coerce, coerce_value
 
-__all__ = ["Invalid", "JsonResult", "coerce", "coerce_value", "parse_json", "parse_json_result", "strip_reasoning"]
+__all__ = ["JsonResult", "parse_json", "parse_json_result", "strip_reasoning"]
 
 _MAX_RETRIES = 20
 _THINK_BLOCK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)

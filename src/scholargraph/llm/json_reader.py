@@ -1,4 +1,4 @@
-"""The character-level reader behind :func:`.json_repair.parse_json`.
+"""The character-level reader behind :func:`.repair.parse_json`.
 
 A small recursive-descent reader, not a set of regexes, so quotes, apostrophes ("Alzheimer's")
 and brackets inside strings are always respected. It repairs what small models get wrong:

@@ -1,0 +1,75 @@
+"""LLM replies as pydantic models: the schema each step sends, and lenient validation (one bad
+record is dropped with its reason, never the whole reply)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scholargraph.evaluation.questions import QuestionSet
+from scholargraph.evaluation.winrate import parse_verdict
+from scholargraph.extract.parse import EXTRACTION_SCHEMA, ExtractionReply
+from scholargraph.graph.community_reports import ReportReply
+from scholargraph.llm.output import Invalid, validate
+from scholargraph.profiles.fastbio.draft import DRAFT_SCHEMA
+from scholargraph.profiles.fastbio.query_parse import PARSE_SCHEMA, BioQueryReply
+from scholargraph.query.keywords import KEYWORDS_SCHEMA
+from scholargraph.query.summary import MapReply
+
+_S = {"type": "string"}
+_LIST = {"type": "array", "items": _S}
+
+
+def test_generated_schemas_are_the_ones_sent_before():
+    """The response_format schemas come from the models and say exactly what the hand-written
+    dicts said (same requests, same cache keys)."""
+    assert EXTRACTION_SCHEMA == {"type": "object", "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": {
+            "name": _S, "type": _S, "description": _S}, "required": ["name"]}},
+        "relations": {"type": "array", "items": {"type": "object", "properties": {
+            "source": _S, "target": _S, "keywords": _LIST, "description": _S,
+            "strength": {"type": "number", "minimum": 0, "maximum": 10}}, "required": ["source", "target"]}},
+        "keywords": _LIST}, "required": ["entities"]}
+    assert DRAFT_SCHEMA == {"type": "object", "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": {
+            "name": _S, "type": _S, "alias": _S}, "required": ["name"]}},
+        "relations": {"type": "array", "items": {"type": "object", "properties": {
+            "source": _S, "target": _S, "type": _S, "description": _S,
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["source", "target"]}}},
+        "required": ["entities", "relations"]}
+    assert PARSE_SCHEMA == {"type": "object", "properties": {
+        k: _LIST for k in ("genes", "diseases", "other", "entity_types", "relation_types")}}
+    assert KEYWORDS_SCHEMA == {"type": "object", "properties": {"high_level": _LIST, "low_level": _LIST},
+                               "required": ["high_level", "low_level"], "additionalProperties": False}
+    assert list(EXTRACTION_SCHEMA) == ["type", "properties", "required"]
+
+
+def test_one_bad_record_is_dropped_with_its_reason():
+    problems: list[str] = []
+    reply = validate({"entities": [{"name": "BERT"}, {"type": "Model"}, {"name": "GLUE", "type": ["a", "b"]}],
+                      "relations": [{"source": "BERT", "target": "GLUE", "strength": "eight"}, 7]},
+                     ExtractionReply, problems)
+    assert [e.name for e in reply.entities] == ["BERT", "GLUE"]
+    assert reply.entities[1].type == "a, b"
+    assert [(r.source, r.strength) for r in reply.relations or []] == [("BERT", None)]
+    assert problems == ["$.entities[1]: dropped: missing required 'name'",
+                        "$.relations[0].strength: dropped: expected number, got 'eight'",
+                        "$.relations[1]: dropped: expected object, got number"]
+    with pytest.raises(Invalid, match="missing required 'entities'"):
+        validate({"relations": []}, ExtractionReply)
+
+
+def test_step_models_read_what_small_models_write():
+    assert parse_verdict('{"Overall Winner": "Answer 2", "Diversity": {"winner": "1", "reason": "x"}, '
+                         '"empowerment": 5}') == {"diversity": 1, "overall": 2}
+    report = validate({"title": "T", "summary": "S", "rating": "n/a", "keywords": ["a", " ", 3]}, ReportReply)
+    assert (report.rating, report.keywords) == (None, ["a", "3"])
+    with pytest.raises(Invalid):
+        validate({"title": "T", "summary": "  "}, ReportReply)
+    points = validate({"points": [{"text": "p [1]", "score": "high"}, {"text": ""}, "x"]}, MapReply).points
+    assert [(p.text, p.score) for p in points or []] == [("p [1]", 50.0)]
+    bio = validate({"genes": "APOE; TREM2", "diseases": ["AD", {"x": 1}]}, BioQueryReply)
+    assert (bio.genes, bio.diseases, bio.other) == (["APOE", "TREM2"], ["AD"], None)
+    asked = validate({"users": [{"user": "u", "tasks": [{"task": "t", "questions": ["q?", " ", 1]}, "x"]}, 3]},
+                     QuestionSet)
+    assert [(u.user, [(t.task, t.questions) for t in u.tasks or []]) for u in asked.users if u] == [
+        ("u", [("t", ["q?"])])]
