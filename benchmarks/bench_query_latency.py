@@ -1,6 +1,7 @@
 """Retrieval latency per query mode on a synthetic workspace of 100k chunks.
 
     .venv/bin/python -m benchmarks.bench_query_latency [--chunks 100000] [--queries 40]
+        [--modes naive,naive-dense,naive-lexical,local,subgraph,global,hybrid,ppr]
 
 The workspace (5k documents, 100k chunks, 80k entities, 240k relations, 150k content keywords,
 384-d vectors) is written into a fresh store through the storage protocol. Texts are bags of words from a
@@ -8,8 +9,10 @@ The workspace (5k documents, 100k chunks, 80k entities, 240k relations, 150k con
 vocabulary words has real neighbours. The bag-of-words embedder stands in for the model so the
 figure measures the engine (vector search, graph traversal, ranking, context); the cost of
 embedding a question with the default local model is measured separately and reported beside
-it. No LLM: keywords come from clues and the question's own terms. The first query of each
-mode (index and graph load) is reported apart from the steady-state p50/p95.
+it. No LLM: keywords come from clues and the question's own terms. Every mode searches the
+question's passages both ways (chunk vectors and the store's full-text index) and fuses them. The
+first query of each mode (index and graph load; for ppr the entity + passage matrix) is reported
+apart from the steady-state p50/p95.
 """
 
 from __future__ import annotations
@@ -115,9 +118,20 @@ def build(path: Path, n_chunks: int, rng: np.random.Generator, words: np.ndarray
     return store
 
 
-async def measure(engine: QueryEngine, rng: np.random.Generator, queries: int) -> dict:
+# row -> (query mode, the query settings it runs with): every core mode with the default fused
+# passages (dense + full-text, RRF), plus naive on each passage list alone to show fusion's cost
+ROWS = {"naive": ("naive", {}), "naive-dense": ("naive", {"passages": "dense"}),
+        "naive-lexical": ("naive", {"passages": "lexical"}), "local": ("local", {}), "subgraph": ("subgraph", {}),
+        "global": ("global", {}), "hybrid": ("hybrid", {}), "ppr": ("ppr", {})}
+
+
+async def measure(engine: QueryEngine, rng: np.random.Generator, queries: int, rows: list[str]) -> dict:
     out = {}
-    for mode in ("naive", "local", "subgraph", "global", "hybrid"):
+    defaults = engine.settings.query.model_dump()
+    for row in rows:
+        mode, overrides = ROWS[row]
+        for key, value in {**defaults, **overrides}.items():
+            setattr(engine.settings.query, key, value)
         first, lat = None, []
         for i in range(queries + 1):
             w = rng.integers(0, VOCAB, 4)
@@ -126,7 +140,7 @@ async def measure(engine: QueryEngine, rng: np.random.Generator, queries: int) -
             elapsed = time.perf_counter() - t
             first, lat = (elapsed, lat) if i == 0 else (first, lat + [elapsed])
         lat.sort()
-        out[mode] = {"first_ms": round(1000 * first, 1), "p50_ms": round(1000 * lat[len(lat) // 2], 1),
+        out[row] = {"first_ms": round(1000 * first, 1), "p50_ms": round(1000 * lat[len(lat) // 2], 1),
                      "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 1), "max_ms": round(1000 * lat[-1], 1)}
     return out
 
@@ -146,6 +160,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--modes", default=",".join(ROWS), help="rows to measure (default: all)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
@@ -158,7 +173,7 @@ def main() -> None:
         build_s = time.perf_counter() - t
         engine = QueryEngine(store, Settings(workdir=tmp / "ws", query=QuerySettings(clue_threshold=0.5)),
                              BagOfWords(words), Chars(), None)
-        modes = asyncio.run(measure(engine, rng, args.queries))
+        modes = asyncio.run(measure(engine, rng, args.queries, args.modes.split(",")))
         counts = {t: store.count(t) for t in ("chunks", "entities", "relations", "keywords")}
         store.close()
     finally:

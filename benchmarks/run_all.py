@@ -17,6 +17,7 @@ SCRIPTS = {
     "vector_search": ["benchmarks.bench_vector_search"],
     "pdf": ["benchmarks.bench_pdf"],
     "offline_ner": ["benchmarks.eval_offline_ner"],
+    "json_repair": ["benchmarks.eval_json_repair"],
     "entity_resolution": ["benchmarks.eval_resolution"],
     "extraction_cost": ["benchmarks.bench_extraction_cost"],
     "indexing": ["benchmarks.bench_indexing"],

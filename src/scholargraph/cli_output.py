@@ -121,6 +121,7 @@ def print_retrieval(retrieval) -> None:
 def retrieval_json(retrieval) -> dict:
     return {"query": retrieval.question, "mode": retrieval.mode, "keywords": retrieval.keywords,
             "results": [s.to_json() for s in retrieval.sources],
+            "cut_from_context": retrieval.cut, "context_tokens": retrieval.context_tokens,
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
             "notes": retrieval.notes}
 

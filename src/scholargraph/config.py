@@ -152,14 +152,62 @@ class ExtractionSettings(_Section):
         return v
 
 
+class RerankSettings(_Section):
+    """Optional second-stage ranking of text units (off by default; nothing is ever downloaded)."""
+
+    backend: Literal["none", "endpoint", "cross-encoder"] = Field(
+        "none", description="endpoint = an OpenAI-compatible POST {url}/rerank (vLLM, TEI, Jina, Cohere style); "
+                            "cross-encoder = a sentence-transformers CrossEncoder saved in a local folder (path)")
+    url: str | None = Field(None, description="base URL of the /rerank endpoint, e.g. http://localhost:8000/v1")
+    model: str | None = Field(None, description="model name sent to the endpoint")
+    api_key: SecretStr | None = None
+    path: Path | None = Field(None, description="folder of a local cross-encoder model (never downloaded)")
+    candidates: int = Field(30, ge=1, le=1000, description="fused text units the reranker re-orders (at least top_k)")
+    timeout: float = Field(30.0, gt=0, description="seconds per rerank call")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _complete(self) -> RerankSettings:
+        if self.backend == "endpoint" and not self.url:
+            raise ValueError("rerank.backend = 'endpoint' needs rerank.url")
+        if self.backend == "cross-encoder" and not self.path:
+            raise ValueError("rerank.backend = 'cross-encoder' needs rerank.path (a local model folder)")
+        return self
+
+
 class QuerySettings(_Section):
-    mode: str = Field("hybrid", description="a registered query mode: naive, local, subgraph, global, hybrid, bio, ...")
-    top_k: int = Field(10, ge=1, le=1000)
+    mode: str = Field("hybrid", description="a registered query mode: naive, local, subgraph, global, hybrid, ppr, "
+                                            "bio, ...")
+    top_k: int = Field(10, ge=1, le=1000, description="ranked text units a query returns (the context budget "
+                                                       "applies only to what goes into an LLM prompt)")
     clue_threshold: float = Field(0.5, ge=-1, le=1)
     max_context_tokens: int = Field(6000, ge=100)
     answer_language: str | None = None
-    hybrid_passages: bool = Field(True, description="hybrid also fuses the chunks most similar to the question "
-                                                    "(false = thesis §3.4 exactly: subgraph + global only)")
+    # passages: dense (chunk vectors) + lexical (full-text BM25), reciprocal-rank fusion (query/rank.py)
+    passages: Literal["fused", "dense", "lexical"] = Field(
+        "fused", description="how the question's own passages are found: fused = dense + lexical (RRF); "
+                             "dense = chunk vectors only (the former naive mode); lexical = full-text only")
+    dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense passage ranking")
+    lexical_weight: float = Field(1.0, ge=0, description="RRF weight of the lexical (BM25) passage ranking")
+    graph_weight: float = Field(1.0, ge=0, description="RRF weight of a graph mode's own text-unit ranking")
+    rrf_k: int = Field(60, ge=1, le=10000, description="RRF constant: score = sum(weight / (rrf_k + rank))")
+    fusion_depth: int = Field(50, ge=1, le=5000, description="candidates taken from each ranking before fusion "
+                                                             "(at least top_k)")
+    hybrid_passages: bool = Field(True, description="graph modes fuse their text units with the question's own "
+                                                    "passages (false = thesis §3.4 exactly: graph text units only)")
+    # ppr mode (HippoRAG 2-style personalised PageRank over entity and passage nodes)
+    ppr_damping: float = Field(0.5, gt=0, lt=1, description="probability of following an edge at each step")
+    ppr_passage_weight: float = Field(0.05, ge=0, description="seed mass of the question's own passages, "
+                                                              "relative to matched entities")
+    ppr_facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
     bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
     bio_min_edge_weight: float | None = Field(None, ge=0)
     bio_edge_weight: Literal["min", "mean", "max"] = "min"
@@ -316,6 +364,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)
+    rerank: RerankSettings = Field(default_factory=RerankSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     communities: CommunitySettings = Field(default_factory=CommunitySettings)

@@ -40,6 +40,7 @@ from .ingest.registry import LoadOptions
 from .ingest.surrogates import scrub
 from .ingest.tokenizer import TextTokenizer, load_tokenizer
 from .llm.embeddings import Embedder, make_embedder
+from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
 from .profiles.base import ExtractorContext
@@ -75,6 +76,7 @@ class KnowledgeBase:
         self._tokenizer: TextTokenizer | None = None
         self._llm: LLMClient | None = None
         self._llm_checked = False
+        self._reranker: Reranker | None = None
 
     # -- components (lazy) ----------------------------------------------------------------
 
@@ -301,8 +303,16 @@ class KnowledgeBase:
 
     # -- querying -------------------------------------------------------------------------
 
+    @property
+    def reranker(self) -> Reranker | None:
+        """The configured second-stage ranker of text units (``settings.rerank``), or None (default)."""
+        if self._reranker is None and self.settings.rerank.backend != "none":
+            self._reranker = make_reranker(self.settings.rerank)
+        return self._reranker
+
     def engine(self) -> QueryEngine:
-        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs)
+        return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs,
+                           self.reranker)
 
     async def aretrieve(self, question: str, mode: str | None = None, top_k: int | None = None, *,
                         clues: bool = True, subgraph: bool = True) -> Retrieval:
@@ -526,6 +536,9 @@ class KnowledgeBase:
             self._llm_checked = False
         if self._embedder is not None:
             await self._embedder.aclose()
+        if self._reranker is not None:
+            await self._reranker.aclose()
+            self._reranker = None
 
     def close(self) -> None:
         self.store.close()

@@ -307,6 +307,9 @@ class Answer:
     context: str = ""
     notes: list[str] = field(default_factory=list)
     keywords: dict[str, Any] | None = None
+    # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
+    cut: list[Source] = field(default_factory=list)
+    context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
 
     def to_json(self) -> dict[str, Any]:
         cited = set(self.cited)
@@ -317,6 +320,9 @@ class Answer:
             "extractive": self.extractive,
             "sources": [s.to_json() for s in self.sources if not cited or s.number in cited],
             "context_sources": len(self.sources),
+            "context_tokens": self.context_tokens,
+            "cut_from_context": [{"rank": s.number, "kind": s.kind, "chunk_id": s.chunk_id, "document_id": s.document_id,
+                                  "title": s.title} for s in self.cut],
             "cited": self.cited,
             "removed_citations": self.removed_citations,
             "notes": self.notes,

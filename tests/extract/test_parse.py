@@ -20,6 +20,7 @@ from scholargraph.extract.parse import (
 from scholargraph.extract.types import PRESETS
 from scholargraph.llm.output import Clamp, Flag, Integer, Items, Number, OneOf, Text, coerce, output_schema
 from scholargraph.llm.repair import parse_json_result
+from scholargraph.testing.broken_json import EXPECTED, FULL, JSON_CASES, TRICKY
 
 PAPER = PRESETS["paper"]
 BIO = PRESETS["biomedical"]
@@ -28,80 +29,23 @@ BIO = PRESETS["biomedical"]
 # parse_json: a table of real-world-ish broken outputs
 # --------------------------------------------------------------------------------------------
 
-EXPECTED = {"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}]}
-
-JSON_CASES = {
-    "plain": '{"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}]}',
-    "fenced": '```json\n{"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}]}\n```',
-    "unclosed fence": '```json\n{"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}]}',
-    "prose wrapped": 'Here is the JSON you asked for:\n{"entities": [{"name": "BERT", "type": "Model"}, '
-    '{"name": "GLUE", "type": "Dataset"}]}\nHope this helps! Let me know if you\'d like {more}.',
-    "trailing commas": '{"entities": [{"name": "BERT", "type": "Model",}, {"name": "GLUE", "type": "Dataset",},],}',
-    "single quotes": "{'entities': [{'name': 'BERT', 'type': 'Model'}, {'name': 'GLUE', 'type': 'Dataset'}]}",
-    "unquoted keys": '{entities: [{name: "BERT", type: "Model"}, {name: "GLUE", type: "Dataset"}]}',
-    "unquoted values": "{entities: [{name: BERT, type: Model}, {name: GLUE, type: Dataset}]}",
-    "think block": '<think>The user wants {"entities"}. BERT is a model...</think>\n'
-    '{"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}]}',
-    "dangling </think>": 'so the answer is {x}</think>{"entities": [{"name": "BERT", "type": "Model"}, '
-    '{"name": "GLUE", "type": "Dataset"}]}',
-    "comments": '{\n  // the entities\n  "entities": [{"name": "BERT", /* encoder */ "type": "Model"},\n'
-    '  {"name": "GLUE", "type": "Dataset"} // last\n]}',
-    "smart quotes": "{\u201centities\u201d: [{\u201cname\u201d: \u201cBERT\u201d, \u201ctype\u201d: \u201cModel\u201d}, "
-    "{\u2018name\u2019: \u2018GLUE\u2019, \u2018type\u2019: \u2018Dataset\u2019}]}",
-    "missing commas": '{"entities": [{"name": "BERT" "type": "Model"}\n{"name": "GLUE", "type": "Dataset"}]}',
-    "forgotten ]": '{"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}}',
-}
-
 
 @pytest.mark.parametrize("raw", list(JSON_CASES.values()), ids=list(JSON_CASES))
 def test_parse_json_repairs(raw):
     assert parse_json(raw) == EXPECTED
 
 
-def test_apostrophes_and_quotes_inside_strings():
-    assert parse_json('{"name": "Alzheimer\'s disease"}') == {"name": "Alzheimer's disease"}
-    assert parse_json("{'name': 'Alzheimer's disease', 'x': 'Crohn's'}") == {
-        "name": "Alzheimer's disease",
-        "x": "Crohn's",
-    }
-    # Unescaped double quotes inside a string stay text when no structure follows them.
-    assert parse_json('{"d": "the so-called "best" model", "n": 1}') == {"d": 'the so-called "best" model', "n": 1}
-    # Brackets and comment markers inside strings are text.
-    assert parse_json('{"d": "see [1] {a} // not a comment /* nor this */",}') == {
-        "d": "see [1] {a} // not a comment /* nor this */"
-    }
-
-
-def test_literals_control_chars_and_escapes():
-    value = parse_json('{"a": True, "b": False, "c": None, "d": NaN, "e": -Infinity, "f": 1.5e2, "g": 007}')
-    assert value == {"a": True, "b": False, "c": None, "d": None, "e": None, "f": 150.0, "g": 7}
-    assert parse_json('{"d": "line one\nline two\ttab"}') == {"d": "line one\nline two\ttab"}
-    # LaTeX survives: \beta is not a backspace, \alpha is not an escape at all.
-    assert parse_json('{"d": "\\\\beta vs \\beta and \\alpha, caf\\u00e9\\n"}') == {"d": "\\beta vs \\beta and \\alpha, café\n"}
+@pytest.mark.parametrize("name", list(TRICKY))
+def test_tricky_table(name):
+    raw, expected = TRICKY[name]
+    assert parse_json(raw) == expected
 
 
 def test_truncated_output_keeps_complete_items():
-    raw = (
-        '{"entities": [{"name": "BERT", "type": "Model"}, {"name": "GLUE", "type": "Dataset"}, '
-        '{"name": "SQuAD", "type": "Data'
-    )
+    raw, expected = TRICKY["cut inside an item"]
     result = parse_json_result(raw)
-    assert result.truncated
-    assert result.value == EXPECTED
-    # Cut inside a key of the top-level object: the finished sections survive.
-    raw = '{"entities": [{"name": "BERT"}], "relations": [{"source": "BERT", "target": "GLUE"}], "keyw'
-    assert parse_json(raw) == {"entities": [{"name": "BERT"}], "relations": [{"source": "BERT", "target": "GLUE"}]}
-    # A cut-off scalar is dropped, with its key.
-    assert parse_json('{"a": 1, "b": "unfinish') == {"a": 1}
-    assert parse_json('{"a": 1, "b": 12') == {"a": 1}
-
-
-def test_several_values_become_a_list():
-    assert parse_json('{"name": "A"}\n{"name": "B"}\n') == [{"name": "A"}, {"name": "B"}]
-    assert parse_json('{"name": "A"}{"name": "B"}') == [{"name": "A"}, {"name": "B"}]
-    assert parse_json('```json\n{"a": 1}\n```\nand\n```json\n{"b": 2}\n```') == [{"a": 1}, {"b": 2}]
-    # Stray bracketed prose next to real output is not a value.
-    assert parse_json('As shown in [1], the result is:\n{"a": [1, 2]}') == {"a": [1, 2]}
+    assert result.truncated and result.value == expected
+    assert not parse_json_result(JSON_CASES["plain"]).truncated
 
 
 @pytest.mark.parametrize(
@@ -393,22 +337,6 @@ def test_hopeless_extraction_raises_with_raw(raw, reason):
 # --------------------------------------------------------------------------------------------
 # Deterministic fuzz: every truncation of valid output salvages a subset or fails cleanly
 # --------------------------------------------------------------------------------------------
-
-FULL = {
-    "entities": [
-        {"name": "BERT", "type": "Model", "description": "A bidirectional encoder [1], \"pre-trained\"."},
-        {"name": "Alzheimer's disease", "type": "Concept", "description": "A neurodegenerative disease."},
-        {"name": "GLUE", "type": "Dataset", "description": "Benchmark {tasks}: 9 of them."},
-    ],
-    "relations": [
-        {"source": "BERT", "target": "GLUE", "keywords": ["evaluation", "benchmark"], "description": "d1",
-         "strength": 8},
-        {"source": "BERT", "target": "Alzheimer's disease", "keywords": ["application"], "description": "d2",
-         "strength": 0.5},
-    ],
-    "keywords": ["language models", "benchmarks"],
-}
-
 
 @pytest.mark.parametrize("style", ["compact", "pretty", "single-quoted", "fenced", "loose"])
 def test_truncation_fuzz_parse_json(style):

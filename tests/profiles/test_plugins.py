@@ -62,7 +62,7 @@ def plugin(monkeypatch):
 
 def test_builtin_profiles_and_modes_are_registered():
     assert registry.profile_names() == ["none", "offline", "academic", "fastbio"]
-    assert registry.mode_names() == ["naive", "local", "subgraph", "global", "hybrid", "summary", "bio"]
+    assert registry.mode_names() == ["naive", "local", "subgraph", "global", "hybrid", "ppr", "summary", "bio"]
     with pytest.raises(ConfigError, match="unknown profile 'nope'; available: auto, none"):
         registry.get_profile("nope")
     assert registry.resolve_profile_name("auto", llm_configured=False) == "offline"

@@ -138,9 +138,12 @@ def test_failed_keyword_call_falls_back_with_a_note(llm_server, make_engine):
 
 
 def test_answer_usage_has_keywords_and_answer_and_citations_may_name_entities(llm_server, make_engine):
+    seen = []
+
     def answer(request):
         text = request["messages"][-1]["content"]
         first_entity = text.split("### Entities\n[", 1)[1].split("]", 1)[0]
+        seen.append(int(first_entity))
         return f"Aspirin inhibits cyclooxygenase [{first_entity}], which drives inflammation [99]."
 
     server = llm_server(rules=[
@@ -151,8 +154,10 @@ def test_answer_usage_has_keywords_and_answer_and_citations_may_name_entities(ll
     a = run_with(llm, lambda: make_engine(llm=llm).answer(Q2, "hybrid"))
     assert set(a.usage) == {"keywords", "answer"}
     assert a.usage["keywords"].calls == 1 and a.usage["answer"].calls == 1
-    assert a.cited == [1] and a.removed_citations == [99]
-    assert a.sources[0].kind == "entity" and a.sources[0].chunk_id == "c1"
+    # text units are numbered first, entities after them: the citation names an entity source
+    assert a.cited == seen and a.removed_citations == [99]
+    cited = next(x for x in a.sources if x.number == seen[0])
+    assert cited.kind == "entity" and cited.chunk_id == "c1"
     data = a.to_json()
     assert data["usage"]["llm_calls"] == 2 and set(data["usage"]["by_purpose"]) == {"keywords", "answer"}
     assert data["sources"][0]["kind"] == "entity" and data["sources"][0]["document_id"] == "doc1"

@@ -76,9 +76,10 @@ def test_subgraph_is_the_pruned_union_of_shortest_paths(store):
     assert set(ents) == {"A", "C", "K", "B", "E"}
     assert set(ents[:3]) == {"A", "C", "K"}  # matched nodes first
     assert [r for r, _ in part.relations][-1] == "r_ce"  # expansion edges after the subgraph's
-    # step 4: text units by frequency in the subgraph (c1/c2 are shared by most nodes and edges)
+    # step 4: text units of the subgraph, ranked by relevance to the question weighted by how much of
+    # the subgraph they state (c1: aspirin, cyclooxygenase and their edge, and the question's "aspirin")
     chunks = [c for c, _ in part.chunks]
-    assert set(chunks[:2]) == {"c1", "c2"} and "c5" not in chunks
+    assert chunks[0] == "c1" and {"c1", "c2", "c3"} <= set(chunks) and "c5" not in chunks
 
 
 def test_local_mode_returns_the_whole_one_hop_neighbourhood(store):
@@ -114,7 +115,7 @@ def test_global_with_nothing_relevant_is_empty(store):
 
 
 def test_every_mode_is_available_and_unknown_modes_are_refused(make_engine):
-    assert set(MODES) == {"naive", "local", "subgraph", "global", "hybrid"}
+    assert set(MODES) == {"naive", "local", "subgraph", "global", "hybrid", "ppr"}
     with pytest.raises(ConfigError, match="not available"):
         retrieve(make_engine(), Q3, "community")
 
@@ -135,8 +136,8 @@ def test_every_source_points_at_a_paper_and_numbers_are_continuous(make_engine, 
 def test_context_has_three_numbered_sections(make_engine):
     r = retrieve(make_engine(), Q3, "subgraph")
     kinds = [s.kind for s in r.sources]
-    assert kinds == sorted(kinds, key=["entity", "relation", "chunk"].index)  # entities, relations, text units
-    assert r.context.index("### Entities") < r.context.index("### Relations") < r.context.index("### Text units")
+    assert kinds == sorted(kinds, key=["chunk", "entity", "relation"].index)  # text units (the results) first
+    assert r.context.index("### Text units") < r.context.index("### Entities") < r.context.index("### Relations")
     aspirin = next(s for s in r.sources if s.kind == "entity" and s.text.startswith("aspirin"))
     assert aspirin.chunk_id == "c1" and aspirin.page_start == 2 and aspirin.title == "Aspirin pharmacology"
     rel = next(s for s in r.sources if s.kind == "relation" and "cyclooxygenase -- inflammation" in s.text)
@@ -197,13 +198,20 @@ def test_clue_threshold_is_configurable(make_engine):
 def test_token_budgets_per_part(make_engine):
     full = retrieve(make_engine(), Q3, "subgraph")
     small = retrieve(make_engine(entity_tokens=5, relation_tokens=5), Q3, "subgraph")
-    kinds = [s.kind for s in small.sources]
+    # budgets bound the prompt context, never the results: every source is still returned ...
+    assert [(s.kind, s.chunk_id) for s in small.sources] == [(s.kind, s.chunk_id) for s in full.sources]
+    in_context = [s for s in small.sources if s.number not in small.cut]
+    kinds = [s.kind for s in in_context]
     assert kinds.count("entity") == 1 and kinds.count("relation") == 1  # the first item always fits
-    assert [s.kind for s in full.sources].count("entity") > 1
-    assert [s.number for s in small.sources] == list(range(1, len(small.sources) + 1))
+    assert [s.kind for s in full.sources].count("entity") > 1 and not full.cut
+    # ... and what was left out of the context is named
+    assert small.cut and all(f"[{n}] " not in small.context for n in small.cut)
+    assert all(f"[{s.number}] " in small.context for s in in_context)
     tight = retrieve(make_engine(max_context_tokens=100), Q3, "subgraph")
-    used = sum(len(s.text.split()) for s in tight.sources)
-    assert used <= 100 + 3 * max(len(s.text.split()) for s in tight.sources)
+    kept = [s for s in tight.sources if s.number not in tight.cut]
+    used = sum(len(s.text.split()) for s in kept)
+    assert used <= 100 + 3 * max(len(s.text.split()) for s in kept)
+    assert tight.context_tokens["budget"] == 100
 
 
 def test_nothing_matches_falls_back_to_passages_with_a_note(make_engine):

@@ -1,4 +1,4 @@
-"""SQLite: a workspace made before communities and citations (schema v2) is migrated."""
+"""SQLite: a workspace made before communities and citations (schema v2) is migrated to the current version."""
 
 from __future__ import annotations
 

@@ -44,6 +44,9 @@ class MemoryGraph:
                 gc.enable()
         self.version = version
         self.load_seconds = time.perf_counter() - started
+        # structures query modes derive from this graph version (e.g. the ppr mode's matrix), so they
+        # live and die with it; keys are the modes' own
+        self.derived: dict[str, object] = {}
 
     # -- basic access --------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..ingest.tokenizer import TextTokenizer
     from ..llm.client import LLMClient
     from ..llm.embeddings import Embedder
+    from ..llm.rerank import Reranker
     from ..models import Answer
     from ..query.retrieval import Retrieval
     from ..store.base import Store
@@ -51,6 +52,7 @@ class QueryContext:
     tokenizer: TextTokenizer
     llm: LLMClient | None = None
     graphs: GraphCache | None = None  # the in-memory graph, shared across queries (graph modes)
+    reranker: Reranker | None = None  # optional second stage for text units (settings.rerank)
 
 
 @dataclass(frozen=True)

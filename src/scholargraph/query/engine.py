@@ -18,6 +18,7 @@ from ..errors import ConfigError
 from ..graph.memory import GraphCache
 from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
+from ..llm.rerank import Reranker
 from ..models import Answer
 from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
 from ..profiles.registry import get_mode
@@ -32,14 +33,14 @@ __all__ = ["QueryEngine"]
 
 class QueryEngine:
     def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
-                 graphs: GraphCache | None = None):
+                 graphs: GraphCache | None = None, reranker: Reranker | None = None):
         self.store = store
         self.graphs = graphs or GraphCache()  # give the knowledge base's to reuse the graph across engines
         self.settings = settings
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.llm = llm
-        self.context = QueryContext(store, settings, embedder, tokenizer, llm, self.graphs)
+        self.context = QueryContext(store, settings, embedder, tokenizer, llm, self.graphs, reranker)
 
     def _mode(self, name: str | None, request: QueryRequest) -> QueryMode:
         if not request.question.strip():
@@ -69,9 +70,11 @@ class QueryEngine:
         if impl.answer is not None:
             return await impl.answer(self.context, request)
         retrieval = await impl.retrieve(self.context, request)
-        answer = Answer(question, "", retrieval.mode, retrieval.sources, timings=dict(retrieval.timings),
-                        context=retrieval.context, notes=list(retrieval.notes), usage=merge_usage(retrieval.usage),
-                        keywords=retrieval.keywords)
+        cut = set(retrieval.cut)  # the prompt holds only what fit the budget; the rest is reported
+        answer = Answer(question, "", retrieval.mode, [s for s in retrieval.sources if s.number not in cut],
+                        timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes),
+                        usage=merge_usage(retrieval.usage), keywords=retrieval.keywords,
+                        cut=[s for s in retrieval.sources if s.number in cut], context_tokens=dict(retrieval.context_tokens))
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
             return answer

@@ -1,13 +1,15 @@
 """Fusion of graph parts (thesis 000 §3.4, Concat(L_local, L_global)) and the numbered context.
 
-The context has three sections — Entities, Relations, Text units — and every item is a source
-numbered continuously ``[1] .. [n]``. Entities and relations are sources too: each is resolved to
-one supporting chunk (one that is also among the text units when possible, else its first
-supporting chunk) so that a citation to it still points at a paper, section and page.
+Every retrieved item is a source numbered continuously ``[1] .. [n]``: the ``top_k`` ranked text
+units first (they are a query's results), then entities, then relations. Entities and relations
+are sources too: each is resolved to one supporting chunk (one in the context when possible, else
+one among the text units, else its first supporting chunk) so that a citation to it still points
+at a paper, section and page.
 
-Budgets (step 6 of §3.3.2/§3.3.3): entities and relations each get their own token budget; the
-text units get what is left of ``max_context_tokens``. Each section keeps its best items until
-the next one would overflow its budget (the first item of a section is always kept).
+Budgets (step 6 of §3.3.2/§3.3.3) bound only the prompt context, never the results: entities and
+relations each get their own token budget; the text units get what is left of
+``max_context_tokens``. Each section keeps its best items until the next one would overflow its
+budget (the first item of a section is always kept); the numbers left out are reported (``cut``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ..store.base import Store
 from .citations import neutralise_source_citations
 from .graph_modes import Part
 
-SECTION_TITLES = ("Entities", "Relations", "Text units")
+SECTION_TITLES = ("Text units", "Entities", "Relations")
 
 
 @dataclass
@@ -48,13 +50,6 @@ def fuse(local: Part, global_: Part, limit_items: int, limit_chunks: int) -> Par
     part.chunks = _interleave(local.chunks, global_.chunks)[:limit_chunks]
     part.details = {"local": local.details, "global": global_.details, "local_mode": local.mode}
     part.notes = local.notes + global_.notes
-    return part
-
-
-def with_passages(part: Part, passages: list[tuple[str, float]], limit_chunks: int) -> Part:
-    """Hybrid's text units interleaved with the chunks most similar to the question itself, so a
-    question the graph covers badly still gets its best passages (graph-selected units first)."""
-    part.chunks = _interleave(part.chunks, passages)[:limit_chunks]
     return part
 
 
@@ -86,7 +81,7 @@ def _where(s: Source) -> str:
 
 def format_graph_context(sources: list[Source]) -> str:
     blocks = []
-    for kind, title in zip(("entity", "relation", "chunk"), SECTION_TITLES, strict=True):
+    for kind, title in zip(("chunk", "entity", "relation"), SECTION_TITLES, strict=True):
         items = [s for s in sources if s.kind == kind]
         if not items:
             continue
@@ -111,8 +106,22 @@ def _take(items: list, texts: list[str], budget: int, count: Callable[[str], int
     return kept, used
 
 
-def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> tuple[list[Source], str]:
-    """Numbered sources (entities, then relations, then text units) within the budgets, and the context."""
+@dataclass
+class Context:
+    """Every retrieved item as a numbered source (text units first, then entities, relations), and
+    the prompt context: the items that fit the budgets. ``cut`` = numbers of the sources left out."""
+
+    sources: list[Source]
+    text: str
+    cut: list[int]
+    used_tokens: int
+    budget_tokens: int
+
+
+def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> Context:
+    """Numbered sources (text units, then entities, then relations): all of them are the retrieval's
+    results; the context holds those that fit the budgets (entities and relations their own shares,
+    text units what is left of the total), each section keeping its best items."""
     ent_ids = [i for i, _ in part.entities]
     rel_ids = [i for i, _ in part.relations]
     relations = store.get_relations(rel_ids)
@@ -121,20 +130,22 @@ def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[s
     names = {i: e.name for i, e in entities.items()}
 
     ent_items = [(entities[i], s) for i, s in part.entities if i in entities]
-    ent_items, used_e = _take(ent_items, [entity_text(e) for e, _ in ent_items], budgets.entities, count)
+    ent_kept, used_e = _take(ent_items, [entity_text(e) for e, _ in ent_items], budgets.entities, count)
     rel_items = [(relations[i], s) for i, s in part.relations if i in relations]
-    rel_items, used_r = _take(rel_items, [relation_text(r, names) for r, _ in rel_items], budgets.relations, count)
+    rel_kept, used_r = _take(rel_items, [relation_text(r, names) for r, _ in rel_items], budgets.relations, count)
 
     chunks = store.get_chunks(i for i, _ in part.chunks)
     chunk_items = [(chunks[i], s) for i, s in part.chunks if i in chunks]
     chunk_budget = max(budgets.total - used_e - used_r, 0)
-    chunk_items, _ = _take(chunk_items, [c.text for c, _ in chunk_items], chunk_budget, count)
-    in_context = {c.id for c, _ in chunk_items}
+    chunk_kept, used_c = _take(chunk_items, [c.text for c, _ in chunk_items], chunk_budget, count)
+    in_context = {c.id for c, _ in chunk_kept}
+    retrieved = {c.id for c, _ in chunk_items}
 
     def anchor(chunk_ids: list[str]) -> str | None:
-        for c in chunk_ids:
-            if c in in_context:
-                return c
+        for pool in (in_context, retrieved):
+            for c in chunk_ids:
+                if c in pool:
+                    return c
         return chunk_ids[0] if chunk_ids else None
 
     anchors = {("e", e.id): anchor(e.chunk_ids) for e, _ in ent_items}
@@ -158,14 +169,27 @@ def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[s
         )
 
     sources: list[Source] = []
-    for e, s in ent_items:
-        c = anchors[("e", e.id)]
-        sources.append(make(len(sources) + 1, "entity", entity_text(e), s, chunks.get(c) if c else None,
-                            e.document_ids[0] if e.document_ids else None))
-    for r, s in rel_items:
-        c = anchors[("r", r.id)]
-        sources.append(make(len(sources) + 1, "relation", relation_text(r, names), s, chunks.get(c) if c else None,
-                            r.document_ids[0] if r.document_ids else None))
-    for chunk, s in chunk_items:
+    cut: list[int] = []
+    kept_ids = {id(x) for x in (*chunk_kept, *ent_kept, *rel_kept)}
+    for chunk_item in chunk_items:
+        chunk, s = chunk_item
         sources.append(make(len(sources) + 1, "chunk", chunk.text, s, chunk, chunk.document_id))
-    return sources, format_graph_context(sources)
+        if id(chunk_item) not in kept_ids:
+            cut.append(len(sources))
+    for ent_item in ent_items:
+        e, s = ent_item
+        at = anchors[("e", e.id)]
+        sources.append(make(len(sources) + 1, "entity", entity_text(e), s, chunks.get(at) if at else None,
+                            e.document_ids[0] if e.document_ids else None))
+        if id(ent_item) not in kept_ids:
+            cut.append(len(sources))
+    for rel_item in rel_items:
+        r, s = rel_item
+        at = anchors[("r", r.id)]
+        sources.append(make(len(sources) + 1, "relation", relation_text(r, names), s, chunks.get(at) if at else None,
+                            r.document_ids[0] if r.document_ids else None))
+        if id(rel_item) not in kept_ids:
+            cut.append(len(sources))
+    dropped = set(cut)
+    text = format_graph_context([x for x in sources if x.number not in dropped])
+    return Context(sources, text, cut, used_e + used_r + used_c, budgets.total)

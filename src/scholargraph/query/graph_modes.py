@@ -9,6 +9,10 @@
                  ranked by relevance x weight (and degree), text units ranked by edge relevance.
 * ``hybrid``   — §3.4: subgraph (or local) + global, fused by :func:`.fusion.fuse`.
 
+Every mode ranks its text units by relevance to the question (dense + full-text, among the units
+it selected) weighted by graph support (:func:`rank_chunks`), not by support alone; the engine
+then fuses them with the question's own passages (:mod:`.passages`).
+
 The functions here only rank ids (entities, relations, chunks) with scores; :mod:`.fusion`
 turns them into numbered sources within token budgets. Every vector search goes through the
 store's :class:`ExactVectorIndex` (batched with ``search_many``) and graph traversal is bounded
@@ -28,6 +32,7 @@ import numpy as np
 from ..graph.memory import MemoryGraph
 from ..store.base import Store
 from ..text.names import normalise_name
+from .rank import relevance_by_support
 
 # Bounds that keep one query cheap on a large graph.
 MAX_MATCHED = 12  # matched nodes that enter path finding (66 pairs)
@@ -58,6 +63,7 @@ class QueryVectors:
     low_vecs: np.ndarray
     high: list[str]
     high_vecs: np.ndarray
+    text: str = ""  # the question itself (full-text relevance of text units)
 
     def local_probe(self) -> np.ndarray:
         """Vectors an edge is compared with for relevance in local retrieval: question + low-level keywords."""
@@ -127,14 +133,17 @@ def incident_rids(graph: MemoryGraph, node: str, limit: int = MAX_NEIGHBOURS) ->
     return [(rid, nb) for nb, data in items for rid in data["rids"]]
 
 
-def rank_chunks(store: Store, counts: Mapping[str, float], query: np.ndarray, dim: int, limit: int) -> list[tuple[str, float]]:
-    """Chunks by frequency (count), ties broken by similarity to the question; score = count + sim/10."""
-    if not counts:
+def rank_chunks(store: Store, support: Mapping[str, float], vecs: QueryVectors, dim: int,
+                limit: int) -> list[tuple[str, float]]:
+    """Text units the graph selected (``support``: unit -> how much of the selected graph it states),
+    ranked by relevance to the question (dense similarity and full-text match, among these units)
+    weighted by that support (:func:`.rank.relevance_by_support`)."""
+    if not support:
         return []
     index = store.vector_index("chunk", dim)
-    sims = dict(index.search(query, len(counts), allowed=set(counts))) if len(index) else {}
-    ranked = sorted(counts, key=lambda c: (-counts[c], -sims.get(c, -1.0), c))[:limit]
-    return [(c, counts[c] + sims.get(c, 0.0) / 10) for c in ranked]
+    dense = index.search(vecs.query, len(support), allowed=set(support)) if len(index) else []
+    lexical = store.lexical_search(vecs.text, len(support), chunk_ids=list(support)) if vecs.text else []
+    return relevance_by_support(support, dense, lexical, limit=limit)
 
 
 def _chunks_of(items) -> dict[str, list[str]]:
@@ -170,7 +179,7 @@ def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params:
         counts.update(set(chunk_ids))
     for chunk_ids in _chunks_of(store.get_relations(ranked_rels)).values():
         counts.update(set(chunk_ids))
-    part.chunks = rank_chunks(store, counts, vecs.query, dim, params.top_k)
+    part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     part.details["neighbours"] = list(neighbours)
     return part
 
@@ -246,7 +255,7 @@ def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, para
     for e in store.get_entities(nodes).values():
         for c in set(e.chunk_ids):
             counts[c] += 1.0
-    part.chunks = rank_chunks(store, counts, vecs.query, dim, params.top_k)
+    part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     return part
 
 
@@ -287,7 +296,8 @@ def global_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params
         for c in set(rels[rid].chunk_ids):
             chunk_count[c] += 1
             chunk_score[c] = max(chunk_score.get(c, -2.0), rel[rid])
-    order = sorted(chunk_score, key=lambda c: (-chunk_score[c], -chunk_count[c], c))[: params.top_k]
-    part.chunks = [(c, chunk_score[c]) for c in order]
+    # support: the best edge relevance, then the number of matched edges stated
+    support = {c: chunk_score[c] + 0.01 * chunk_count[c] for c in chunk_score}
+    part.chunks = rank_chunks(store, support, vecs, dim, params.top_k)
     part.details["matched_relations"] = ranked
     return part

@@ -1,10 +1,14 @@
 """The engine's own query modes, registered by the ``core`` plug-in (:mod:`scholargraph.profiles.core`).
 
-``naive`` (chunk vectors only), ``local`` (matched entities + one-hop neighbourhood),
-``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3) and ``hybrid`` (§3.4: subgraph + global,
-the default). Graph modes first retrieve clues and dual-level keywords (§3.3.1, one LLM call
-when an LLM is configured, offline keywords otherwise), then rank entities, relations and text
-units (:mod:`.graph_modes`) and number them as sources within per-part budgets (:mod:`.fusion`).
+``naive`` (the question's passages: dense + full-text, fused), ``local`` (matched entities +
+one-hop neighbourhood), ``subgraph`` (thesis 000 §3.3.2), ``global`` (§3.3.3), ``hybrid`` (§3.4:
+subgraph + global, the default) and ``ppr`` (personalised PageRank over entities and passages,
+HippoRAG 2; :mod:`.ppr_mode`). Graph modes first retrieve clues and dual-level keywords (§3.3.1,
+one LLM call when an LLM is configured, offline keywords otherwise), then rank entities, relations
+and text units (:mod:`.graph_modes`); their text units are fused with the question's own passages
+(:mod:`.passages`), optionally reranked, and every item is numbered as a source, text units first
+(:mod:`.fusion`). Every mode returns ``top_k`` text units; the token budgets bound only the
+prompt context (``Retrieval.cut`` names what was left out).
 
 Costs: ``Retrieval.usage`` holds the keyword call; ``timings`` has ``retrieval_s`` (all of
 retrieval), ``keywords_llm_s`` (the keyword call inside it) and ``retrieval_excl_llm_s``.
@@ -19,28 +23,47 @@ import numpy as np
 
 from ..graph.memory import GraphCache, MemoryGraph
 from ..profiles.base import QueryContext, QueryMode, QueryRequest
-from .fusion import Budgets, build_sources, fuse, with_passages
+from .fusion import Budgets, build_sources, fuse
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
 from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
-from .retrieval import Retrieval, merge_usage, truncate_sources
+from .passages import PassageLists, depth, fuse_text_units, rerank, search_passages
+from .ppr_mode import ppr_retrieve
+from .retrieval import Retrieval, budget_cut, merge_usage
 from .sources import chunk_sources, format_context
 
 __all__ = ["CORE_MODES", "keywords"]
 
-# (context, request, graph, vectors, params) -> the ranked part of one graph mode
-Search = Callable[[QueryContext, QueryRequest, MemoryGraph, QueryVectors, GraphParams], Part]
+# (context, request, graph, vectors, params, the question's passages) -> the ranked part of one graph mode
+Search = Callable[[QueryContext, QueryRequest, MemoryGraph, QueryVectors, GraphParams, PassageLists], Part]
 
 
 async def naive_retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
     t0 = time.perf_counter()
-    sources = []
+    retrieval = Retrieval(req.question, "naive", [], "", {})
+    q, top_k = ctx.settings.query, req.k(ctx.settings)
     if ctx.store.count("chunks"):
         query = await ctx.embedder.embed_one(req.question)
-        hits = ctx.store.vector_index("chunk", ctx.embedder.dim).search(query, req.k(ctx.settings))
-        chunks = ctx.store.get_chunks(i for i, _ in hits)
-        sources = chunk_sources(ctx.store, [(chunks[i], s) for i, s in hits if i in chunks])
-    sources = truncate_sources(sources, ctx.settings.query.max_context_tokens, ctx.tokenizer.count)
-    return Retrieval(req.question, "naive", sources, format_context(sources), {"retrieval_s": time.perf_counter() - t0})
+        passages = search_passages(ctx.store, q, req.question, query, ctx.embedder.dim, top_k)
+        ranked = await _rerank(ctx, retrieval, req.question, passages.fused, top_k)
+        retrieval.details["passages"] = passages.details()
+        chunks = ctx.store.get_chunks(i for i, _ in ranked)
+        retrieval.sources = chunk_sources(ctx.store, [(chunks[i], s) for i, s in ranked if i in chunks])
+    kept, retrieval.cut, used = budget_cut(retrieval.sources, q.max_context_tokens, ctx.tokenizer.count)
+    retrieval.context = format_context(kept)
+    retrieval.context_tokens = {"budget": q.max_context_tokens, "used": used}
+    retrieval.timings["retrieval_s"] = time.perf_counter() - t0
+    return retrieval
+
+
+async def _rerank(ctx: QueryContext, retrieval: Retrieval, question: str, ranked: list[tuple[str, float]],
+                  top_k: int) -> list[tuple[str, float]]:
+    """The optional second stage (``settings.rerank``); without a reranker, the first ``top_k``."""
+    t = time.perf_counter()
+    out, info = await rerank(ctx.reranker, ctx.store, question, ranked, ctx.settings.rerank.candidates, top_k)
+    if info:
+        retrieval.details["rerank"] = info
+        retrieval.timings["rerank_s"] = time.perf_counter() - t
+    return out
 
 
 def _params(ctx: QueryContext, top_k: int) -> GraphParams:
@@ -96,7 +119,8 @@ async def _query_vectors(ctx: QueryContext, req: QueryRequest, retrieval: Retrie
         return np.stack([known[x] for x in texts]).astype(np.float32) if texts else np.zeros((0, dim), np.float32)
 
     timings["embed_keywords_s"] = time.perf_counter() - t
-    return QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level))
+    return QueryVectors(query_vec, kw.low_level, stack(kw.low_level), kw.high_level, stack(kw.high_level),
+                        req.question)
 
 
 async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, search: Search,
@@ -125,21 +149,29 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
         retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
 
     t = time.perf_counter()
+    q = ctx.settings.query
     if uses_subgraph and not req.subgraph:
         retrieval.notes.append("subgraph disabled (-subgraph): one-hop neighbours of the matched entities "
                                "replace the shortest-path subgraph")
-    part = search(ctx, req, graph, qv, _params(ctx, top_k))
+    passages = search_passages(ctx.store, q, req.question, qv.query, dim, top_k)
+    part = search(ctx, req, graph, qv, _params(ctx, top_k), passages)
+    part.details["graph_text_units"] = [c for c, _ in part.chunks]
     if not part.chunks and not part.entities and not part.relations:
         retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
-                               "showing the passages most similar to the question instead")
-        hits = ctx.store.vector_index("chunk", dim).search(qv.query, top_k)
-        part = Part(retrieval.mode, chunks=hits, details=part.details)
+                               "showing the passages that best match the question instead")
+        part = Part(retrieval.mode, chunks=passages.fused, details=part.details)
+    elif q.hybrid_passages:  # every graph mode's text units fused with the question's own passages
+        part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k))
+    part.chunks = await _rerank(ctx, retrieval, req.question, part.chunks, top_k)
+    retrieval.details["passages"] = passages.details()
     retrieval.notes += part.notes
     retrieval.details.update(part.details)
     timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    retrieval.sources, retrieval.context = build_sources(ctx.store, part, _budgets(ctx), ctx.tokenizer.count)
+    context = build_sources(ctx.store, part, _budgets(ctx), ctx.tokenizer.count)
+    retrieval.sources, retrieval.context, retrieval.cut = context.sources, context.text, context.cut
+    retrieval.context_tokens = {"budget": context.budget_tokens, "used": context.used_tokens}
     timings["context_s"] = time.perf_counter() - t
 
 
@@ -150,28 +182,29 @@ def _local_part(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: Qu
 
 
 def _search_local(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
-                  params: GraphParams) -> Part:
+                  params: GraphParams, passages: PassageLists) -> Part:
     return local_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim)
 
 
 def _search_subgraph(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
-                     params: GraphParams) -> Part:
+                     params: GraphParams, passages: PassageLists) -> Part:
     return _local_part(ctx, req, graph, qv, params)
 
 
 def _search_global(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
-                   params: GraphParams) -> Part:
+                   params: GraphParams, passages: PassageLists) -> Part:
     return global_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim)
 
 
 def _search_hybrid(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
-                   params: GraphParams) -> Part:
-    dim = ctx.embedder.dim
-    part = fuse(_local_part(ctx, req, graph, qv, params), global_retrieve(ctx.store, graph, qv, params, dim),
+                   params: GraphParams, passages: PassageLists) -> Part:
+    return fuse(_local_part(ctx, req, graph, qv, params), global_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim),
                 params.max_items, params.top_k)
-    if ctx.settings.query.hybrid_passages:
-        part = with_passages(part, ctx.store.vector_index("chunk", dim).search(qv.query, params.top_k), params.top_k)
-    return part
+
+
+def _search_ppr(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
+                params: GraphParams, passages: PassageLists) -> Part:
+    return ppr_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim, passages, ctx.settings.query)
 
 
 def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False,
@@ -188,12 +221,14 @@ def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool
 
 
 CORE_MODES = (
-    QueryMode("naive", "top-k chunks by vector similarity (baseline)", naive_retrieve),
+    QueryMode("naive", "the question's passages: chunk vectors + full-text search, fused (RRF)", naive_retrieve),
     _graph_mode("local", "entities matched by low-level keywords + their one-hop neighbourhood", _search_local),
     _graph_mode("subgraph", "shortest-path subgraph between matched entities (thesis 000 §3.3.2)", _search_subgraph,
                 True),
     _graph_mode("global", "relations matched by high-level keywords, ranked by relevance x weight (§3.3.3)",
                 _search_global),
-    _graph_mode("hybrid", "subgraph + global fused, plus the most similar passages (§3.4; the default)",
+    _graph_mode("hybrid", "subgraph + global fused, plus the question's passages (§3.4; the default)",
                 _search_hybrid, True, reports=True),
+    _graph_mode("ppr", "personalised PageRank over entities and passages from the question's matches (HippoRAG 2)",
+                _search_ppr),
 )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..models import Source, Usage
 
-__all__ = ["Retrieval", "history_text", "merge_usage", "truncate_sources"]
+__all__ = ["Retrieval", "budget_cut", "history_text", "merge_usage", "truncate_sources"]
 
 
 @dataclass
@@ -24,6 +24,9 @@ class Retrieval:
     keywords: dict | None = None
     # graph modes: matched entities, paths, pruned/expanded relations... (for inspection and tests)
     details: dict = field(default_factory=dict)
+    # numbers of the sources left out of ``context`` by the token budget (the results keep them)
+    cut: list[int] = field(default_factory=list)
+    context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
 
 
 def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:
@@ -34,7 +37,9 @@ def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:
     return out
 
 
-def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], int]) -> list[Source]:
+def budget_cut(sources: list[Source], budget: int, count: Callable[[str], int]) -> tuple[list[Source], list[int], int]:
+    """(sources that fit ``budget`` tokens, in order; numbers of those that did not; tokens used).
+    The first source is always kept; the first one that overflows ends the context."""
     kept: list[Source] = []
     used = 0
     for s in sources:
@@ -43,7 +48,11 @@ def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], 
             break
         kept.append(s)
         used += n
-    return kept
+    return kept, [s.number for s in sources[len(kept):]], used
+
+
+def truncate_sources(sources: list[Source], budget: int, count: Callable[[str], int]) -> list[Source]:
+    return budget_cut(sources, budget, count)[0]
 
 
 def history_text(history: Sequence[tuple[str, str]]) -> str:

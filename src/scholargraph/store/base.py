@@ -241,6 +241,22 @@ class ChunkStore(Protocol):
     def iter_chunk_texts(self) -> Iterator[tuple[str, str]]:
         """(chunk id, text) of every chunk (re-embedding)."""
 
+    def lexical_search(self, query: str, k: int, *, documents: Collection[str] | None = None,
+                       chunk_ids: Collection[str] | None = None) -> list[tuple[str, float]]:
+        """Full-text search: the chunks whose text (with its section heading and its paper's title)
+        best match ``query``'s terms,
+        best first, at most ``k``, as (chunk id, score); a higher score is a better match and scores
+        compare only within one call. ``documents`` / ``chunk_ids`` restrict the candidates (an empty
+        collection matches nothing).
+
+        Contract every backend keeps: terms are :func:`scholargraph.text.lexical.lexical_terms` of
+        the document title, the chunk's section heading and its text, and of the query (so ``IL-6``, ``BRCA1``, ``F1``,
+        ``p<0.05`` match as written); a chunk matches when it shares at least one term; the ranking
+        is BM25 or the backend's closest equivalent (rarer terms and more occurrences score higher,
+        long chunks are normalised). The index follows every insert, re-insert and delete of chunks
+        (a deleted document's chunks included) in the same unit of work; a query with no term
+        (only stopwords or punctuation) returns nothing."""
+
 
 class GraphStore(Protocol):
     """Entities, relations and content keywords with their provenance (one record per chunk that

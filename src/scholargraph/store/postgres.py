@@ -40,6 +40,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
+from . import postgres_lexical as lexical
 from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, MaintenanceTask
 from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
@@ -97,6 +98,8 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
         try:
             ensure_extension(conn, self.where)
             migrate(conn, self.where, create=create)
+            if lexical.needs_rebuild(conn):  # new or upgraded database, or a new tokenisation
+                lexical.rebuild(conn)
         except psycopg.Error as exc:
             raise WorkspaceError(f"cannot prepare the scholargraph schema in {self.where}: {exc}") from exc
         finally:
@@ -384,13 +387,18 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
     def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None:
         rows = sorted((c.id, c.document_id, c.ordinal, c.section, c.char_start, c.char_end, c.page_start, c.page_end,
                        c.tokens, c.text, c.header, scope) for c in chunks)
-        self.write(lambda: self._many(
-            """INSERT INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start, page_end, tokens,
-                   text, header, scope) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-               ON CONFLICT (id) DO UPDATE SET document_id=excluded.document_id, ordinal=excluded.ordinal,
-                   section=excluded.section, char_start=excluded.char_start, char_end=excluded.char_end,
-                   page_start=excluded.page_start, page_end=excluded.page_end, tokens=excluded.tokens,
-                   text=excluded.text, header=excluded.header, scope=excluded.scope""", rows))
+        def work() -> None:
+            self._many(
+                """INSERT INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start, page_end, tokens,
+                       text, header, scope) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                   ON CONFLICT (id) DO UPDATE SET document_id=excluded.document_id, ordinal=excluded.ordinal,
+                       section=excluded.section, char_start=excluded.char_start, char_end=excluded.char_end,
+                       page_start=excluded.page_start, page_end=excluded.page_end, tokens=excluded.tokens,
+                       text=excluded.text, header=excluded.header, scope=excluded.scope""", rows)
+            self._many("UPDATE chunks SET terms = %s::tsvector WHERE id = %s",
+                       lexical.terms_rows(self._wconn(), chunks))
+
+        self.write(work)
 
     @staticmethod
     def _chunk(r: Sequence) -> Chunk:
@@ -426,6 +434,14 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
             """SELECT id, ts_rank_cd(tsv, q) AS r FROM chunks, websearch_to_tsquery('english', %s) q
                WHERE tsv @@ q ORDER BY r DESC, id LIMIT %s""", (query, k))
         return [(r[0], float(r[1])) for r in rows]
+
+    def lexical_search(self, query: str, k: int, *, documents: Collection[str] | None = None,
+                       chunk_ids: Collection[str] | None = None) -> list[tuple[str, float]]:
+        expr = lexical.tsquery_literal(query)
+        if expr is None or k <= 0 or (documents is not None and not documents) or (chunk_ids is not None and not chunk_ids):
+            return []
+        sql, params = lexical.search_sql(documents, chunk_ids)
+        return [(r[0], float(r[1])) for r in self._rows(sql, (expr, *params, k))]
 
     def count(self, what: str) -> int:
         if what not in COUNTABLE:

@@ -245,9 +245,16 @@ DO $$ DECLARE d TEXT; BEGIN
 END $$;
 """
 
-# v3 (issue 14, the same change as SQLite schema v4): one chunk-failure record per (document, chunk),
-# attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
+# v3: full-text search with the engine's own terms (store/postgres_lexical.py; issue 15): the store
+# writes ``terms`` with each chunk and fills it for chunks stored before (meta ``lexical_version``)
 V2_TO_V3 = """
+ALTER TABLE chunks ADD COLUMN terms TSVECTOR;
+CREATE INDEX chunks_terms ON chunks USING GIN (terms);
+"""
+
+# v4 (issue 14, the same change as SQLite schema v5): one chunk-failure record per (document, chunk),
+# attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
+V3_TO_V4 = """
 CREATE TABLE chunk_failures (
     document_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
@@ -274,7 +281,7 @@ CREATE TABLE maintenance (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..errors import WorkspaceError
+from ..text.lexical import FTS5_TOKENIZE
 
 SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -238,12 +239,23 @@ CREATE TABLE stub_papers (
 );
 """
 
-# v4 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
+# v4: full-text search over chunks (issue 15). ``chunk_terms`` holds each chunk's lexical terms
+# (scholargraph.text.lexical) under the chunk's rowid; the store fills it on insert (and rebuilds it
+# when the tokenisation changes: meta ``lexical_version``), the trigger empties it on every delete,
+# including the cascade from a deleted document.
+V3_TO_V4 = f"""
+CREATE VIRTUAL TABLE chunk_terms USING fts5(terms, tokenize = "{FTS5_TOKENIZE}");
+CREATE TRIGGER chunks_drop_terms AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunk_terms WHERE rowid = old.rowid;
+END;
+"""
+
+# v5 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
 # replaces its record and counts the attempt; a repaired chunk's record goes — so what is listed is
 # what is still missing ("unrepaired"). Existing rows keep the latest record of each chunk. And the
 # graph maintenance an indexing run still owes (entities the resolution pass has not compared yet)
 # is recorded, so a run killed in its final phase is finished by the next one.
-V3_TO_V4 = """
+V4_TO_V5 = """
 CREATE TABLE chunk_failures (
     document_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
@@ -272,7 +284,7 @@ CREATE TABLE maintenance (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own

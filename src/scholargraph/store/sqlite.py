@@ -43,6 +43,7 @@ import numpy as np
 
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
+from . import sqlite_lexical as lexical
 from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, MaintenanceTask, batches
 from .schema import migrate
 from .sqlite_analysis import SQLiteAnalysis
@@ -92,6 +93,8 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
             raise
         try:
             migrate(conn, str(self.path), before_step=self._before_migration_step)
+            if lexical.needs_rebuild(conn):  # new or upgraded workspace, or a new tokenisation
+                lexical.rebuild(conn)
         except BaseException as exc:
             conn.close()
             self.records.close()
@@ -330,12 +333,23 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
     # -- chunks --------------------------------------------------------------------------
 
     def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None:
-        self.write(lambda: self._wconn().executemany(
-            """INSERT OR REPLACE INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start,
-                   page_end, tokens, text, header, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [(c.id, c.document_id, c.ordinal, c.section, c.char_start, c.char_end, c.page_start, c.page_end,
-              c.tokens, c.text, c.header, scope) for c in chunks],
-        ))
+        def work() -> None:
+            conn = self._wconn()
+            lexical.drop_terms(conn, [c.id for c in chunks])  # a chunk stored again is indexed again
+            conn.executemany(
+                """INSERT OR REPLACE INTO chunks(id, document_id, ordinal, section, char_start, char_end, page_start,
+                       page_end, tokens, text, header, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [(c.id, c.document_id, c.ordinal, c.section, c.char_start, c.char_end, c.page_start, c.page_end,
+                  c.tokens, c.text, c.header, scope) for c in chunks],
+            )
+            lexical.write_terms(conn, chunks)
+
+        self.write(work)
+
+    def lexical_search(self, query: str, k: int, *, documents: Collection[str] | None = None,
+                       chunk_ids: Collection[str] | None = None) -> list[tuple[str, float]]:
+        conn = self._writer.conn if self._writer.in_work() else self._readers.get()
+        return lexical.search(conn, query, k, documents, chunk_ids)
 
     @staticmethod
     def _chunk(r: sqlite3.Row) -> Chunk:

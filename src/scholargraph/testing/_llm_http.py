@@ -134,7 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             return
         route = _route(self.path)
-        if route not in ("/chat/completions", "/embeddings"):
+        if route not in ("/chat/completions", "/embeddings", "/rerank"):
             self._send_error_json(404, f"no route for POST {self.path}")
             return
         try:
@@ -147,6 +147,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if route == "/chat/completions":
             self._chat(request)
+        elif route == "/rerank":
+            self._rerank(request)
         else:
             self._embeddings(request)
 
@@ -264,6 +266,23 @@ class _Handler(BaseHTTPRequestHandler):
         tokens = sum(app.count_tokens(t) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
         self._send_json(200, {"object": "list", "data": data, "model": request.get("model", ""), "usage": usage})
+
+    def _rerank(self, request: dict[str, Any]) -> None:
+        app = self.app
+        fault = app.take_fault()
+        if fault is not None and not self._apply_fault(fault, None):
+            return
+        query, docs = request.get("query"), request.get("documents")
+        if not isinstance(query, str) or not isinstance(docs, list):
+            self._send_error_json(400, "'query' must be a string and 'documents' a list")
+            return
+        texts = [d if isinstance(d, str) else str((d or {}).get("text", "")) for d in docs]
+        app.stats.add("rerank_calls")
+        app.stats.add("rerank_documents", len(texts))
+        scores = [float(app.rerank_score(query, t)) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: -scores[i])[: int(request.get("top_n") or len(texts))]
+        results = [{"index": i, "relevance_score": scores[i]} for i in order]
+        self._send_json(200, {"model": request.get("model", ""), "results": results})
 
     def _apply_fault(self, fault: Fault, flight: InFlight | None) -> bool:
         """Act out an injected fault; True when the request should then be answered normally."""

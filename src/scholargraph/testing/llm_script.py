@@ -74,6 +74,8 @@ class ServerStats:
             self.errors_injected = 0
             self.embedding_calls = 0
             self.embedding_inputs = 0
+            self.rerank_calls = 0
+            self.rerank_documents = 0
             self.responder_errors: list[str] = []
             self.busy_seconds = 0.0  # sum over chat requests of their time in flight
             self.first_start: float | None = None
@@ -91,6 +93,7 @@ class ServerStats:
                 "errors_injected": self.errors_injected,
                 "embedding_calls": self.embedding_calls,
                 "embedding_inputs": self.embedding_inputs,
+                "rerank_calls": self.rerank_calls,
                 "responder_errors": list(self.responder_errors),
             }
 

@@ -7,9 +7,11 @@
         server.stats.calls, server.stats.by_kind["extract"]
 
 Endpoints (also without the ``/v1`` prefix): ``GET /v1/models``, ``POST /v1/chat/completions``
-(plain or ``stream: true`` server-sent events) and ``POST /v1/embeddings`` (deterministic unit
+(plain or ``stream: true`` server-sent events), ``POST /v1/embeddings`` (deterministic unit
 vectors from ``embedding_fn``: random per text by default, ``word_vector`` for texts that share
-words to be similar; as float lists or base64 float32 per ``encoding_format``). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
+words to be similar; as float lists or base64 float32 per ``encoding_format``) and ``POST /v1/rerank``
+(``{"query", "documents", "top_n"}`` -> ``{"results": [{"index", "relevance_score"}]}``, scored by
+``rerank_score``). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
 slow requests can be in flight at once. Injected faults (``fail_next``, ``hang_next``,
 ``drop_next``) are consumed in order by the next POST requests, chat or embeddings.
 """
@@ -26,6 +28,10 @@ from ._llm_http import LLMHTTPServer, unit_vector, word_vector
 from .llm_script import Fault, Reply, ReplySpec, Rule, ServerStats
 
 __all__ = ["Reply", "Rule", "ScriptedLLMServer", "ServerStats", "unit_vector", "word_vector"]
+
+
+def _shared_words(query: str, document: str) -> float:
+    return float(len(set(query.lower().split()) & set(document.lower().split())))
 
 
 class ScriptedLLMServer:
@@ -58,6 +64,7 @@ class ScriptedLLMServer:
         api_key: str | None = None,
         strict_models: bool = False,
         serve_models_endpoint: bool = True,
+        rerank_score: Callable[[str, str], float] | None = None,
         port: int = 0,
     ):
         self.responder = responder
@@ -75,6 +82,8 @@ class ScriptedLLMServer:
         self.api_key = api_key
         self.strict_models = strict_models  # 404 for a model not in ``models``, like Ollama
         self.serve_models_endpoint = serve_models_endpoint  # False: GET /models answers 404
+        # POST /rerank scores (query, document); default: shared lower-case words
+        self.rerank_score = rerank_score or _shared_words
         self.stats = ServerStats()
         self._port = port
         self._faults: deque[Fault] = deque()
