@@ -100,11 +100,12 @@ def test_answer_citations_are_verified(llm_server, workdir):
     assert result.usage["answer"].calls == 1 and not result.extractive
 
 
-def test_cli_index_and_ask_with_llm(llm_server, workdir, tmp_path, capsys):
+def test_cli_index_and_ask_with_llm(llm_server, workdir, tmp_path, capsys, db_args):
+    """End to end through the CLI with an LLM-built graph, on SQLite and on PostgreSQL (db_args)."""
     server = llm_server(rules=default_rules())
     paper = tmp_path / "paper.txt"
     paper.write_text(TEXT_A)
-    args = ["-w", str(workdir), "--llm-url", server.base_url, "--llm-model", "scripted-model"]
+    args = ["-w", str(workdir), "--llm-url", server.base_url, "--llm-model", "scripted-model", *db_args]
     assert main(["index", str(paper), "--json", "--profile", "academic", *args]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["usage"]["by_purpose"]["extract"]["calls"] == 1
@@ -112,6 +113,11 @@ def test_cli_index_and_ask_with_llm(llm_server, workdir, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and data["usage"]["by_purpose"]["answer"]["calls"] == 1 and data["sources"]
     assert data["cited"] and all(s["rank"] in data["cited"] for s in data["sources"])
+    for mode in ("local", "subgraph", "global", "hybrid"):  # the graph modes read the extracted graph
+        code = main(["retrieve", "What does GraphRAG build over the corpus?", "--mode", mode, "--json", *args])
+        data = json.loads(capsys.readouterr().out)
+        assert code == 0 and data["results"], mode
+        assert any("Knowledge Graph" in r["text"] for r in data["results"]), mode
 
 
 def test_only_context_makes_no_llm_call(llm_server, workdir, capsys):

@@ -205,8 +205,13 @@ class QuerySettings(_Section):
                                                     "passages (false = thesis §3.4 exactly: graph text units only)")
     # ppr mode (HippoRAG 2-style personalised PageRank over entity and passage nodes)
     ppr_damping: float = Field(0.5, gt=0, lt=1, description="probability of following an edge at each step")
-    ppr_passage_weight: float = Field(0.05, ge=0, description="seed mass of the question's own passages, "
-                                                              "relative to matched entities")
+    ppr_seed_passages: int = Field(3, ge=1, le=100, description="the question's best passages (dense + lexical) "
+                                                               "that seed the walk")
+    ppr_entity_weight: float = Field(1.0, ge=0, description="seed mass of the entities the question matches, "
+                                                            "relative to its best passage; 0 = passages only")
+    ppr_entity_min_score: float = Field(1.0, ge=-1, le=1, description="match score an entity needs to seed the walk: "
+                                                                      "1 = named exactly in the question; lower also "
+                                                                      "seeds nearest-vector matches and facts' ends")
     ppr_facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
     bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
     bio_min_edge_weight: float | None = Field(None, ge=0)

@@ -10,7 +10,7 @@ from scholargraph.evaluation.winrate import parse_verdict
 from scholargraph.extract.parse import EXTRACTION_SCHEMA, ExtractionReply
 from scholargraph.graph.community_reports import ReportReply
 from scholargraph.llm.output import Invalid, validate
-from scholargraph.profiles.fastbio.draft import DRAFT_SCHEMA
+from scholargraph.profiles.fastbio.draft import DRAFT_SCHEMA, EntityExtra, RelationExtra
 from scholargraph.profiles.fastbio.query_parse import PARSE_SCHEMA, BioQueryReply
 from scholargraph.query.keywords import KEYWORDS_SCHEMA
 from scholargraph.query.summary import MapReply
@@ -73,3 +73,13 @@ def test_step_models_read_what_small_models_write():
                      QuestionSet)
     assert [(u.user, [(t.task, t.questions) for t in u.tasks or []]) for u in asked.users if u] == [
         ("u", [("t", ["q?"])])]
+
+
+def test_fastbio_draft_extras_read_key_variants():
+    rel = RelationExtra.model_validate({"head": "IL1B", "tail": "Endometriosis", "predicate": "biomarker",
+                                        "score": "90"})
+    assert (rel.source, rel.target, rel.type, rel.confidence) == ("IL1B", "Endometriosis", "biomarker", 0.9)
+    assert EntityExtra.model_validate({"entity": "IL1B", "synonyms": "IL-1β | interleukin-1 beta"}).aliases == [
+        "IL-1β", "interleukin-1 beta"]
+    with pytest.raises(ValueError):
+        RelationExtra.model_validate({"name": "IL1B"})

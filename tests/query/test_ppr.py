@@ -8,8 +8,14 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from query_workspace import BagOfWordsEmbedder, WordTokenizer
 
+from scholargraph.config import QuerySettings, Settings
+from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, Section
+from scholargraph.query.engine import QueryEngine
 from scholargraph.query.ppr import PassageGraph, personalized_pagerank
+from scholargraph.store import open_store
+from scholargraph.text.names import normalise_name
 
 
 def _matrix(n, edges):
@@ -65,3 +71,61 @@ def test_ppr_mode_through_the_engine(make_engine):
     chunks = [s for s in r.sources if s.kind == "chunk"]
     assert len(chunks) == 3 and chunks[0].chunk_id == "c3"
     assert "seeds" in r.details and r.details["graph_text_units"][0] == "c3"
+
+
+# A two-hop question: the first passage names the director; only the director's own passage says
+# where he was born, and it shares no word with the question but his name. Four distractor
+# passages about other directors' births share the common "film director" entity with the first.
+BRIDGE_DOCS = {
+    "p0": ("Blood Street is a 1988 action film directed by Leo Fong.", ["Blood Street", "Leo Fong", "film director"]),
+    "pb": ("Leo Fong is a martial artist raised in Canton.", ["Leo Fong"]),
+    **{f"d{i}": (f"{n} was a film director born in {c}; the director of films.", [n, "film director"])
+       for i, (n, c) in enumerate([("Ann Lee", "Oslo"), ("Bo Ek", "Riga"), ("Cy Tam", "Lima"), ("Di Fox", "Kiev")])},
+}
+
+
+def _bridge_store(tmp_path):
+    embedder = BagOfWordsEmbedder()
+    store = open_store(tmp_path / "bridge")
+    store.set_meta("embedding_model", embedder.name)
+    store.set_meta("embedding_dim", str(embedder.dim))
+    for cid, (text, _) in BRIDGE_DOCS.items():
+        store.add_pending(Document(id=f"doc-{cid}", title=cid, sections=[Section("Text", text)]), "full", "test")
+        store.insert_chunks([Chunk(cid, f"doc-{cid}", 0, text, len(text.split()), section="Text")])
+        store.put_vectors("chunk", [cid], asyncio.run(embedder.embed([text])))
+        store.set_status(f"doc-{cid}", DocStatus.PROCESSED)
+    store.write(lambda: store.write_entities([
+        EntityRecord(name, "Thing", "", cid, id=f"e-{normalise_name(name)}", key=normalise_name(name),
+                     document_id=f"doc-{cid}")
+        for cid, (_, names) in BRIDGE_DOCS.items() for name in names]))
+    return store
+
+
+def test_a_passage_walks_to_its_rare_entities_passages_before_a_hubs(tmp_path):
+    # passage -> entity edges are weighted by the entity's specificity (1 / passages stating it), so
+    # the walk from p0 reaches the bridge passage of "Leo Fong" (2 passages) before the passages of
+    # the hub "film director" (5 passages), although the hub joins p0 to four of them
+    store = _bridge_store(tmp_path)
+    try:
+        passages, _ = PassageGraph.build(store).rank({}, {"p0": 1.0}, damping=0.5, limit=6)
+        order = [c for c, _ in passages]
+        assert order[:2] == ["p0", "pb"], order
+    finally:
+        store.close()
+
+
+def test_ppr_finds_the_second_hop_passage_that_passage_retrieval_misses(tmp_path):
+    store = _bridge_store(tmp_path)
+    try:
+        engine = QueryEngine(store, Settings(workdir=store.workdir, query=QuerySettings(node_threshold=0.9)),
+                             BagOfWordsEmbedder(), WordTokenizer(), None)
+        question = "Where was the director of Blood Street born?"
+
+        def top4(mode):
+            r = asyncio.run(engine.retrieve(question, mode, top_k=4))
+            return [s.chunk_id for s in r.sources if s.kind == "chunk"]
+
+        assert "pb" not in top4("naive")  # the premise: the question's own passages miss the second hop
+        assert {"p0", "pb"} <= set(top4("ppr"))  # the walk from p0 through "Leo Fong" finds it
+    finally:
+        store.close()

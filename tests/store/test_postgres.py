@@ -89,11 +89,14 @@ def test_registering_again_never_resets_a_document_another_worker_has(open_pg):
 
 
 def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
-    store = open_pg()
+    store = open_pg(hnsw_min_rows=300)  # the HNSW index is built when the namespace reaches 300 vectors
     rng = np.random.default_rng(0)
     vectors = rng.normal(size=(500, 16)).astype(np.float32)
     ids = [f"c{i}" for i in range(500)]
-    store.put_vectors("chunk", ids, vectors)
+    store.put_vectors("chunk", ids[:200], vectors[:200])
+    with psycopg.connect(store.dsn) as conn:
+        assert not conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'vectors_chunk_hnsw'").fetchall()
+    store.put_vectors("chunk", ids[200:], vectors[200:])
     index = store.vector_index("chunk", 16)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     hits = 0
@@ -110,8 +113,8 @@ def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
     assert np.allclose(index.get("c1"), unit[1], atol=1e-6)
     with psycopg.connect(store.dsn) as conn:
         indexes = [r[0] for r in conn.execute("SELECT indexdef FROM pg_indexes WHERE tablename LIKE 'vectors_%%'")]
-    # one primary key and one HNSW index per namespace (chunk, entity, relation, keyword, community)
-    assert len(indexes) == 10 and sum("USING hnsw (embedding vector_cosine_ops)" in i for i in indexes) == 5
+    assert [i for i in indexes if "USING hnsw (embedding vector_cosine_ops)" in i] == [
+        i for i in indexes if "vectors_chunk_hnsw" in i]  # only the namespace that reached the threshold
 
 
 def test_vectors_of_another_dimension_are_refused(open_pg):

@@ -16,6 +16,7 @@ import pytest
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_script import Rule
 
+WAIT = 400  # seconds: a process start can take minutes on a machine loaded by parallel test suites
 TOPICS = ["graph retrieval", "contrastive learning", "protein folding", "entity resolution", "citation networks",
           "question answering"]
 
@@ -33,7 +34,8 @@ def write_corpus(folder, n: int) -> list[str]:
 def index_process(corpus, workdir, dsn: str, server_url: str) -> subprocess.Popen:
     env = {**os.environ, "SCHOLARGRAPH_EMBEDDINGS__PROVIDER": "openai", "SCHOLARGRAPH_EMBEDDINGS__BASE_URL": server_url,
            "SCHOLARGRAPH_EMBEDDINGS__MODEL": "scripted-embed", "SCHOLARGRAPH_EMBEDDINGS__DIMENSION": "384",
-           "SCHOLARGRAPH_MAX_PARALLEL_DOCUMENTS": "3"}  # small claims: the work is shared, not grabbed at once
+           "SCHOLARGRAPH_MAX_PARALLEL_DOCUMENTS": "3",  # small claims: the work is shared, not grabbed at once
+           "SCHOLARGRAPH_LLM__TIMEOUT": str(2 * WAIT)}  # a call held at the gate waits, it does not time out
     return subprocess.Popen(
         [sys.executable, "-m", "scholargraph.cli", "index", str(corpus), "-w", str(workdir), "--db", dsn, "--json",
          "--profile", "academic", "--llm-url", server_url, "--llm-model", "scripted-model", "--llm-concurrency", "2"],
@@ -41,22 +43,25 @@ def index_process(corpus, workdir, dsn: str, server_url: str) -> subprocess.Pope
 
 
 def gated(rules: list[Rule], gate: threading.Event) -> list[Rule]:
-    """The same replies, held until ``gate`` opens (both workers are up: neither can finish alone)."""
+    """The same replies, held until ``gate`` opens (both workers hold claims: neither can finish alone)."""
     def hold(respond):
         def reply(request):
-            gate.wait(120)
+            gate.wait(WAIT)
             return respond(request) if callable(respond) else respond
         return reply
 
     return [Rule(r.kind, r.pattern, hold(r.respond)) for r in rules]
 
 
-def open_when_both_connected(dsn: str, gate: threading.Event) -> None:
-    deadline = time.monotonic() + 120
+def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
+    """Open the gate once each worker holds a claim (whatever the machine's speed, both get work)."""
+    deadline = time.monotonic() + WAIT
     with psycopg.connect(dsn, autocommit=True) as conn:
         while time.monotonic() < deadline and not gate.is_set():
-            n = conn.execute("SELECT count(DISTINCT application_name) FROM pg_stat_activity "
-                             "WHERE application_name LIKE 'sgworker%'").fetchone()[0]
+            try:
+                n = conn.execute("SELECT count(DISTINCT claimed_by) FROM documents").fetchone()[0]
+            except psycopg.errors.UndefinedTable:  # the first worker has not made the schema yet
+                n = 0
             if n == 2:
                 break
             time.sleep(0.05)
@@ -64,16 +69,16 @@ def open_when_both_connected(dsn: str, gate: threading.Event) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2 * WAIT)
 def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
     gate = threading.Event()
     server = llm_server(rules=gated(default_rules(), gate), latency=0.2)
     write_corpus(tmp_path / "papers", 24)
     dsn = pg_dsn()
-    opener = threading.Thread(target=open_when_both_connected, args=(dsn, gate), daemon=True)
+    opener = threading.Thread(target=open_when_both_claimed, args=(dsn, gate), daemon=True)
     opener.start()
-    procs = [index_process(tmp_path / "papers", tmp_path / f"worker{n}", f"{dsn}&application_name=sgworker{n}",
-                           server.base_url) for n in range(2)]
-    deadline = time.monotonic() + 240
+    procs = [index_process(tmp_path / "papers", tmp_path / f"worker{n}", dsn, server.base_url) for n in range(2)]
+    deadline = time.monotonic() + WAIT + 240
     try:
         outputs = [p.communicate(timeout=max(1.0, deadline - time.monotonic())) for p in procs]
     finally:

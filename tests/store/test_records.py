@@ -184,3 +184,17 @@ def test_an_interrupted_migration_is_done_again_without_duplicates(tmp_path, mon
         assert store.count("llm_calls") == 1 and store.count("llm_cache") == 1
     finally:
         store.close()
+
+
+def test_a_store_nobody_closed_writes_its_held_rows_when_the_process_exits(tmp_path):
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom scholargraph.store import open_store\nfrom scholargraph.store.base import CallRecord\n"
+              "s = open_store(sys.argv[1])\ns.log_call(CallRecord('answer', 'm', 1, 1, False, False, 0.1, None))\n")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "ws")], check=True, timeout=120)
+    store = SQLiteStore(tmp_path / "ws")
+    try:
+        assert store.count("llm_calls") == 1
+    finally:
+        store.close()

@@ -124,11 +124,11 @@ async def _query_vectors(ctx: QueryContext, req: QueryRequest, retrieval: Retrie
 
 
 async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, search: Search,
-                          uses_subgraph: bool) -> Retrieval:
+                          uses_subgraph: bool, fuse: bool = True) -> Retrieval:
     t0 = time.perf_counter()
     retrieval = Retrieval(req.question, mode, [], "", {})
     if ctx.store.count("chunks"):
-        await _graph_search(ctx, req, search, retrieval, uses_subgraph)
+        await _graph_search(ctx, req, search, retrieval, uses_subgraph, fuse)
     elapsed = time.perf_counter() - t0
     retrieval.timings["retrieval_s"] = elapsed
     retrieval.timings["retrieval_excl_llm_s"] = elapsed - retrieval.timings.get("keywords_llm_s", 0.0)
@@ -136,7 +136,7 @@ async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, searc
 
 
 async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, retrieval: Retrieval,
-                        uses_subgraph: bool) -> None:
+                        uses_subgraph: bool, fuse: bool) -> None:
     timings, dim, top_k = retrieval.timings, ctx.embedder.dim, req.k(ctx.settings)
     qv = await _query_vectors(ctx, req, retrieval)
 
@@ -160,7 +160,7 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
         retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
                                "showing the passages that best match the question instead")
         part = Part(retrieval.mode, chunks=passages.fused, details=part.details)
-    elif q.hybrid_passages:  # every graph mode's text units fused with the question's own passages
+    elif q.hybrid_passages and fuse:  # a graph mode's text units fused with the question's own passages
         part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k))
     part.chunks = await _rerank(ctx, retrieval, req.question, part.chunks, top_k)
     retrieval.details["passages"] = passages.details()
@@ -208,9 +208,12 @@ def _search_ppr(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: Qu
 
 
 def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False,
-                reports: bool = False) -> QueryMode:
+                reports: bool = False, fuse: bool = True) -> QueryMode:
+    """``fuse``: the mode's text units are fused with the question's passages (false for a mode
+    whose search starts from those passages already, ``ppr``)."""
+
     async def retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
-        retrieval = await _graph_retrieve(ctx, req, name, search, uses_subgraph)
+        retrieval = await _graph_retrieve(ctx, req, name, search, uses_subgraph, fuse)
         if reports and ctx.settings.communities.hybrid_reports:  # broad questions: + community reports
             from .summary import add_reports
 
@@ -229,6 +232,6 @@ CORE_MODES = (
                 _search_global),
     _graph_mode("hybrid", "subgraph + global fused, plus the question's passages (§3.4; the default)",
                 _search_hybrid, True, reports=True),
-    _graph_mode("ppr", "personalised PageRank over entities and passages from the question's matches (HippoRAG 2)",
-                _search_ppr),
+    _graph_mode("ppr", "personalised PageRank over entities and passages from the question's best passages "
+                       "(HippoRAG 2-style): finds the passages their names lead to", _search_ppr, fuse=False),
 )

@@ -1,16 +1,21 @@
 """``ppr`` mode: personalised PageRank over entity and passage nodes (HippoRAG 2-style).
 
 The graph has one node per entity and one per chunk (passage). Relations join entities (weight =
-the relation's weight); an entity joins every chunk that states it (weight 1). A walk starts from
-the question's seeds and, at each step, follows an edge with probability ``damping`` or jumps back
-to a seed; passages are ranked by how often the walk visits them.
+the relation's weight); an entity joins every chunk that states it with weight 1 / (the number of
+chunks stating it): a passage's rare names (a person, a gene) carry the walk further than its
+common terms, which join it to hundreds of passages. A walk starts from the seeds and, at each
+step, follows an edge with probability ``damping`` or jumps back to a seed; passages are ranked by
+how often the walk visits them.
 
-Seeds, as in HippoRAG 2 (Gutiérrez et al., 2025, §3): entities matched by the question (its terms'
-nearest entities and exact names, plus the ends of the relations — "facts" — most similar to the
-question), each weighted by its match score divided by the number of passages stating it (node
-specificity: a rare entity says more than a hub); and the question's own passages (dense + lexical
-fusion) with a small weight (``ppr_passage_weight``, 0.05), so that a question the graph misses
-still walks from its best passages.
+Seeds: the question's best passages (dense + lexical fusion, the first ``ppr_seed_passages``,
+weighted by their fused score), so that the walk goes from what the question matches to the
+passages its names lead to (the second hop of a multi-hop question); and the entities the question
+matches, as in HippoRAG 2 (Gutiérrez et al., 2025, §3), each divided by the number of passages
+stating it (node specificity). By default only the entities the question names exactly seed the
+walk (``ppr_entity_min_score`` = 1): on the offline noun-phrase graph the nearest-vector matches
+and the facts' ends are noisy ("director" matches every "British film director") and lowered
+2Wiki recall@10 of ppr from 0.82 to 0.75 (``docs/benchmarks.md``); with an LLM-built graph a
+lower threshold may help.
 
 :func:`personalized_pagerank` is the pure algorithm (power iteration on a scipy sparse matrix);
 :class:`PassageGraph` is the matrix of one workspace, built once per graph version.
@@ -102,6 +107,7 @@ class PassageGraph:
                 ie = index[eid]
                 distinct = dict.fromkeys(entity.chunk_ids)
                 passages_of[ie] = len(distinct)
+                specificity = 1.0 / max(len(distinct), 1)
                 for cid in distinct:
                     ic = chunk_index.get(cid)
                     if ic is None:
@@ -109,7 +115,7 @@ class PassageGraph:
                         nodes.append(cid)
                     rows += [ie, ic]
                     cols += [ic, ie]
-                    vals += [1.0, 1.0]
+                    vals += [specificity, specificity]
         n = len(nodes)
         adjacency = sp.csr_matrix((np.asarray(vals), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
                                   shape=(n, n))
@@ -122,18 +128,17 @@ class PassageGraph:
     def rank(self, entity_seeds: Mapping[str, float], passage_seeds: Mapping[str, float], damping: float,
              limit: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """(passages, entities) by PageRank score, best first, ``limit`` passages and 2 x limit entities.
-        Entity seeds are divided by the number of passages stating the entity (node specificity)."""
+        Entity seeds are divided by the number of passages stating the entity (node specificity);
+        passage seeds are taken as given."""
         weights: dict[int, float] = {}
         for eid, w in entity_seeds.items():
             i = self.index.get(eid)
             if i is not None and i < self.n_entities:
                 weights[i] = weights.get(i, 0.0) + w / max(self.passages_of[i], 1.0)
-        # passages: the seed mass is set relative to the entities' (their sum), as a share
-        entity_mass = sum(weights.values()) or 1.0
         for cid, w in passage_seeds.items():
             i = self.chunk_node(cid)
             if i is not None:
-                weights[i] = weights.get(i, 0.0) + w * entity_mass
+                weights[i] = weights.get(i, 0.0) + w
         if not weights:
             return [], []
         scores = personalized_pagerank(self.adjacency, seed_vector(len(self.nodes), weights), damping, tol=1e-6)

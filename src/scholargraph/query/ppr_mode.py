@@ -1,9 +1,12 @@
 """The ``ppr`` query mode: seeds from the question, personalised PageRank (:mod:`.ppr`), ranked parts.
 
-Seeds (HippoRAG 2, §3): the entities the question matches (:func:`.graph_modes.match_nodes`: its
-terms' nearest entities and exact names), the two ends of the ``ppr_facts`` relations most similar
-to the question (its "facts"), and the question's own passages with weight ``ppr_passage_weight``.
+Seeds (:mod:`.ppr`): the question's best ``ppr_seed_passages`` passages (dense + lexical fusion),
+weighted by their fused score, and the entities the question matches (:func:`.graph_modes.match_nodes`:
+its terms' nearest entities and exact names, and the two ends of the ``ppr_facts`` relations most
+similar to the question, its "facts", HippoRAG 2-style) whose match score reaches
+``ppr_entity_min_score`` (default 1: the entities the question names exactly).
 Passages come out ranked by PageRank; entities likewise; the relations are the matched facts.
+The passages already seed the walk, so the mode's text units are not fused with them again.
 """
 
 from __future__ import annotations
@@ -46,10 +49,19 @@ def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: G
             for end in (r.source_id, r.target_id):
                 seeds[end] = max(seeds.get(end, 0.0), score)
     best = passages.fused[0][1] if passages.fused else 0.0
-    passage_seeds = ({c: settings.ppr_passage_weight * s / best for c, s in passages.fused} if best > 0 else {})
-    ranked, entities = pgraph.rank(seeds, passage_seeds, settings.ppr_damping, max(params.top_k, settings.fusion_depth))
-    part.chunks = ranked
+    top = passages.fused[: settings.ppr_seed_passages]
+    passage_seeds = {c: s / best for c, s in top} if best > 0 else {}
+    entity_seeds = {e: settings.ppr_entity_weight * w for e, w in seeds.items()
+                    if w >= settings.ppr_entity_min_score and settings.ppr_entity_weight > 0}
+    ranked, entities = pgraph.rank(entity_seeds, passage_seeds, settings.ppr_damping,
+                                   max(params.top_k, settings.fusion_depth))
+    reached = {c for c, _ in ranked}
+    floor = min((sc for _, sc in ranked), default=1.0)
+    # passages the walk did not reach follow in their fused order, so that top_k means k
+    rest = [c for c, _ in passages.fused if c not in reached]
+    part.chunks = ranked + [(c, floor * 0.5 ** (i + 1)) for i, c in enumerate(rest)]
     part.entities = entities[: params.max_items]
     part.relations = facts[: params.max_items]
-    part.details["seeds"] = sorted(seeds, key=lambda e: -seeds[e])[:20]
+    part.details["seeds"] = {"passages": list(passage_seeds),
+                             "entities": sorted(entity_seeds, key=lambda e: -entity_seeds[e])[:20]}
     return part

@@ -25,14 +25,16 @@ def _sqlite(workdir: Path, create: bool = True, **options: Any) -> Store:
 
 def _postgres(workdir: Path, create: bool = True, dsn: str | None = None, **options: Any) -> Store:
     try:
-        from .postgres import PostgresStore
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
     except ImportError as exc:
         raise ConfigError(f"the postgres store needs psycopg 3 and psycopg_pool ({exc}); "
                           "install them with: pip install 'scholargraph[postgres]'") from exc
+    from .postgres import PostgresStore
 
     if not dsn:
         raise ConfigError("the postgres store needs store.dsn (e.g. --db postgresql://user@host/dbname)")
-    unknown = set(options) - {"pool_size"}
+    unknown = set(options) - {"pool_size", "hnsw_min_rows"}
     if unknown:
         raise ConfigError(f"unknown postgres store options: {', '.join(sorted(unknown))}")
     return PostgresStore(workdir, dsn, create=create, **options)
@@ -55,9 +57,10 @@ def copy_to_postgres(workdir: str | Path, dsn: str, sample: int = 200, log: Call
     """Copy a SQLite workspace into an empty PostgreSQL knowledge base and check the copy
     (:mod:`.migrate`); returns its ``MigrationReport``."""
     try:
-        from .migrate import copy_workspace
+        import psycopg  # noqa: F401
     except ImportError as exc:
         raise ConfigError(f"migrating to PostgreSQL needs psycopg 3 ({exc}): pip install 'scholargraph[postgres]'") from exc
+    from .migrate import copy_workspace
     return copy_workspace(Path(workdir), dsn, sample, log or (lambda _m: None))
 
 

@@ -2,7 +2,8 @@
 
 Every table is copied row for row with ``COPY`` (records keep their order of arrival, so merged
 values rebuild the same), vectors go to the per-namespace pgvector tables (L2-normalised, as the
-PostgreSQL store keeps them) and their HNSW indexes are built once at the end. Then the copy is
+PostgreSQL store keeps them) and their HNSW indexes (namespaces of ``HNSW_MIN_ROWS`` vectors or
+more) are built once at the end. Then the copy is
 checked: the row count of every table on both sides, and a random sample of vectors per namespace
 compared (cosine to the source vector). The target must be empty; the source is only read.
 """
@@ -21,7 +22,15 @@ import psycopg
 
 from ..errors import WorkspaceError
 from .postgres_conn import redacted, register_vector
-from .postgres_schema import NAMESPACES, ensure_extension, migrate, vector_index_ddl, vector_table, vector_tables_ddl
+from .postgres_schema import (
+    HNSW_MIN_ROWS,
+    NAMESPACES,
+    ensure_extension,
+    migrate,
+    vector_index_ddl,
+    vector_table,
+    vector_tables_ddl,
+)
 from .sqlite import DB_NAME
 from .sqlite_records import RECORDS_DB_NAME
 
@@ -47,6 +56,11 @@ TABLES: list[tuple[str, str, str, str]] = [
      "document_id, chunk_id"),
     ("main", "maintenance", "task, id, queued_at", "task, id"),
     ("main", "sessions", "name, turn, question, answer, created_at", "name, turn"),
+    ("main", "communities", "id, level, parent_id, signature, size, relations, weight", "rowid"),
+    ("main", "community_members", "community_id, level, entity_id", "level, entity_id"),
+    ("main", "community_reports", "signature, report, updated_at", "signature"),
+    ("main", "paper_references", "citing_id, ordinal, raw, target_id, doi, pmid, title, year", "citing_id, ordinal"),
+    ("main", "stub_papers", "id, title, doi, pmid, year, raw", "id"),
     ("records", "llm_cache", "key, model, purpose, response, prompt_tokens, completion_tokens, estimated, created_at",
      "rowid"),
     ("records", "llm_calls", "ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached, "
@@ -132,7 +146,8 @@ def copy_workspace(workdir: Path, dsn: str, sample: int = 200, log: Callable[[st
             log("building the HNSW vector indexes…")
             target.execute("SET maintenance_work_mem = '512MB'")
             for ns in NAMESPACES:
-                target.execute(vector_index_ddl(ns))
+                if target.execute(f"SELECT count(*) FROM {vector_table(ns)}").fetchone()[0] >= HNSW_MIN_ROWS:
+                    target.execute(vector_index_ddl(ns))
             report.seconds["vector_indexes"] = time.perf_counter() - started
         started = time.perf_counter()
         for _file, table, _columns, _order in TABLES:  # planner statistics and visibility maps for the new rows
@@ -172,7 +187,7 @@ def _copy_vectors(source: sqlite3.Connection, target: psycopg.Connection, report
         return None
     first = source.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()[0]
     dim = int(row[0]) if row else first // 4
-    for statement in vector_tables_ddl(dim, index=False):
+    for statement in vector_tables_ddl(dim):
         target.execute(statement)
     target.execute("INSERT INTO meta(key, value) VALUES ('vector_tables_dim', %s)", (str(dim),))
     for ns in NAMESPACES:

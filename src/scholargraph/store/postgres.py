@@ -19,7 +19,8 @@ Concurrency model
 * The LLM cache, call log and embedding cache are tables of the same database, written behind
   by their own thread and connection (:mod:`.postgres_records`): the event loop never waits for
   them and they never hold a graph transaction open.
-* Vectors: one table per namespace with an HNSW index (cosine), searched in the database.
+* Vectors: one table per namespace, searched in the database; a namespace gets its HNSW index
+  (cosine) when it reaches ``hnsw_min_rows`` vectors (exact scans below: inserts stay cheap).
 """
 
 from __future__ import annotations
@@ -46,7 +47,16 @@ from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
 from .postgres_records import PostgresRecords
-from .postgres_schema import NAMESPACES, ddl_lock, ensure_extension, migrate, vector_table, vector_tables_ddl
+from .postgres_schema import (
+    HNSW_MIN_ROWS,
+    NAMESPACES,
+    ddl_lock,
+    ensure_extension,
+    migrate,
+    vector_index_ddl,
+    vector_table,
+    vector_tables_ddl,
+)
 from .postgres_vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
 
 T = TypeVar("T")
@@ -87,7 +97,8 @@ class _RunLock:
 class PostgresStore(PostgresGraph, PostgresAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
-    def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE):
+    def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
+                 hnsw_min_rows: int = HNSW_MIN_ROWS):
         self.workdir = Path(workdir)
         self.dsn = dsn
         self.where = redacted(dsn)
@@ -116,10 +127,13 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
         self._liveness_lock = threading.Lock()
         self._dim: int | None = None
         self._run_lock = threading.Lock()
+        self.hnsw_min_rows = hnsw_min_rows
+        self._rows_seen: dict[str, int] = {}  # namespace -> vectors (at least) while it has no HNSW index
 
     def _after_work(self, committed: bool) -> None:
         if not committed:
             self._dim = None  # vector tables made by the rolled-back work do not exist
+            self._rows_seen.clear()
 
     def _configure(self, conn: psycopg.Connection) -> None:
         register_vector(conn)
@@ -495,8 +509,26 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
             self._many(f"INSERT INTO {table}(id, embedding) VALUES (%s, %s) "
                        "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
                        [(i, matrix[row]) for i, row in sorted(last.items())])
+            self._maybe_index(namespace, len(last))
 
         self.write(work)
+
+    def _maybe_index(self, namespace: str, added: int) -> None:
+        """Build the namespace's HNSW index once it holds ``hnsw_min_rows`` vectors (in a unit of work)."""
+        seen = self._rows_seen.get(namespace)
+        if seen is None:
+            has_index = self._rows("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+                                   (f"{vector_table(namespace)}_hnsw",))
+            seen = -1 if has_index else int(self._rows(f"SELECT count(*) FROM {vector_table(namespace)}")[0][0])
+        elif seen >= 0:
+            seen += added
+        if 0 <= seen and seen >= self.hnsw_min_rows:
+            seen = int(self._rows(f"SELECT count(*) FROM {vector_table(namespace)}")[0][0])
+            if seen >= self.hnsw_min_rows:
+                ddl_lock(self._wconn())
+                self._exec(vector_index_ddl(namespace))
+                seen = -1
+        self._rows_seen[namespace] = seen
 
     def delete_vectors(self, namespace: str, ids: Sequence[str]) -> None:
         table = vector_table(namespace)
@@ -506,7 +538,10 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
     def clear_vectors(self) -> None:
         def work() -> None:
             if self._rows("SELECT 1 FROM meta WHERE key = 'vector_tables_dim'"):
+                for ns in NAMESPACES:  # an emptied namespace indexes again from zero: cheap inserts meanwhile
+                    self._exec(f"DROP INDEX IF EXISTS {vector_table(ns)}_hnsw")
                 self._exec(f"TRUNCATE {', '.join(vector_table(ns) for ns in NAMESPACES)}")
+                self._rows_seen.clear()
 
         self.write(work)
 

@@ -34,6 +34,7 @@ import json
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -65,6 +66,14 @@ def _json(value) -> str:
 
 def _in(ids: Sequence) -> str:
     return ",".join("?" * len(ids))
+
+
+def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
+    try:
+        writer.close()
+    finally:
+        readers.close()
+        records.close()
 
 
 class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
@@ -107,6 +116,8 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
         self._index_lock = threading.RLock()
         self._writer = Writer(conn, "workspace", after=self._after_work)
         self._readers = Readers(self.path)
+        # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
+        self._finalizer = weakref.finalize(self, _shutdown, self._writer, self._readers, self.records)
 
     def _before_migration_step(self, version: int) -> None:
         if version == 1:  # v1 -> v2: the cache and call log move to their own file
@@ -139,11 +150,7 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
             self._apply_index_ops(ops)
 
     def close(self) -> None:
-        try:
-            self._writer.close()
-        finally:
-            self._readers.close()
-            self.records.close()
+        self._finalizer()
 
     def indexing_lock(self) -> FileLock:
         return FileLock(self.workdir)

@@ -133,6 +133,8 @@ class Writer:
         self._ensure_started()
 
     def _ensure_started(self) -> None:
+        if self._closed:
+            raise sqlite3.ProgrammingError("the store is closed")
         if self._thread is not None:
             return
         with self._start_lock:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
+from pydantic import BaseModel, ValidationError, model_validator
+
 from ...errors import ModelOutputError
 from ...extract.parse import parse_extraction
 from ...extract.types import PRESETS
@@ -137,8 +139,45 @@ def _confidence(value: Any) -> float | None:
     return round(min(x, 1.0), 4)
 
 
+class RelationExtra(BaseModel):
+    """What the draft says of a relation beyond the shared parser: its type and confidence (0-1;
+    "9" of 10 and "90" of 100 are 0.9). Read from any key variant (head/tail, predicate, score...)."""
+
+    source: str
+    target: str
+    type: str | None = None
+    confidence: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _variants(cls, d: Any) -> Any:
+        src, tgt = first_value(d, _SRC_KEYS), first_value(d, _TGT_KEYS)
+        if not (isinstance(src, str) and isinstance(tgt, str)):
+            raise ValueError("no source and target")
+        rtype = first_value(d, _RTYPE_KEYS)
+        return {"source": src, "target": tgt, "type": rtype if isinstance(rtype, str) else None,
+                "confidence": _confidence(first_value(d, _CONF_KEYS))}
+
+
+class EntityExtra(BaseModel):
+    """The surface forms the draft gives an entity ("a | b", a list, under any alias key)."""
+
+    name: str
+    aliases: list[str]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _variants(cls, d: Any) -> Any:
+        name = first_value(d, _NAME_KEYS)
+        if not isinstance(name, str):
+            raise ValueError("no name")
+        return {"name": name, "aliases": _as_names(first_value(d, _ALIAS_KEYS))}
+
+
 class _Extras:
-    """Fields of the draft JSON that the shared parser does not keep: aliases, relation type, confidence."""
+    """Fields of the draft JSON that the shared parser does not keep: aliases, relation type,
+    confidence -- every object of the reply (at any depth up to 5) read as a
+    :class:`RelationExtra`, else an :class:`EntityExtra`."""
 
     def __init__(self, raw: str):
         self.aliases: dict[str, list[str]] = {}
@@ -159,17 +198,20 @@ class _Extras:
         if not isinstance(value, dict):
             return
         d = {re.sub(r"[\s\-]+", "_", str(k).strip().lower()): v for k, v in value.items()}
-        src, tgt = first_value(d, _SRC_KEYS), first_value(d, _TGT_KEYS)
-        if isinstance(src, str) and isinstance(tgt, str):
-            rtype = first_value(d, _RTYPE_KEYS)
-            self.relations.setdefault((match_key(src), match_key(tgt)), (
-                rtype if isinstance(rtype, str) else None, _confidence(first_value(d, _CONF_KEYS))))
+        try:
+            rel = RelationExtra.model_validate(d)
+        except ValidationError:
+            pass
+        else:
+            self.relations.setdefault((match_key(rel.source), match_key(rel.target)), (rel.type, rel.confidence))
             return
-        name = first_value(d, _NAME_KEYS)
-        if isinstance(name, str):
-            aliases = _as_names(first_value(d, _ALIAS_KEYS))
-            if aliases:
-                self.aliases.setdefault(match_key(name), []).extend(aliases)
+        try:
+            ent = EntityExtra.model_validate(d)
+        except ValidationError:
+            pass
+        else:
+            if ent.aliases:
+                self.aliases.setdefault(match_key(ent.name), []).extend(ent.aliases)
             return
         for v in d.values():
             if isinstance(v, (list, dict)):
@@ -220,5 +262,5 @@ class DraftStage:
         return out
 
 
-__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "DraftReply", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftStage", "bio_entity_types",
-           "map_relation_type"]
+__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftReply", "DraftStage", "EntityExtra",
+           "RelationExtra", "bio_entity_types", "map_relation_type"]
