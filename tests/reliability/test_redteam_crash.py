@@ -41,14 +41,17 @@ def test_kill_during_index_then_a_plain_rerun_gives_the_clean_graph(scholar, cor
     check_crash(scholar, ["index", str(corpus), "--profile", "academic"], point, clean)
 
 
-def test_kill_during_entities_merge_is_finished_by_the_next_write(scholar, clean, corpus, tmp_path):
+@pytest.mark.parametrize("recovery", ["index", "delete"])
+def test_kill_during_entities_merge_is_finished_by_the_next_write(scholar, clean, corpus, tmp_path, recovery):
     merge = ["entities", "--merge", "Contrastive Learning", "Sentence Embeddings"]
     merged = scholar.at(copy_workspace(clean, tmp_path / "merged"))
     assert merged(*merge).code == 0
+    # the next writing command: `index`, or one that is not about the graph at all (`delete` of no document)
+    recover = ["index", str(corpus), "--profile", "academic"] if recovery == "index" else ["delete", "no-such-paper"]
     scholar.workdir = copy_workspace(clean, tmp_path / "victim")
     # the merge committed, the rebuild of what it touched had not started
     check_crash(scholar, merge, KillPoint("scholargraph.kb:KnowledgeBase.refresh_graph"), merged.workdir,
-                recover=["index", str(corpus), "--profile", "academic"])
+                recover=recover)
 
 
 def test_kill_during_delete_is_all_or_nothing(scholar, clean, tmp_path):
