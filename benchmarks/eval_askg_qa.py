@@ -66,7 +66,7 @@ async def run(args) -> dict:
             precision, support, sims = [], [], []
             for q, gv in zip(qa, gold_vecs, strict=True):
                 answer = await kb.aquery(q["question"], mode=mode, top_k=args.k)
-                srcs = answer.sources[: args.k]
+                srcs = answer.context_sources[: args.k]  # the context, not only the cited ones
                 precision.append(sum(s.document_id == doc_of_paper[q["paper"]] for s in srcs) / max(1, len(srcs)))
                 chunk_texts = [s.text for s in srcs if s.kind == "chunk"] or [s.text for s in srcs]
                 if chunk_texts:

@@ -226,6 +226,21 @@ async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[s
     return out
 
 
+def merge_rows(earlier: dict | None, fresh: dict) -> dict:
+    """``fresh`` with the rows (modes) of ``earlier`` it did not run (``--merge-into`` with
+    ``--modes``: re-measure some modes, keep the others); per-row commit ids say which run made each."""
+    if not earlier:
+        return {**fresh, "row_commits": {m: fresh["commit"] for m in fresh["latency_ms"]}}
+    out = dict(fresh)
+    commits = dict(earlier.get("row_commits") or {m: earlier.get("commit", "") for m in earlier["latency_ms"]})
+    for key, value in fresh.items():
+        if isinstance(value, dict) and isinstance(earlier.get(key), dict) and key != "row_commits":
+            out[key] = {**earlier[key], **value}
+    commits.update({m: fresh["commit"] for m in fresh["latency_ms"]})
+    out["row_commits"] = commits
+    return out
+
+
 def targets(result: dict) -> dict:
     """The issue-15 targets, checked on this run (only for the rows that were run)."""
     checks: dict[str, bool] = {}
@@ -282,7 +297,8 @@ def main() -> None:
         result["datasets"] = json.loads(args.merge_into.read_text()).get("datasets", {})
     for name in args.datasets.split(","):
         docs, qs = DATASETS[name](dev, args.max_2wiki if name == "2wiki" else None)
-        result["datasets"][name] = asyncio.run(run_dataset(name, docs, qs, modes, args.profile, args.keep_workspaces))
+        fresh = asyncio.run(run_dataset(name, docs, qs, modes, args.profile, args.keep_workspaces))
+        result["datasets"][name] = merge_rows(result["datasets"].get(name), fresh)
         r = result["datasets"][name]
         print(f"{name}: recall@10 text units {json.dumps(r['recall@10_text_units'])}", flush=True)
         if args.json_out:  # partial results survive an interrupted run

@@ -36,7 +36,6 @@ papers through the same server. :func:`markdown_table` renders the summary for d
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -52,8 +51,9 @@ from typing import Any
 from benchmarks import lightrag_env
 from benchmarks.common import DEV, REPO, machine, write_result
 from benchmarks.lightrag_papers import PaperSet, askg_set, custom_set, fastbm_set
-from benchmarks.lightrag_report import GOALS, markdown_table
+from benchmarks.lightrag_report import GOALS, markdown_table, wallclock_table
 from benchmarks.lightrag_responder import combined_rules
+from benchmarks.lightrag_wallclock import wallclock
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.llm.wire import messages_text
 from scholargraph.testing.llm_server import Reply, Rule, ScriptedLLMServer
@@ -186,10 +186,12 @@ def collect(server: ScriptedLLMServer, ledger: Ledger | None, ledger_name: str |
     return row
 
 
-def run_lightrag(server: ScriptedLLMServer, pset: PaperSet, venv: Path, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
-    workdir = tmp / f"lightrag-{pset.name}"
+def run_lightrag(server: ScriptedLLMServer, pset: PaperSet, venv: Path, tmp: Path, args: argparse.Namespace,
+                 gleaning: int = 1) -> dict[str, Any]:
+    workdir = tmp / f"lightrag-{pset.name}-g{gleaning}"
     cmd = [str(lightrag_env.venv_python(venv)), str(RUNNER), "--base-url", server.base_url, "--workdir", str(workdir),
-           "--chunk-size", str(args.chunk_size), "--chunk-overlap", str(args.chunk_overlap), *map(str, pset.texts)]
+           "--chunk-size", str(args.chunk_size), "--chunk-overlap", str(args.chunk_overlap), "--gleaning", str(gleaning),
+           *map(str, pset.texts)]
     started = time.perf_counter()
     # cwd = a scratch dir: LightRAG reads a ``.env`` from the working directory
     proc = subprocess.run(cmd, capture_output=True, text=True, env=lightrag_env.offline_env(venv), cwd=tmp,
@@ -205,14 +207,17 @@ def run_lightrag(server: ScriptedLLMServer, pset: PaperSet, venv: Path, tmp: Pat
     return summary
 
 
-def run_ours(server: ScriptedLLMServer, pset: PaperSet, profile: str, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
+def run_ours(server: ScriptedLLMServer, pset: PaperSet, profile: str, tmp: Path, args: argparse.Namespace,
+             gleaning: int = 1) -> dict[str, Any]:
     from scholargraph import KnowledgeBase
 
-    workdir = tmp / f"scholargraph-{pset.name}-{profile}"
+    workdir = tmp / f"scholargraph-{pset.name}-{profile}-g{gleaning}"
     embeddings = {"provider": "openai", "base_url": server.base_url, "model": "scripted-embedding", "dimension": 384}
     started = time.perf_counter()
     with KnowledgeBase(workdir, llm={"base_url": server.base_url, "model": "scripted-model"},
-                       extraction={"profile": profile}, chunking={"size": args.chunk_size, "overlap": args.chunk_overlap},
+                       extraction={"profile": profile, "gleaning": gleaning},
+                       # LightRAG writes no community reports: ours are extractive here, like for like
+                       communities={"reports": "extractive"}, chunking={"size": args.chunk_size, "overlap": args.chunk_overlap},
                        embeddings=embeddings, progress=False) as kb:
         report = kb.insert([str(p) for p in pset.inputs_for(profile)])
         stats = kb.stats()
@@ -229,13 +234,6 @@ def reset(server: ScriptedLLMServer, ledger: Ledger | None) -> None:
         ledger.reset()
 
 
-def fastbio_available() -> bool:
-    try:
-        return importlib.util.find_spec("scholargraph.profiles.fastbio.extractor") is not None
-    except ImportError:
-        return False
-
-
 # --- report ----------------------------------------------------------------------------------
 
 
@@ -250,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="the one tokenizer counting both systems' requests and responses")
     ap.add_argument("--venv", type=Path, default=lightrag_env.DEFAULT_VENV)
     ap.add_argument("--timeout", type=int, default=3600, help="seconds for one LightRAG run")
+    ap.add_argument("--gleaning", type=int, nargs="+", default=[1, 0],
+                    help="gleaning settings to compare (both systems; default 1 then 0)")
+    ap.add_argument("--wallclock", default="rtx3080",
+                    help="comma-separated rate sets for the simulated wall clock, run for real (see "
+                         "benchmarks/lightrag_wallclock.py), or 'none'")
     ap.add_argument("--markdown", action="store_true", help="also print the Markdown table to stdout")
     ap.add_argument("--keep", action="store_true", help="keep the temp dir (texts, both workdirs)")
     args = ap.parse_args(argv)
@@ -284,48 +287,28 @@ def main(argv: list[str] | None = None) -> int:
                                  "scholargraph the embedding WordPiece tokenizer"},
             "sets": {}, "runs": {}, "summary": {},
         }
-        fastbio = fastbio_available()
         with make_server(count, ledger) as server:
-            for pset in sets:
-                tokens = {k: sum(c(p.read_text(encoding="utf-8")) for p in pset.texts) for k, c in counters.items() if c}
-                result["sets"][pset.name] = {"source": pset.source, "papers": len(pset.texts),
-                                             "paper_tokens": tokens, "profiles": pset.profiles}
-                runs: dict[str, Any] = {}
-                log(f"{pset.name}: {len(pset.texts)} papers, {tokens[primary]:,} {primary} tokens; LightRAG ...")
-                reset(server, ledger)
-                info = run_lightrag(server, pset, args.venv, tmp, args)
-                runs["lightrag"] = {**collect(server, ledger, ledger_name, pset, tokens, primary), "run": info}
-                if info["client"]["llm_calls"] != runs["lightrag"]["calls"]:
-                    log(f"  WARNING: LightRAG made {info['client']['llm_calls']} LLM calls, the server saw "
-                        f"{runs['lightrag']['calls']}")
-                log(f"  LightRAG: {runs['lightrag']['calls']} calls, {runs['lightrag']['total_tokens']:,} tokens "
-                    f"in {info['elapsed_s']} s")
-                for profile in pset.profiles:
-                    key = f"scholargraph.{profile}"
-                    if profile == "fastbio" and not fastbio:
-                        runs[key] = "not available (scholargraph.profiles.fastbio.extractor is missing)"
-                        log(f"  scholargraph {profile}: not available")
-                        continue
-                    reset(server, ledger)
-                    try:
-                        info = run_ours(server, pset, profile, tmp, args)
-                    except Exception as exc:  # a profile in progress elsewhere must not sink the comparison
-                        runs[key] = f"failed: {type(exc).__name__}: {exc}"[:500]
-                        log(f"  scholargraph {profile}: {runs[key]}")
-                        continue
-                    runs[key] = {**collect(server, ledger, ledger_name, pset, tokens, primary), "run": info}
-                    log(f"  scholargraph {profile}: {runs[key]['calls']} calls, {runs[key]['total_tokens']:,} tokens")
-                    if runs[key]["unmatched_calls"]:
-                        log(f"  WARNING: {runs[key]['unmatched_calls']} {profile} calls matched no rule (answered 'OK')")
-                result["runs"][pset.name] = runs
-                for profile in pset.profiles:
-                    # the first set listing a profile is its comparison set; later ones are context
-                    label = profile if profile not in result["summary"] else f"{profile}@{pset.name}"
-                    result["summary"][label] = compare(profile, pset.name, runs, ledger_name)
-        result["ratio_total_tokens"] = {p: headline(result["summary"].get(p)) for p in ("academic", "fastbio")}
+            for gleaning in args.gleaning:
+                for pset in sets:
+                    profiles = pset.profiles if gleaning == 1 else [p for p in pset.profiles if p == "academic"][:1]
+                    if not profiles or (gleaning != 1 and pset.name == "fastbm"):
+                        continue  # gleaning 0 is the academic comparison; fastbio never gleans
+                    tokens = {k: sum(c(p.read_text(encoding="utf-8")) for p in pset.texts) for k, c in counters.items() if c}
+                    result["sets"][pset.name] = {"source": pset.source, "papers": len(pset.texts),
+                                                 "paper_tokens": tokens, "profiles": pset.profiles}
+                    runs = compare_set(server, ledger, ledger_name, pset, profiles, gleaning, tokens, primary, tmp, args)
+                    result["runs"][f"{pset.name}@gleaning{gleaning}"] = runs
+                    for profile in profiles:
+                        result["summary"][summary_label(result["summary"], profile, pset.name, gleaning)] = compare(
+                            profile, pset.name, runs, ledger_name, gleaning)
+        if args.wallclock != "none":
+            result["wallclock"] = wallclock(sets, args, tmp, counters["o200k"] or counters["embedding"],
+                                            "o200k" if counters["o200k"] else "embedding", (run_lightrag, run_ours))
+        result["ratio_total_tokens"] = {p: headline(result["summary"].get(p)) for p in GOALS}
         result["markdown"] = markdown_table(result)
+        result["wallclock_markdown"] = wallclock_table(result)
         write_result("lightrag_compare", result, args.json_out)
-        print(result["markdown"], file=sys.stdout if args.markdown else sys.stderr)
+        print(result["markdown"] + "\n\n" + result["wallclock_markdown"], file=sys.stdout if args.markdown else sys.stderr)
     finally:
         if args.keep:
             log(f"kept {tmp}")
@@ -334,9 +317,44 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def compare(profile: str, set_name: str, runs: dict[str, Any], ledger_name: str | None) -> dict[str, Any]:
+def summary_label(summary: dict[str, Any], profile: str, set_name: str, gleaning: int) -> str:
+    """``academic`` for a profile's first (comparison) set at gleaning 1, ``academic@gleaning0`` at
+    gleaning 0, ``academic@fastbm`` for a later set (context)."""
+    label = profile if gleaning == 1 else f"{profile}@gleaning{gleaning}"
+    return label if label not in summary else f"{label}@{set_name}"
+
+
+def compare_set(server: ScriptedLLMServer, ledger: Ledger | None, ledger_name: str | None, pset: PaperSet,
+                profiles: list[str], gleaning: int, tokens: dict[str, int], primary: str, tmp: Path,
+                args: argparse.Namespace) -> dict[str, Any]:
+    """LightRAG, then each of our profiles, on one paper set at one gleaning setting."""
+    runs: dict[str, Any] = {}
+    log(f"{pset.name} (gleaning {gleaning}): {len(pset.texts)} papers, {tokens[primary]:,} {primary} tokens; LightRAG ...")
+    reset(server, ledger)
+    info = run_lightrag(server, pset, args.venv, tmp, args, gleaning)
+    runs["lightrag"] = {**collect(server, ledger, ledger_name, pset, tokens, primary), "run": info}
+    if info["client"]["llm_calls"] != runs["lightrag"]["calls"]:
+        log(f"  WARNING: LightRAG made {info['client']['llm_calls']} LLM calls, the server saw {runs['lightrag']['calls']}")
+    log(f"  LightRAG: {runs['lightrag']['calls']} calls, {runs['lightrag']['total_tokens']:,} tokens in {info['elapsed_s']} s")
+    for profile in profiles:
+        key = f"scholargraph.{profile}"
+        reset(server, ledger)
+        try:
+            info = run_ours(server, pset, profile, tmp, args, gleaning)
+        except Exception as exc:  # a profile in progress elsewhere must not sink the comparison
+            runs[key] = f"failed: {type(exc).__name__}: {exc}"[:500]
+            log(f"  scholargraph {profile}: {runs[key]}")
+            continue
+        runs[key] = {**collect(server, ledger, ledger_name, pset, tokens, primary), "run": info}
+        log(f"  scholargraph {profile}: {runs[key]['calls']} calls, {runs[key]['total_tokens']:,} tokens")
+        if runs[key]["unmatched_calls"]:
+            log(f"  WARNING: {runs[key]['unmatched_calls']} {profile} calls matched no rule (answered 'OK')")
+    return runs
+
+
+def compare(profile: str, set_name: str, runs: dict[str, Any], ledger_name: str | None, gleaning: int = 1) -> dict[str, Any]:
     ours, theirs = runs.get(f"scholargraph.{profile}"), runs["lightrag"]
-    entry: dict[str, Any] = {"set": set_name, "lightrag": _brief(theirs), "scholargraph": _brief(ours)}
+    entry: dict[str, Any] = {"set": set_name, "gleaning": gleaning, "lightrag": _brief(theirs), "scholargraph": _brief(ours)}
     if not isinstance(ours, dict) or not theirs["total_tokens"]:
         return entry
     entry["ratio_total_tokens"] = round(ours["total_tokens"] / theirs["total_tokens"], 4)
@@ -344,8 +362,10 @@ def compare(profile: str, set_name: str, runs: dict[str, Any], ledger_name: str 
     if ledger_name and ledger_name in ours and ledger_name in theirs:
         entry[f"ratio_total_tokens_{ledger_name}"] = round(
             ours[ledger_name]["total_tokens"] / max(theirs[ledger_name]["total_tokens"], 1), 4)
-    entry["goal"] = f"<= {GOALS[profile]}"
-    entry["goal_met"] = entry["ratio_total_tokens"] <= GOALS[profile]
+    goal = GOALS.get(profile if gleaning == 1 else f"{profile}@gleaning{gleaning}")
+    if goal is not None:
+        entry["goal"] = f"<= {goal}"
+        entry["goal_met"] = entry["ratio_total_tokens"] <= goal
     unmatched = {name: run["unmatched_calls"] for name, run in (("lightrag", theirs), ("scholargraph", ours))
                  if run["unmatched_calls"]}
     fallback = sorted(k for k in ours["by_kind"] if k.startswith("fastbio-fallback."))

@@ -1,21 +1,28 @@
-"""The paper sets of the LightRAG comparison: the same plain text for both systems (LightRAG
-indexes the .txt files; scholargraph the same files, or the source CSV for its fastbio profile)."""
+"""The paper sets of the LightRAG comparison.
+
+scholargraph indexes each paper in its native format (the ASKG sectioned JSON, the fastbmRAG CSV,
+PDF, JATS ...), as a user would. LightRAG indexes plain text only, so it gets the same content as
+one text file per paper: the title, then each section's heading and text (what our loader read
+from the native file, laid out as our chunker lays it out)."""
 
 from __future__ import annotations
 
+import csv as csvmod
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common import DEV
+from scholargraph.ingest.chunking import layout
 from scholargraph.ingest.registry import load_file
+from scholargraph.models import Document
 
 
 @dataclass
 class PaperSet:
     name: str
     texts: list[Path]  # one plain-text file per paper: what LightRAG indexes
-    ours: list[Path]  # what scholargraph inserts (the same files, or the source CSV for fastbio)
+    ours: list[Path]  # what scholargraph inserts: the native files
     profiles: list[str]  # our profiles compared on this set
     source: str
     ours_by_profile: dict[str, list[Path]] = field(default_factory=dict)
@@ -30,19 +37,21 @@ def _write(dirpath: Path, stem: str, title: str, body: str) -> Path:
     return path
 
 
+def _as_text(dirpath: Path, stem: str, doc: Document) -> Path:
+    return _write(dirpath, stem, doc.title, layout(doc)[0])
+
+
 def askg_set(tmp: Path) -> PaperSet:
     out = tmp / "askg"
     out.mkdir()
-    texts = []
-    for src in sorted((DEV / "askg" / "papers").glob("*.json")):
-        doc = load_file(src)[0]
-        texts.append(_write(out, src.stem, doc.title, doc.full_text))
-    return PaperSet("askg", texts, texts, ["academic"], "6 ASKG papers (../shared/data/dev/askg/papers/*.json) as text")
+    natives = sorted((DEV / "askg" / "papers").glob("*.json"))
+    texts = [_as_text(out, src.stem, load_file(src)[0]) for src in natives]
+    return PaperSet("askg", texts, natives, ["academic"],
+                    "6 ASKG papers (../shared/data/dev/askg/papers/*.json): scholargraph reads the sectioned JSON, "
+                    "LightRAG the same sections as text")
 
 
 def fastbm_set(tmp: Path, csv: Path) -> PaperSet:
-    import csv as csvmod
-
     out = tmp / "fastbm"
     out.mkdir()
     texts = []
@@ -51,9 +60,9 @@ def fastbm_set(tmp: Path, csv: Path) -> PaperSet:
         for i, row in enumerate(csvmod.DictReader(fh)):
             body = "\n\n".join(x.strip() for x in (row.get("abstract") or "", row.get("main_text") or "") if x and x.strip())
             texts.append(_write(out, f"{i:02d}_{row.get('paper_id') or i}", row.get("articletitle") or "", body))
-    # our fastbio profile reads the CSV (abstract / main text columns); the academic one the texts
-    return PaperSet("fastbm", texts, texts, ["fastbio", "academic"], f"fastbm {csv.name}: title + abstract + main text per row",
-                    ours_by_profile={"fastbio": [csv]})
+    # both our profiles read the CSV itself (fastbmRAG's input); LightRAG title + abstract + main text per row
+    return PaperSet("fastbm", texts, [csv], ["fastbio", "academic"],
+                    f"fastbm {csv.name}: scholargraph reads the CSV, LightRAG title + abstract + main text per row")
 
 
 def custom_set(tmp: Path, given: list[Path]) -> PaperSet:
@@ -68,5 +77,6 @@ def custom_set(tmp: Path, given: list[Path]) -> PaperSet:
             texts.append(Path(shutil.copy(src, out / f"{i:03d}_{src.stem}.txt")))
             continue
         for j, doc in enumerate(load_file(src)):
-            texts.append(_write(out, f"{i:03d}_{j:03d}_{src.stem}", doc.title, doc.full_text))
-    return PaperSet("papers", texts, texts, ["academic", "fastbio"], f"{len(files)} given files, {len(texts)} papers")
+            texts.append(_as_text(out, f"{i:03d}_{j:03d}_{src.stem}", doc))
+    return PaperSet("papers", texts, files, ["academic", "fastbio"],
+                    f"{len(files)} given files ({len(texts)} papers): scholargraph reads them natively, LightRAG as text")

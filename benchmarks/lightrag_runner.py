@@ -8,7 +8,8 @@ It imports ``lightrag`` (never ``scholargraph``). The LLM is LightRAG's own Open
 (``lightrag.llm.openai.openai_complete_if_cache``) pointed at ``--base-url`` with model
 ``scripted-model``; embeddings are requested from ``--base-url``/embeddings (the scripted server
 answers deterministic unit vectors, dimension ``--embedding-dim``). Everything else is LightRAG's
-default (fixed-token chunking with tiktoken's gpt-4o-mini encoding, gleaning 1, JSON-free
+default (fixed-token chunking with tiktoken's gpt-4o-mini encoding, gleaning 1 unless
+``--gleaning`` says otherwise, JSON-free
 delimiter extraction, summaries on merge). The working dir is wiped first, so LightRAG's LLM
 cache starts empty and hides no calls. Run it with ``TIKTOKEN_CACHE_DIR`` pointing at the cache
 that ``benchmarks/lightrag_env.py`` prepared (tiktoken cannot download here).
@@ -39,6 +40,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--workdir", required=True, type=Path)
     ap.add_argument("--chunk-size", type=int, default=1200)
     ap.add_argument("--chunk-overlap", type=int, default=100)
+    ap.add_argument("--gleaning", type=int, default=1, help="entity_extract_max_gleaning (LightRAG's default: 1)")
     ap.add_argument("--embedding-dim", type=int, default=384)
     ap.add_argument("--max-async", type=int, default=None, help="LLM concurrency (default: LightRAG's)")
     ap.add_argument("--log-level", default="WARNING")
@@ -92,6 +94,7 @@ async def run(args: argparse.Namespace) -> dict:
         llm_model_name=MODEL,
         embedding_func=EmbeddingFunc(embedding_dim=args.embedding_dim, max_token_size=8192, func=embed),
         chunk_token_size=args.chunk_size,
+        entity_extract_max_gleaning=args.gleaning,
         chunk_overlap_token_size=args.chunk_overlap,
         **extra,
     )

@@ -27,6 +27,8 @@ SCRIPTS = {
     "lightrag_compare": ["benchmarks.lightrag_compare"],
     "scripted_server": ["benchmarks.bench_scripted_server"],
     "server_load": ["benchmarks.bench_server_load"],
+    "localkg": ["benchmarks.bench_localkg"],
+    "export": ["benchmarks.bench_export"],
 }
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from fixtures.fastbio_papers import PAPERS, write_csv
 
-from scholargraph.errors import ConfigError
+from scholargraph import KnowledgeBase
+from scholargraph.errors import ConfigError, LLMUnavailableError
 from scholargraph.profiles.fastbio.cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
 from scholargraph.testing import canned_bio
 from scholargraph.testing.llm_server import Rule
@@ -98,5 +99,42 @@ def test_missing_arguments_are_config_errors(tmp_path):
         cmd_fastbm(parse(["--job", "update", "--working_dir", str(tmp_path), "--llm_url", "http://127.0.0.1:9/v1",
                           "--llm_update_model_name", "m"]))
     with pytest.raises(ConfigError, match="--question"):
-        cmd_fastbm(parse(["--job", "query", "--working_dir", str(tmp_path), "--llm_url", "http://127.0.0.1:9/v1",
-                          "--llm_query_model_name", "m"]))
+        cmd_fastbm(parse(["--job", "query", "--question", " ", "--working_dir", str(tmp_path), "--llm_url",
+                          "http://127.0.0.1:9/v1", "--llm_query_model_name", "m"]))
+
+
+def test_fastbmrags_defaults_apply_to_omitted_flags(llm_server, tmp_path, capsys):
+    # issue 13: `--job query` without --question exited 2; fastbmRAG asks its default question
+    o = fastbm_overrides(parse(["--job", "query"]), [])
+    assert o["query"]["top_k"] == 20 and "refine_threshold" not in o["extraction"]  # the local model's own cutoff
+    o = fastbm_overrides(parse(["--job", "update", "--embed_model_name", "mxbai-embed-large:latest"]), [])
+    assert o["extraction"]["refine_threshold"] == 0.8
+    parse_reply = json.dumps({"genes": [], "diseases": ["Endometriosis"], "other": [], "entity_types": ["genes"],
+                              "relation_types": []})
+    server = llm_server(rules=canned_bio.fastbio_rules() + [
+        Rule("parse", canned_query.PARSE_MARK, parse_reply), Rule("answer", canned_query.ANSWER_MARK, canned_query.batch_answer),
+        Rule("merge", canned_query.MERGE_MARK, canned_query.merge_answer)])
+    common = ["--working_dir", str(tmp_path / "dbs"), "--llm_url", server.base_url, "--json"]
+    assert cmd_fastbm(parse(["--job", "update", "--document", str(write_csv(tmp_path / "in.csv", PAPERS)), *common,
+                             "--llm_update_model_name", "scripted-model"])) == 0
+    capsys.readouterr()
+    assert cmd_fastbm(parse(["--job", "query", *common, "--llm_query_model_name", "scripted-model"])) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["question"] == "Which genes are associated with endometriosis?" and answer["sources"]
+    assert any("fastbmRAG's default question" in n for n in answer["notes"])
+    assert any("Which genes are associated with endometriosis?" in json.dumps(r) for r in server.stats.requests)
+
+
+def test_update_checks_the_embedding_model_before_any_call(llm_server, tmp_path):
+    # issue 13: an embedding model the server lacks cost the draft calls, then every paper failed on a 404
+    server = llm_server(rules=canned_bio.fastbio_rules(), models=["scripted-model", "nomic-embed-text"],
+                        strict_models=True)
+    args = parse(["--job", "update", "--document", str(write_csv(tmp_path / "in.csv", PAPERS)), "--working_dir",
+                  str(tmp_path / "dbs"), "--llm_url", server.base_url, "--llm_update_model_name", "scripted-model",
+                  "--embed_model_name", "mxbai-embed-large:latest", "--json"])
+    with pytest.raises(LLMUnavailableError, match=r"embedding model 'mxbai-embed-large:latest'.*available: "
+                                                  r"scripted-model, nomic-embed-text.*Nothing was started"):
+        cmd_fastbm(args)
+    assert server.stats.calls == 0 and server.stats.embedding_calls == 0
+    with KnowledgeBase(tmp_path / "dbs" / "paper") as kb:
+        assert kb.status() == []  # no paper recorded, none failed

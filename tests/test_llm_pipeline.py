@@ -33,7 +33,7 @@ def test_academic_indexing_calls_and_cache(llm_server, workdir):
         again = kb.insert(texts=[TEXT_A, TEXT_B], force=True)  # re-extract: every call answered from the cache
         assert server.stats.calls == calls and again.usage["extract"].cached_calls == 2
     extract_requests = [r for r in server.stats.requests if "Build a knowledge graph" in json.dumps(r)]
-    assert extract_requests[0]["response_format"]["type"] == "json_schema"
+    assert "response_format" not in extract_requests[0]  # records, one per line: no JSON schema to impose
 
 
 def test_malformed_output_is_recorded_and_document_continues(llm_server, workdir):
@@ -169,3 +169,56 @@ def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp
         report = kb.insert([papers])
     assert report.ok and len(report.added) == 3
     assert calls_seen_while_reading_c[0] > 0  # a and b were being extracted while c was read
+
+
+def test_cost_figures_agree_with_the_server(llm_server, workdir, tmp_path, capsys):
+    # issue 13: `stats --cost` counted failed HTTP attempts as calls; index --json, stats --cost and
+    # the server must agree, with answered calls, failed attempts and cache hits apart
+    server = llm_server(rules=default_rules())
+    server.fail_next(3, status=429, retry_after=0.01)
+    paper = tmp_path / "paper.txt"
+    paper.write_text(TEXT_A)
+    args = ["-w", str(workdir), "--llm-url", server.base_url, "--llm-model", "scripted-model"]
+    assert main(["index", str(paper), "--json", "--profile", "academic", *args]) == 0
+    run = json.loads(capsys.readouterr().out)["usage"]
+    assert run["failed_attempts"] == 3 and run["cached_calls"] == 0
+    assert run["llm_calls"] + run["failed_attempts"] == server.stats.calls
+    assert main(["stats", "--cost", "--json", *args]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    total, (paper_cost,), rest = stats["usage"], stats["cost_by_document"].values(), stats["cost_outside_documents"]
+    assert (total["llm_calls"], total["failed_attempts"], total["cached_calls"]) == (run["llm_calls"], 3, 0)
+    assert paper_cost["failed_attempts"] == 3 and paper_cost["by_purpose"]["extract"]["calls"] == 1
+    assert paper_cost["llm_calls"] + rest["llm_calls"] == run["llm_calls"] and rest["failed_attempts"] == 0
+    assert main(["stats", "--cost", *args]) == 0
+    shown = capsys.readouterr().out
+    assert f"{run['llm_calls']} answered calls, 3 failed attempts, 0 cache hits" in shown
+    assert f"{paper_cost['llm_calls']} answered calls, 3 failed attempts, 0 cache hits" in shown
+
+    sent = server.stats.calls
+    assert main(["index", str(paper), "--force", "--json", "--profile", "academic", *args]) == 0
+    again = json.loads(capsys.readouterr().out)["usage"]
+    assert server.stats.calls == sent and (again["llm_calls"], again["failed_attempts"]) == (0, 0)
+    assert again["cached_calls"] == paper_cost["llm_calls"]  # the same graph: no community report to redo
+    assert main(["stats", "--cost", "--json", *args]) == 0
+    total = json.loads(capsys.readouterr().out)["usage"]
+    assert (total["llm_calls"], total["failed_attempts"], total["cached_calls"]) == (run["llm_calls"], 3, again["cached_calls"])
+
+
+def graph_snapshot(kb):
+    """Everything a re-run must reproduce: entities (with their provenance records) and edges."""
+    entities = {e["name"]: (e["type"], sorted(e["aliases"]), e["description"], len(kb.store.entity_name_keys(e["id"])))
+                for e in kb.entities(limit=10_000)}
+    return entities, sorted(kb.store.all_edges())
+
+
+def test_force_with_identical_cached_answers_gives_the_same_graph(llm_server, workdir):
+    # issue 13: `index --force` changed the graph (271 -> 269 entities): the old provenance stayed
+    # beside the new, so descriptions, vectors and then resolution drifted run after run
+    server = llm_server(rules=default_rules())
+    with kb_for(server, workdir) as kb:
+        kb.insert(texts=[TEXT_A, TEXT_B])
+        first = graph_snapshot(kb)
+        for _ in range(2):
+            again = kb.insert(texts=[TEXT_A, TEXT_B], force=True)
+            assert again.usage["extract"].calls == 0 and again.usage["extract"].cached_calls == 2
+            assert graph_snapshot(kb) == first

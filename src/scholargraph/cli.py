@@ -39,6 +39,7 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "preset": getattr(args, "preset", None),
         "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency,
                 "cache": False if getattr(args, "no_cache", False) else None},
+        "judge": {"base_url": getattr(args, "judge_url", None), "model": getattr(args, "judge_model", None)},
         "embeddings": {"model": args.embedding_model},
         "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},
         "extraction": {"profile": getattr(args, "profile", None)},
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, default=1500, help="entities shown in the HTML view (most connected)")
     _settings_flags(p)
     p = sub.add_parser("delete", help="remove a document and everything derived only from it")
-    p.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    p.add_argument("doc_ids", nargs="+", metavar="PAPER", help="document id, file name or title of the paper")
     _settings_flags(p)
     p = sub.add_parser("entities", help="list, search, merge or split entities")
     p.add_argument("--type", dest="entity_type", help="only this entity type")
@@ -138,16 +139,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", required=True, metavar="DSN", help="empty PostgreSQL database, e.g. postgresql://user@host/db")
     p.add_argument("--sample", type=int, default=200, help="vectors per namespace compared after the copy")
     _settings_flags(p)
+    p = sub.add_parser("export", help="write the knowledge graph (all papers or some) as RDF, GraphML, Neo4j CSV or JSON")
+    p.add_argument("--format", "-f", dest="export_format", required=True,
+                   choices=["turtle", "jsonld", "graphml", "neo4j-csv", "json"])
+    p.add_argument("--doc", nargs="+", metavar="DOC_ID", help="only these papers (default: every indexed paper)")
+    p.add_argument("--out", "-o", help="output file (default: standard output); for neo4j-csv a directory "
+                                       "(default ./scholargraph_neo4j)")
+    p.add_argument("--base", help="IRI base of exported resources (RDF; default https://w3id.org/scholargraph/kg/)")
+    _settings_flags(p)
     p = sub.add_parser("config", help="show the effective settings")
     p.add_argument("--origins", action="store_true",
                    help="also say where each value comes from (default, preset, file, env, flag)")
     _settings_flags(p)
-    p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations")
-    p.add_argument("task", choices=["questions", "winrate"])
-    p.add_argument("--a", default="hybrid", help="configuration A: a mode, optionally with :no-clues / :no-subgraph")
-    p.add_argument("--b", default="naive", help="configuration B (same syntax)")
-    p.add_argument("--questions", help="questions file (one per line or JSONL with 'question'); for winrate")
-    p.add_argument("--out", help="write generated questions (JSONL) here")
+    p = sub.add_parser("eval", help="evaluation: generate questions, LLM-judge win rates between configurations; "
+                                    "kg2text and kgqa for local KGs (seed 004 §5)")
+    p.add_argument("task", choices=["questions", "winrate", "kg2text", "kgqa"])
+    p.add_argument("--doc", nargs="+", metavar="DOC_ID", help="kg2text/kgqa: these papers (default: every indexed one)")
+    p.add_argument("--count", type=int, default=10, help="kgqa: questions written per paper when no --questions")
+    p.add_argument("--a", default="hybrid", help="side A: a mode, optionally with :no-clues / :no-subgraph, or "
+                   "another system's answers as JSONL ({question, answer} per line), e.g. LightRAG=answers.jsonl")
+    p.add_argument("--b", default="naive", help="side B (same syntax)")
+    p.add_argument("--questions", help="questions file (one per line or JSONL with 'question'); for winrate "
+                   "(default: the questions of an imported answers file); kgqa: question/answer pairs (JSON array or JSONL "
+                   "with 'question' and 'answer')")
+    p.add_argument("--trials", type=int, default=3, help="judgements per question, order alternating (default 3)")
+    p.add_argument("--judge-url", help="the judge's OpenAI-compatible base URL (default: --llm-url)")
+    p.add_argument("--judge-model", help="the judge model (default: --llm-model)")
+    p.add_argument("--out", help="write generated questions (JSONL) here; kg2text/kgqa: the full result (JSON)")
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--tasks", type=int, default=5)
     p.add_argument("--per-task", type=int, default=5)
@@ -181,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     except ScholarGraphError as exc:
         _report_error(args, exc)
         return exc.exit_code
+    except BrokenPipeError:  # output piped into a reader that stopped early (`export ... | head`)
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 0
     except KeyboardInterrupt:
         print("interrupted: finished documents are kept; rerun the same command to continue", file=sys.stderr)
         return 130

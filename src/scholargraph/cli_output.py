@@ -50,8 +50,8 @@ def print_index_report(report) -> None:
         err.print(f"[yellow]incomplete:[/yellow] {data['chunk_failures']} chunk(s) of {len(data['incomplete'])} paper(s) "
                   "got no usable model output; those papers are marked (see `scholargraph status`) and the same "
                   "command run again retries exactly those chunks")
-    if usage["llm_calls"] or usage["cached_calls"]:
-        out.print(f"LLM: {usage['llm_calls']} calls (+{usage['cached_calls']} cached), "
+    if usage["llm_calls"] or usage["cached_calls"] or usage["failed_attempts"]:
+        out.print(f"LLM: {calls_line(usage)}, "
                   f"{usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion tokens")
     if data["stopped"]:
         err.print(f"[red]stopped:[/red] {escape(data['stopped'])}")
@@ -64,9 +64,9 @@ def print_status(rows: list[dict]) -> None:
     table = Table(show_lines=False)
     for col in ("id", "status", "scope", "profile", "chunks", "title / error"):
         table.add_column(col, overflow="fold")
-    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan"}
+    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan", "INTERRUPTED": "magenta"}
     for r in rows:
-        detail = r["title"] if r["status"] != "FAILED" else f"{r['title']}: {r['error']}"
+        detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
         status = f"[{colour.get(r['status'], 'white')}]{r['status']}[/]"
         if r.get("chunk_failures"):  # processed, but chunks without usable model output: incomplete
             status = f"[yellow]{r['status']}, {r['chunk_failures']} chunk(s) failed[/]"
@@ -79,17 +79,25 @@ def print_stats(stats: dict) -> None:
     out.print(f"workspace   {stats['workspace']}")
     by_status = ", ".join(f"{k} {v}" for k, v in sorted(stats["documents_by_status"].items())) or "-"
     out.print(f"documents   {stats['documents']} ({by_status})")
-    for key in ("chunks", "entities", "relations", "keywords"):
-        out.print(f"{key:<11} {stats[key]}")
+    for key in ("chunks", "entities", "relations", "keywords", "mentions", "sentences"):
+        if key in stats and (stats[key] or key not in ("mentions", "sentences")):
+            out.print(f"{key:<11} {stats[key]}")
     if stats.get("chunk_failures"):
         out.print(f"[yellow]chunks without usable model output: {stats['chunk_failures']}[/yellow] (see `scholargraph status`)")
     out.print(f"embeddings  {stats['embedding_model']} ({stats['embedding_dim']}-d)")
     u = stats["usage"]
-    out.print(f"LLM         {u['llm_calls']} calls (+{u['cached_calls']} cached), {u['prompt_tokens']:,} prompt + "
-              f"{u['completion_tokens']:,} completion tokens")
+    out.print(f"LLM         {calls_line(u)}, {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens")
     for purpose, p in u["by_purpose"].items():
         est = " (estimated)" if p["estimated_calls"] else ""
-        out.print(f"  {purpose:<10} {p['calls']} calls, {p['prompt_tokens']:,} + {p['completion_tokens']:,} tokens{est}")
+        failed = f", {p['failed_attempts']} failed attempts" if p["failed_attempts"] else ""
+        out.print(f"  {purpose:<10} {p['calls']} calls{failed}, {p['prompt_tokens']:,} + {p['completion_tokens']:,} tokens{est}")
+
+
+def calls_line(usage: dict) -> str:
+    """"12 answered calls, 3 failed attempts, 5 cache hits": what the server answered, what it did
+    not, and what never reached it."""
+    return (f"{usage['llm_calls']} answered calls, {usage['failed_attempts']} failed attempts, "
+            f"{usage['cached_calls']} cache hits")
 
 
 def print_sources(sources: list[Source], cited: list[int] | None = None) -> None:
@@ -119,8 +127,11 @@ def print_retrieval(retrieval) -> None:
 
 
 def retrieval_json(retrieval) -> dict:
+    """``sources``: the numbered evidence (``Retrieval.sources``, as in an answer); ``results`` is the
+    same list under its older name, kept for existing clients."""
+    sources = [s.to_json() for s in retrieval.sources]
     return {"query": retrieval.question, "mode": retrieval.mode, "keywords": retrieval.keywords,
-            "results": [s.to_json() for s in retrieval.sources],
+            "sources": sources, "results": sources,
             "cut_from_context": retrieval.cut, "context_tokens": retrieval.context_tokens,
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
             "notes": retrieval.notes}
@@ -160,12 +171,17 @@ def print_parsed(docs: list[dict]) -> None:
 
 def print_winrate(result: dict) -> None:
     a, b = result["a"], result["b"]
-    out.print(f"{a} vs {b}: {result['questions']} questions, {result['judgements']} judgements "
-              f"(each pair judged in both orders; {result['unusable_judgements']} unusable)")
+    judge = result.get("judge") or {}
+    out.print(f"{escape(a)} vs {escape(b)}: {result['questions']} questions x {result['trials']} trials "
+              f"(order alternating: {', '.join(result['order'])}), {result['judgements']} judgements, "
+              f"{result['unusable_judgements']} unusable; judge {escape(str(judge.get('model')))}")
+    for side, questions in (result.get("missing_answers") or {}).items():
+        err.print(f"[yellow]note:[/yellow] {escape(side)} has no answer to {len(questions)} question(s); they were skipped")
     for criterion, r in result["criteria"].items():
         rate = r[f"{a}_win_rate"]
         shown = f"{100 * rate:.1f}%" if rate is not None else "n/a"
-        out.print(f"  {criterion:<18} {a} wins {shown}  ({r[f'{a}_wins']} vs {r[f'{b}_wins']})")
+        trials = ", ".join("n/a" if t is None else f"{100 * t:.0f}%" for t in r[f"{a}_win_rate_per_trial"])
+        out.print(f"  {criterion:<18} {escape(a)} wins {shown}  (trials: {trials}; {r[f'{a}_wins']} vs {r[f'{b}_wins']})")
 
 
 def print_migration(report) -> None:
@@ -185,3 +201,26 @@ def print_migration(report) -> None:
                   "scholargraph.toml:\n  [store]\n  backend = \"postgres\"\n  dsn = \"postgresql://...\"")
     else:
         out.print("[red]the copy differs from the workspace (see above)[/red]")
+
+
+def print_local_kg_eval(task: str, result: dict) -> None:
+    """`eval kg2text` / `eval kgqa` as tables: per paper (and per section for kg2text)."""
+    table = Table()
+    if task == "kg2text":
+        for col in ("paper", "section", "facts", "similarity", "ROUGE-1 recall", "ROUGE-1 F1"):
+            table.add_column(col, overflow="fold")
+        for p in result["papers"]:
+            table.add_row(escape(p["title"][:50]), "(whole paper)", str(p["facts"]), f"{p['similarity']:.3f}",
+                          f"{p['rouge1']['recall']:.3f}", f"{p['rouge1']['f1']:.3f}")
+            for s in p["sections"]:
+                table.add_row("", escape(s["section"][:40]), str(s["facts"]), f"{s['similarity']:.3f}",
+                              f"{s['rouge1']['recall']:.3f}", f"{s['rouge1']['f1']:.3f}")
+        out.print(table)
+        out.print(f"mean similarity {result['similarity']['mean']}, mean ROUGE-1 recall {result['rouge1_recall']['mean']}")
+        return
+    for col in ("paper", "questions", "from facts", "KG answer (mean / min)", "text answer (mean / min)"):
+        table.add_column(col, overflow="fold")
+    for p in result["papers"]:
+        table.add_row(escape(p["title"][:50]), str(p["questions"]), str(p["answered_from_facts"]),
+                      f"{p['kg']['mean']} / {p['kg']['min']}", f"{p['text']['mean']} / {p['text']['min']}")
+    out.print(table)

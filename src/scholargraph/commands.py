@@ -10,9 +10,11 @@ from typing import Any
 
 from . import cli_analysis as show_analysis
 from . import cli_output as show
-from .config import demo_corpus_candidates, load_settings, settings_origins, settings_summary
-from .errors import ConfigError, ScholarGraphError
+from .config import demo_corpus_override, load_settings, settings_origins, settings_summary
+from .errors import ConfigError, ScholarGraphError, WorkspaceError
+from .ingest.registry import missing_paths
 from .kb import KnowledgeBase
+from .models import DocStatus
 from .progress import RichProgress
 
 
@@ -33,9 +35,12 @@ def read_queries(path: str) -> list[str]:
     return questions
 
 
-def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None) -> KnowledgeBase:
+def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None = None, *,
+        create: bool = False) -> KnowledgeBase:
+    """The workspace of a command; only commands that add papers (``create``) may create one: the
+    others fail with a WorkspaceError when there is none."""
     settings = load_settings(workdir or args.workdir, overrides)
-    kb = KnowledgeBase(settings=settings)
+    kb = KnowledgeBase(settings=settings, create=create)
     kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=settings.progress)
     return kb
 
@@ -48,7 +53,8 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         from .ingest.manifest import read_manifest
 
         manifest = read_manifest(Path(args.manifest))
-    with _kb(args, overrides) as kb:
+    missing_paths(args.paths)  # before the workspace is created
+    with _kb(args, overrides, create=True) as kb:
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
                            options=kb.load_options(manifest) if manifest else None, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
@@ -65,9 +71,17 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return [args.question]
 
 
+def _require_indexed(kb: KnowledgeBase) -> None:
+    """Questions need indexed papers: an empty workspace is an error, not an empty answer."""
+    if not kb.store.status_counts().get(DocStatus.PROCESSED.value):
+        raise WorkspaceError(f"nothing is indexed in the workspace {kb.workdir} "
+                             f"(see `scholargraph status`; add papers with `scholargraph index PATH --workdir {kb.workdir}`)")
+
+
 def cmd_ask(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
+        _require_indexed(kb)
         return kb.run(_ask_all(kb, args, questions))
 
 
@@ -107,6 +121,7 @@ async def _ask_all(kb: KnowledgeBase, args: argparse.Namespace, questions: list[
 def cmd_retrieve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     questions = _questions(args)
     with _kb(args, overrides) as kb:
+        _require_indexed(kb)
         return kb.run(_retrieve_all(kb, args, questions))
 
 
@@ -141,6 +156,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         stats = kb.stats()
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
+            stats["cost_outside_documents"] = kb.cost_outside_documents()
         if args.graph:
             stats["graph"] = kb.graph_stats()
     if args.json:
@@ -148,7 +164,13 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     else:
         show.print_stats(stats)
         for doc, usage in stats.get("cost_by_document", {}).items():
-            show.out.print(f"  {doc}: {usage['llm_calls']} calls, {usage['total_tokens']:,} tokens")
+            show.out.print(f"  {doc}: {show.calls_line(usage)}, {usage['total_tokens']:,} tokens")
+            for purpose, p in usage["by_purpose"].items():  # per stage (localkg: lkg_mentions ... lkg_taxonomy)
+                show.out.print(f"      {purpose:<14} {p['calls']} calls, {p['prompt_tokens']:,} + "
+                               f"{p['completion_tokens']:,} tokens")
+        if (rest := stats.get("cost_outside_documents")) and rest["by_purpose"]:
+            show.out.print(f"  not tied to a paper ({', '.join(rest['by_purpose'])}): {show.calls_line(rest)}, "
+                           f"{rest['total_tokens']:,} tokens")
         if args.graph:
             show_analysis.print_graph_stats(stats["graph"])
     return 0
@@ -240,7 +262,7 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             section.pop("page_marks", None)
             section["chars"] = len(section.pop("text"))
         if args.chunks:
-            tok = load_tokenizer(settings.chunking.tokenizer)
+            tok = load_tokenizer(settings.chunking.tokenizer, settings.embeddings.local_model)
             chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
                                     "tokens" if settings.chunking.strategy == "tokens" else "structure",
                                     settings.extraction.include_references)
@@ -278,6 +300,23 @@ def cmd_migrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_export(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    to_stdout = args.export_format != "neo4j-csv" and args.out in (None, "-")
+    with _kb(args, overrides) as kb:
+        report = kb.export(args.export_format, args.out, doc_ids=args.doc, base=args.base)
+    if args.json and not to_stdout:
+        show.print_json(report)
+    elif not to_stdout:
+        what = (f"{report['triples']:,} triples" if "triples" in report else
+                f"{report['nodes']:,} nodes, {report['edges']:,} edges" if "nodes" in report else
+                ", ".join(f"{n:,} {name}" for name, n in report.get("rows", {}).items()))
+        show.out.print(f"exported {len(report['documents'])} paper(s) as {report['format']}: {what} -> "
+                       f"{report.get('path') or args.out or 'scholargraph_neo4j'}")
+        if "command" in report:
+            show.out.print(f"load into Neo4j (database stopped): {report['command']}")
+    return 0
+
+
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     data = settings_summary(load_settings(args.workdir, overrides))
     if args.origins:
@@ -286,80 +325,101 @@ def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0
 
 
-DEMO_QUESTIONS = [
-    "What does the curcuminoid submicron particle do in Alzheimer's disease mouse models?",
-    "How does J2RM map JSON data to RDF?",
-    "How are graphene nanofibers used in sensors?",
-]
-
-
-def _demo_corpus(args: argparse.Namespace) -> list[Path]:
-    if args.corpus:
-        return [Path(args.corpus)]
-    for base in demo_corpus_candidates():
-        if (base / "pdfs" / "jats").is_dir():
-            return [base / "pdfs" / "jats", base / "askg" / "papers"]  # 3 PMC full texts + 6 ASKG papers
-        if base.is_dir() and not (base / "pdfs").exists():
-            return [base]
-    raise ConfigError("no demo corpus found (looked for $SCHOLARGRAPH_DEMO_CORPUS and ../shared/data/dev); "
-                      "run `scholargraph demo --corpus DIR` with a directory of papers")
-
-
 def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    corpus = _demo_corpus(args)
+    from .demo import demo_corpus, next_steps, questions_for
+
+    corpus = demo_corpus(args.corpus, demo_corpus_override())
     workdir = args.workdir or "demo_workspace"
-    show.out.print(f"[bold]scholargraph demo[/bold]: indexing {', '.join(str(p) for p in corpus)} into {workdir}/")
-    with _kb(args, overrides, workdir) as kb:
-        report = kb.insert(corpus)
+    show.out.print(f"[bold]scholargraph demo[/bold]: indexing {show.escape(corpus.describe())} into {workdir}/")
+    with _kb(args, overrides, workdir, create=True) as kb:
+        report = kb.insert(corpus.paths)
         show.print_index_report(report)
-        for question in DEMO_QUESTIONS:
-            show.out.print(f"\n[bold cyan]Q: {question}[/bold cyan]")
-            answer = kb.query(question, mode=args.mode if hasattr(args, "mode") else None)
-            show.print_answer(answer, streamed=False)
+        if not report.ok and not kb.status():
+            return 1
+        top = [e["name"] for e in kb.entities(limit=3)] if not corpus.bundled else []
+        for question in questions_for(corpus, top):
+            show.out.print(f"\n[bold cyan]Q: {show.escape(question)}[/bold cyan]")
+            show.print_answer(kb.query(question), streamed=False)
         llm = kb.settings.llm.configured
-    show.out.print(f"\nworkspace: {Path(workdir).resolve()}")
-    show.out.print(f"continue with:  scholargraph ask \"your question\" --workdir {workdir}")
     if not llm:
-        show.out.print("answers above are extractive (no LLM configured). For written answers with citations, point it "
-                       "at a local model, e.g. Ollama:\n  ollama serve & ollama pull qwen2.5:7b\n"
-                       f"  scholargraph ask \"...\" --workdir {workdir} --llm-url http://localhost:11434/v1 --llm-model qwen2.5:7b")
+        show.out.print("\n(no LLM configured: the answers above are the best-matching sentences, each cited)")
+    show.out.print(f"\n[bold]workspace:[/bold] {Path(workdir).resolve()}\n[bold]next, try:[/bold]")
+    for command, what in next_steps(workdir, corpus, llm):
+        show.out.print(f"  {show.escape(command)}\n      [dim]{show.escape(what)}[/dim]")
     return 0 if report.ok else 1
-
-
-def parse_configuration(spec: str) -> tuple[str, dict]:
-    """'hybrid:no-clues,no-subgraph' -> ('hybrid', {'clues': False, 'subgraph': False})."""
-    mode, _, flags = spec.partition(":")
-    options = {}
-    for flag in filter(None, (f.strip() for f in flags.split(","))):
-        if flag not in {"no-clues", "no-subgraph"}:
-            raise ConfigError(f"unknown configuration flag {flag!r} in {spec!r} (use no-clues, no-subgraph)")
-        options[flag[3:]] = False
-    return mode, options
 
 
 def cmd_eval(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .evaluation.questions import generate_questions
-    from .evaluation.winrate import winrate
 
+    if args.task == "winrate":
+        return _winrate(args, overrides)
     with _kb(args, overrides) as kb:
         if kb.llm is None:
             raise ConfigError("evaluation needs an LLM: set llm.base_url and llm.model")
-        if args.task == "questions":
-            rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
-            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-            Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
+        if args.task in ("kg2text", "kgqa"):
+            result = kb.run(_local_kg_eval(kb, args))
+            if args.out:
+                Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+            show.print_json(result) if args.json else show.print_local_kg_eval(args.task, result)
             return 0
-        if not args.questions:
-            raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
-        mode_a, opt_a = parse_configuration(args.a)
-        mode_b, opt_b = parse_configuration(args.b)
-        verdicts = kb.run(winrate(kb, read_queries(args.questions), mode_a, mode_b, opt_a, opt_b))
-    result = verdicts.to_json(args.a, args.b)
-    if args.json:
-        show.print_json(result)
-    else:
-        show.print_winrate(result)
+        rows = kb.run(generate_questions(kb, args.users, args.tasks, args.per_task))
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    Path(args.out).write_text(text) if args.out else sys.stdout.write(text)
     return 0
+
+
+def _winrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from .config import judge_settings
+    from .evaluation.answers import parse_side
+    from .evaluation.winrate import winrate
+    from .llm.client import LLMClient
+
+    side_a, side_b = parse_side(args.a), parse_side(args.b)
+    if side_a.name == side_b.name and (side_a.imported or side_b.imported):
+        raise ConfigError(f"both sides are called {side_a.name!r}: name them, e.g. --b Other={args.b}")
+    if args.questions:
+        questions = read_queries(args.questions)
+    else:
+        imported = side_a.answers or side_b.answers
+        if imported is None:
+            raise ConfigError("eval winrate needs --questions FILE (make one with `scholargraph eval questions --out FILE`)")
+        questions = list(imported)
+    with _kb(args, overrides) as kb:
+        judge_cfg = judge_settings(kb.settings)
+        if not judge_cfg.configured:
+            raise ConfigError("eval winrate needs a judge model: --judge-url/--judge-model (or judge.base_url/"
+                              "judge.model), else the answering LLM's --llm-url/--llm-model")
+        judge = LLMClient(judge_cfg, cache=None, count_tokens=kb.tokenizer.count)  # every trial is a new judgement
+
+        async def run_all():
+            try:
+                if judge_cfg.health_check:
+                    await judge.health_check()
+                return await winrate(kb, judge, questions, side_a, side_b, trials=args.trials)
+            finally:
+                await judge.aclose()
+
+        verdicts = kb.run(run_all())
+    result = verdicts.to_json(side_a, side_b, {"base_url": judge_cfg.base_url, "model": judge_cfg.model})
+    show.print_json(result) if args.json else show.print_winrate(result)
+    return 0
+
+
+async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[str, Any]:
+    """`eval kg2text` / `eval kgqa` (seed 004 §5.2-5.3)."""
+    if args.task == "kg2text":
+        from .evaluation.kg2text import kg_to_text
+
+        return await kg_to_text(kb, args.doc)
+    from .evaluation.kgqa import kg_qa, read_qa_pairs
+
+    docs = args.doc or [r["id"] for r in kb.status() if r["status"] == "PROCESSED"]
+    if args.questions and len(docs) != 1:
+        raise ConfigError("eval kgqa --questions FILE is about one paper: give it with --doc DOC_ID")
+    pairs = read_qa_pairs(args.questions) if args.questions else None
+    papers = [await kg_qa(kb, d, pairs, args.count) for d in docs]
+    return {"papers": papers}
 
 
 def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:

@@ -99,6 +99,11 @@ class EmbeddingSettings(_Section):
     max_concurrency: int = Field(4, ge=1)
     timeout: float = Field(60.0, gt=0)
 
+    @property
+    def local_model(self) -> str | None:
+        """The local model whose tokenizer sizes chunks; None for a remote model (not readable offline)."""
+        return self.model if self.provider == "local" else None
+
 
 class IngestSettings(_Section):
     """Input size limits (docs/reliability.md): files beyond them are refused before they are read."""
@@ -112,7 +117,7 @@ class IngestSettings(_Section):
 class ChunkingSettings(_Section):
     size: int = Field(1200, ge=16, le=32768, description="tokens per chunk")
     overlap: int = Field(100, ge=0)
-    tokenizer: str = Field("embedding", description="'embedding' = the embedding model's tokenizer, or a tokenizer.json path")
+    tokenizer: str = Field("embedding", description="'embedding' = the tokenizer of embeddings.model (MiniLM's for a remote model), or a tokenizer.json path")
     strategy: Literal["auto", "tokens", "structure"] = "auto"
 
     @model_validator(mode="after")
@@ -321,6 +326,31 @@ class CommunitySettings(_Section):
                                 description="hybrid adds this many best reports to broad questions' context (0 = off)")
 
 
+class LocalKGSettings(_Section):
+    """The localkg profile (paper2lkg, seed 004 §4): per-paper local knowledge graphs."""
+
+    levels: list[Literal["section", "paragraph", "sentence"]] = Field(
+        default_factory=lambda: ["section", "paragraph", "sentence"],  # type: ignore[arg-type]
+        description="contexts mentions and local relations are extracted at (§4.1, §4.3)")
+    unit_tokens: int = Field(2500, ge=200, description="a longer section is read in windows of whole paragraphs")
+    batch_sentences: bool = Field(True, description="one call per paragraph for its sentences (answers stay per "
+                                                    "sentence) instead of one call per sentence")
+    batch_size: int = Field(20, ge=1, le=200, description="mentions, types or predicates per description call")
+    link_threshold: float = Field(0.9, ge=-1, le=1, description="cosine of two mention descriptions that links "
+                                                                 "them (§4.2; the seed's 0.95 was for bge-base)")
+    context_tokens: int = Field(6000, ge=50, description="the paper is shrunk to this for paper-level "
+                                                          "relations (Algorithm 4)")
+    global_entities: int = Field(20, ge=2, le=200, description="most relevant entities paired at paper level ...")
+    global_fraction: float = Field(0.1, gt=0, le=1, description="... or this share of the entities, if fewer")
+    pairs_per_call: int = Field(10, ge=1, le=100, description="entity pairs asked about in one call (Prompt 4.2)")
+    taxonomy: bool = Field(True, description="skos:broader from potential parent types (§4.5)")
+    taxonomy_threshold: float = Field(0.85, ge=-1, le=1, description="cosine of a type's and an entity's description")
+    new_concepts: bool = Field(True, description="a parent type no entity matches becomes a general concept")
+    predicate_threshold: float = Field(0.9, ge=-1, le=1, description="cosine of two predicate descriptions that "
+                                                                      "groups them (§4.5)")
+    repair: bool = Field(True, description="ask once more when an answer is not valid JSON")
+
+
 def preset_values(name: str) -> dict[str, Any]:
     """The settings preset ``name`` sets (a copy)."""
     if name not in PRESETS:
@@ -364,6 +394,8 @@ class Settings(BaseSettings):
     preset: str | None = Field(None, description="named starting point: " + ", ".join(PRESETS))
     workdir: Path = DEFAULT_WORKDIR
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    judge: LLMSettings = Field(default_factory=LLMSettings,
+                               description="the judge of `eval winrate`; base_url/model default to llm's")
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -373,6 +405,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     communities: CommunitySettings = Field(default_factory=CommunitySettings)
+    localkg: LocalKGSettings = Field(default_factory=LocalKGSettings)
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 
@@ -529,13 +562,19 @@ def settings_summary(settings: Settings) -> dict[str, Any]:
     return settings.model_dump(mode="json")
 
 
-def demo_corpus_candidates() -> list[Path]:
-    """Where `scholargraph demo` looks for papers: $SCHOLARGRAPH_DEMO_CORPUS, then the shared dev data
-    beside the checkout (../shared/data/dev, as on CI and developer machines)."""
-    out = []
+def demo_corpus_override() -> Path | None:
+    """$SCHOLARGRAPH_DEMO_CORPUS: papers for `scholargraph demo` instead of the bundled corpus."""
     env = _env_value(f"{ENV_PREFIX}DEMO_CORPUS")
-    if env:
-        out.append(Path(env))
-    cwd = Path.cwd()
-    out += [cwd.parent / "shared" / "data" / "dev", cwd / "shared" / "data" / "dev"]
-    return out
+    return Path(env) if env else None
+
+
+def judge_settings(settings: Settings) -> LLMSettings:
+    """The judge's endpoint for `eval winrate`: ``judge.*`` where set, else the answering LLM's
+    base_url and model (its API key only when the judge talks to the same server)."""
+    judge, llm = settings.judge, settings.llm
+    if not (judge.base_url or judge.model):
+        return llm
+    same_server = judge.base_url in (None, llm.base_url)
+    return judge.model_copy(update={"base_url": judge.base_url or llm.base_url, "model": judge.model or llm.model,
+                                    "api_key": judge.api_key or (llm.api_key if same_server else None)})
+

@@ -36,10 +36,10 @@ from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
-from .ingest.registry import LoadOptions
+from .ingest.registry import LoadOptions, missing_paths
 from .ingest.surrogates import scrub
 from .ingest.tokenizer import TextTokenizer, load_tokenizer
-from .llm.embeddings import Embedder, make_embedder
+from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
@@ -65,17 +65,21 @@ log = logging.getLogger(__name__)
 
 class KnowledgeBase:
     def __init__(self, workdir: str | Path | None = None, settings: Settings | None = None, *,
-                 progress: Progress | None = None, **overrides: Any):
+                 progress: Progress | None = None, create: bool = True, **overrides: Any):
+        """``create=False``: open an existing workspace only (``WorkspaceError`` when there is none),
+        for callers that only read it."""
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
-        self.store = open_store(self.settings.workdir, self.settings.store.backend, **self.settings.store.options())
+        self.store = open_store(self.settings.workdir, self.settings.store.backend, create=create,
+                                **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
         self.progress = progress or NullProgress()
         self._embedder: Embedder | None = None
         self._tokenizer: TextTokenizer | None = None
         self._llm: LLMClient | None = None
         self._llm_checked = False
+        self._embedder_checked = False
         self._reranker: Reranker | None = None
 
     # -- components (lazy) ----------------------------------------------------------------
@@ -119,12 +123,26 @@ class KnowledgeBase:
     @property
     def tokenizer(self) -> TextTokenizer:
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer)
+            self._tokenizer = load_tokenizer(self.settings.chunking.tokenizer, self.settings.embeddings.local_model)
         return self._tokenizer
+
+    def _settle_llm_model(self) -> None:
+        """``llm.base_url`` without ``llm.model``: use the server's only model (asked once, when an LLM
+        is first needed), or stop with the list of the served ones; never fall back silently."""
+        llm = self.settings.llm
+        if not llm.base_url or llm.model:
+            return
+        from .llm.health import discover_model
+
+        key = llm.api_key.get_secret_value() if llm.api_key else None
+        model = discover_model(llm.base_url, key, min(10.0, llm.timeout))
+        log.info("llm.model not set: using %s, the only model %s serves", model, llm.base_url)
+        self.settings = self.settings.model_copy(update={"llm": llm.model_copy(update={"model": model})})
 
     @property
     def llm(self) -> LLMClient | None:
         """The LLM client, or None when no LLM is configured."""
+        self._settle_llm_model()
         if self._llm is None and self.settings.llm.configured:
             from .llm.client import LLMClient
 
@@ -132,28 +150,41 @@ class KnowledgeBase:
         return self._llm
 
     async def _ensure_llm_ready(self) -> None:
+        """Check every configured model (chat, then a served embedding model) before the first call."""
         if self.llm is not None and self.settings.llm.health_check and not self._llm_checked:
             await self.llm.health_check()
             self._llm_checked = True
+        await self._ensure_embedder_ready()
 
-    def _refresher(self) -> GraphRefresher:
+    async def _ensure_embedder_ready(self) -> None:
+        if self.settings.embeddings.provider != "local" and self.settings.llm.health_check and not self._embedder_checked:
+            await self.embedder.health_check()
+            self._embedder_checked = True
+
+    async def acheck_models(self) -> None:
+        """Raise LLMUnavailableError unless every configured model (chat, embeddings) is served."""
+        await self._ensure_llm_ready()
+
+    def _refresher(self, embedder: Embedder | None = None) -> GraphRefresher:
         summarise = None
         if self.llm is not None:
             from .graph.summarise import make_summariser
 
             summarise = make_summariser(self.llm)
-        return GraphRefresher(self.store, self.embedder, self.tokenizer.count, self.settings.extraction.description_budget,
+        return GraphRefresher(self.store, embedder or self.embedder, self.tokenizer.count, self.settings.extraction.description_budget,
                               summarise)
 
-    def _pipeline(self, extractor: Extractor) -> Pipeline:
-        return Pipeline(self.store, self.settings, self.embedder, self.tokenizer, extractor, normalise_name,
-                        self._refresher(), self.progress)
+    def _pipeline(self, extractor: Extractor, embedder: Embedder | None = None) -> Pipeline:
+        embedder = embedder or self.embedder
+        return Pipeline(self.store, self.settings, embedder, self.tokenizer, extractor, normalise_name,
+                        self._refresher(embedder), self.progress)
 
     async def _embed(self, texts: Sequence[str]) -> np.ndarray:
         return await self.embedder.embed(texts)
 
     def _extractor(self, profile: str | None) -> Extractor:
         """The extractor of ``profile`` (default: ``extraction.profile``), from the plug-in registry."""
+        self._settle_llm_model()
         settings = self.settings
         if profile:
             settings = settings.model_copy(deep=True)
@@ -171,6 +202,7 @@ class KnowledgeBase:
         """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
         When another process is indexing the same workspace, wait for it (``wait=False``: raise
         ``WorkspaceBusyError``)."""
+        missing_paths(paths)  # a mistyped path: say so, record nothing
         if dry_run:
             return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
         async with self.exclusive_indexing(wait):
@@ -203,8 +235,8 @@ class KnowledgeBase:
         if (profile or self.settings.extraction.profile) == AUTO and not self.settings.llm.configured:
             report.notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
                                 f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
-        if extractor.uses_llm and not dry_run:
-            await self._ensure_llm_ready()  # unreachable server or unknown model: nothing started
+        if not dry_run:  # unreachable server or unknown model: nothing started
+            await (self._ensure_llm_ready() if extractor.uses_llm else self._ensure_embedder_ready())
         pipeline = self._pipeline(extractor)
         opts = options or self.load_options()
         if dry_run:
@@ -289,17 +321,38 @@ class KnowledgeBase:
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
 
-    async def adelete(self, doc_id: str) -> dict[str, Any]:
+    def find_document(self, ref: str) -> str:
+        """The id of the one paper ``ref`` names: its id, its file name or path, or its title (case
+        and spacing ignored). ``NotFoundError`` when none, ``ScholarGraphError`` listing them when several."""
+        if self.store.get_document(ref) is not None:
+            return ref
+        wanted = " ".join(ref.split()).casefold()
+        matches = [r for r in self.store.list_documents()
+                   if wanted in {" ".join((r.title or "").split()).casefold(), (r.source_path or "").casefold(),
+                                 Path(r.source_path or "").name.casefold()}]
+        if not matches:
+            raise NotFoundError(f"no document with id {ref!r}, and no paper with that file name or title "
+                                "(see `scholargraph status`)")
+        if len(matches) > 1:
+            listed = "; ".join(f"{r.id} ({r.title or '?'}, {Path(r.source_path or '').name})" for r in matches)
+            raise ScholarGraphError(f"{ref!r} matches {len(matches)} papers: {listed}; give one of these ids")
+        return matches[0].id
+
+    async def adelete(self, ref: str) -> dict[str, Any]:
+        """Delete a paper named by id, file name or title (:meth:`find_document`). Graph maintenance
+        an earlier run left owed is finished first (even when ``ref`` names no paper)."""
         await self.finish_maintenance()
+        doc_id = self.find_document(ref)
         row = self.store.get_document(doc_id)
         if row is not None:  # papers citing it now cite a stub of it (graph.citations)
             from .graph.citations import document_deleted
 
             await self.store.awrite(lambda: document_deleted(self.store, row))
-        return await self._pipeline(NoExtraction()).delete(doc_id)
+        # the model is loaded only if a description left behind must be re-embedded
+        return await self._pipeline(NoExtraction(), DeferredEmbedder(lambda: self.embedder)).delete(doc_id)
 
-    def delete(self, doc_id: str) -> dict[str, Any]:
-        return self.run(self.adelete(doc_id))
+    def delete(self, ref: str) -> dict[str, Any]:
+        return self.run(self.adelete(ref))
 
     # -- querying -------------------------------------------------------------------------
 
@@ -311,6 +364,7 @@ class KnowledgeBase:
         return self._reranker
 
     def engine(self) -> QueryEngine:
+        self._settle_llm_model()
         return QueryEngine(self.store, self.settings, self.embedder, self.tokenizer, self.llm, self._graphs,
                            self.reranker)
 
@@ -346,10 +400,13 @@ class KnowledgeBase:
     # -- inspection -----------------------------------------------------------------------
 
     def status(self) -> list[dict[str, Any]]:
-        """Every document with its status; ``chunk_failures``: chunks still without usable model output
-        (the paper is incomplete until a run retries them)."""
+        """One row per document. ``status`` is the stored one, except ``INTERRUPTED`` for a document left
+        PROCESSING by a run that has ended (resumed by the next ``index`` run). ``chunk_failures``: chunks
+        still without usable model output (the paper is incomplete until a run retries them)."""
+        rows = self.store.list_documents()
+        interrupted = self.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
         failures = self.store.chunk_failure_counts()
-        return [_status_row(r, failures.get(r.id, 0)) for r in self.store.list_documents()]
+        return [_status_row(r, r.id in interrupted, failures.get(r.id, 0)) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
@@ -362,6 +419,8 @@ class KnowledgeBase:
             "relations": self.store.count("relations"),
             "keywords": self.store.count("keywords"),
             "chunk_failures": self.store.count("chunk_failures"),
+            "mentions": self.store.count("mentions"),
+            "sentences": self.store.count("sentences"),
             "embedding_model": self.store.get_meta("embedding_model"),
             "embedding_dim": int(self.store.get_meta("embedding_dim") or 0) or None,
             "usage": usage_to_json(usage),
@@ -461,6 +520,14 @@ class KnowledgeBase:
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
 
+    def cost_outside_documents(self) -> dict[str, Any]:
+        """LLM usage tied to no paper (community reports, answers): the whole log less the papers' share."""
+        rest = self.store.usage_by_purpose()
+        for per_purpose in self.store.usage_by_document().values():
+            for purpose, used in per_purpose.items():
+                rest[purpose] = rest[purpose].minus(used)
+        return usage_to_json({p: u for p, u in rest.items() if u != Usage()})
+
     # -- browsing (HTTP server, notebooks) --------------------------------------------------
 
     def document(self, doc_id: str) -> dict[str, Any]:
@@ -515,6 +582,15 @@ class KnowledgeBase:
         from .graph.browse import export_graph
 
         return export_graph(self.store, fmt)
+
+    def export(self, fmt: str, out: str | Path | Any = None, *, doc_ids: Sequence[str] | None = None,
+               base: str | None = None) -> dict[str, Any]:
+        """Write the graph (of ``doc_ids``, else of every indexed paper) as ``turtle``, ``jsonld``,
+        ``graphml``, ``neo4j-csv`` (a directory) or ``json`` (node-link) to ``out`` (a path, an open
+        text stream, or None for stdout), streamed; returns what was written. Needs no LLM."""
+        from .export import export_workspace
+
+        return export_workspace(self.store, fmt, out, doc_ids, base)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -571,10 +647,14 @@ def _text_document(item: str | dict[str, Any]) -> Document:
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
 
 
-def _status_row(r: DocumentRow, chunk_failures: int = 0) -> dict[str, Any]:
+INTERRUPTED = "INTERRUPTED"  # shown for a PROCESSING document whose run has ended
+
+
+def _status_row(r: DocumentRow, interrupted: bool = False, chunk_failures: int = 0) -> dict[str, Any]:
     return {
-        "id": r.id, "title": r.title, "status": r.status.value, "scope": r.scope, "profile": r.profile,
-        "chunks": r.chunks, "chunk_failures": chunk_failures, "error": r.error, "source_path": r.source_path,
+        "id": r.id, "title": r.title, "status": INTERRUPTED if interrupted else r.status.value, "scope": r.scope,
+        "profile": r.profile, "chunks": r.chunks, "chunk_failures": chunk_failures,
+        "error": "interrupted: the next `scholargraph index` run resumes it" if interrupted else r.error, "source_path": r.source_path,
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.updated_at)),
     }
 

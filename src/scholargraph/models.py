@@ -140,6 +140,53 @@ class RelationRecord:
     source_id: str = ""
     target_id: str = ""
     document_id: str = ""
+    # the sentence (ordinal of a SentenceRecord of the document) the relation was read from, and
+    # the context it was extracted at (sentence | paragraph | section | paper | taxonomy): localkg
+    sentence: int | None = None
+    level: str = ""
+
+
+@dataclass
+class SentenceRecord:
+    """One sentence of a document as the localkg profile reads it (seed 004's Deep Document Model:
+    paper -> section -> paragraph -> sentence). ``ordinal`` numbers the document's sentences from 0;
+    ``char_start``/``char_end`` index ``Document.full_text``; ``chunk_id`` is the chunk holding it."""
+
+    document_id: str
+    ordinal: int
+    text: str
+    chunk_id: str
+    section: str | None = None
+    section_no: int = 0
+    paragraph_no: int = 0
+    page: int | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+@dataclass
+class MentionRecord:
+    """One occurrence of an entity in a sentence (seed 004 §4.1-4.2). ``char_start``/``char_end``
+    index the sentence's text, so ``sentence[char_start:char_end] == surface``. ``entity`` is the
+    name of the document's EntityRecord it belongs to (``entity_id`` once resolved at commit);
+    ``category`` is named | general | other; ``types`` are its potential parent types;
+    ``level`` is the widest context it was extracted at (section | paragraph | sentence)."""
+
+    surface: str
+    sentence_no: int
+    char_start: int
+    char_end: int
+    chunk_id: str
+    entity: str = ""
+    category: str = ""
+    types: list[str] = field(default_factory=list)
+    description: str = ""
+    level: str = ""
+    sentence: str = ""
+    section: str | None = None
+    page: int | None = None
+    entity_id: str = ""
+    document_id: str = ""
 
 
 @dataclass
@@ -211,6 +258,9 @@ class Extraction:
     keywords: list[KeywordRecord] = field(default_factory=list)
     failures: list[ChunkFailure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was cut or dropped from usable output
+    # sentence-level provenance (localkg): the sentences read and the mentions found in them
+    sentences: list[SentenceRecord] = field(default_factory=list)
+    mentions: list[MentionRecord] = field(default_factory=list)
 
     def extend(self, other: Extraction) -> None:
         self.entities.extend(other.entities)
@@ -218,24 +268,33 @@ class Extraction:
         self.keywords.extend(other.keywords)
         self.failures.extend(other.failures)
         self.notes.extend(other.notes)
+        self.sentences.extend(other.sentences)
+        self.mentions.extend(other.mentions)
 
 
 # --- LLM accounting ------------------------------------------------------------------------
 
-PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map", "other")
+PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map",
+            # the localkg profile's five stages (seed 004 §4.1-4.5) and its evaluation (§5.2-5.3)
+            "lkg_mentions", "lkg_linking", "lkg_relations", "lkg_global", "lkg_taxonomy", "kg2text", "kgqa",
+            "other")
 # calls made while someone waits for an answer: they take a free LLM slot before bulk (indexing) calls
 QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 
 
 @dataclass
 class Usage:
-    """Calls and tokens for one purpose. ``estimated`` counts tokens not reported by the server."""
+    """Calls and tokens for one purpose. ``calls`` are requests the server answered with a
+    completion; ``failed_attempts`` are HTTP attempts that got none (an error status, a malformed
+    reply, a broken connection; each retry is one); ``cached_calls`` never reached the server.
+    ``estimated`` counts tokens not reported by the server."""
 
     calls: int = 0
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated_calls: int = 0
+    failed_attempts: int = 0
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
@@ -243,6 +302,10 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.estimated_calls += other.estimated_calls
+        self.failed_attempts += other.failed_attempts
+
+    def minus(self, other: Usage) -> Usage:
+        return Usage(**{name: value - getattr(other, name) for name, value in asdict(self).items()})
 
     @property
     def total_tokens(self) -> int:
@@ -271,6 +334,8 @@ class Source:
     venue: str | None = None
     # a community report's representative passages, each resolved to its paper, section and pages
     supporting: list[Source] = field(default_factory=list)
+    # in an answer's cited sources (numbered by citation order): its number in the context
+    context_number: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -290,11 +355,18 @@ class Source:
         }
         if self.supporting:
             data["supporting"] = [s.to_json() for s in self.supporting]
+        if self.context_number is not None:
+            data["context_rank"] = self.context_number
         return data
 
 
 @dataclass
 class Answer:
+    """An answer with its citations. ``sources`` are the sources the answer cites, numbered from 1 in
+    the order they are first cited (the ``[n]`` in ``text``); ``context_sources`` are all the sources
+    the answer was written from, numbered by rank as in ``context`` (a cited source's
+    ``context_number`` is its number there)."""
+
     question: str
     text: str
     mode: str
@@ -307,6 +379,7 @@ class Answer:
     context: str = ""
     notes: list[str] = field(default_factory=list)
     keywords: dict[str, Any] | None = None
+    context_sources: list[Source] = field(default_factory=list)
     # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
     cut: list[Source] = field(default_factory=list)
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
@@ -319,7 +392,7 @@ class Answer:
             "mode": self.mode,
             "extractive": self.extractive,
             "sources": [s.to_json() for s in self.sources if not cited or s.number in cited],
-            "context_sources": len(self.sources),
+            "context_sources": len(self.context_sources or self.sources),  # how many the model was given
             "context_tokens": self.context_tokens,
             "cut_from_context": [{"rank": s.number, "kind": s.kind, "chunk_id": s.chunk_id, "document_id": s.document_id,
                                   "title": s.title} for s in self.cut],
@@ -341,6 +414,7 @@ def usage_to_json(usage: dict[str, Usage]) -> dict[str, Any]:
     return {
         "llm_calls": total.calls,
         "cached_calls": total.cached_calls,
+        "failed_attempts": total.failed_attempts,
         "prompt_tokens": total.prompt_tokens,
         "completion_tokens": total.completion_tokens,
         "total_tokens": total.total_tokens,

@@ -46,7 +46,7 @@ from .ingest.identity import content_md5
 from .ingest.registry import LoadOptions, display_path, iter_files, load_file
 from .ingest.tokenizer import TextTokenizer
 from .llm.embeddings import Embedder
-from .models import Chunk, DocStatus, Document, Extraction, Scope, Usage
+from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
 from .progress import NullProgress, Progress
 from .report import FileLedger, IndexReport
 from .store.base import DocumentRow, GraphRemoval, Store
@@ -209,6 +209,8 @@ class Pipeline:
                                        "reason": reason})
                 return None
             self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
+        elif existing and existing.status == DocStatus.PROCESSED:
+            self._drop_indexed(doc.id)  # --force: its records are written again, not a second time
         elif existing and existing.status in (DocStatus.PENDING, DocStatus.PROCESSING):
             return False  # picked up with the other pending work
         self.store.add_pending(doc, scope, self.extractor.name)
@@ -458,10 +460,31 @@ class Pipeline:
             fresh = {k.id: by_text[k.text] for k in writes.keywords if k.id in new_keywords and k.text in by_text}
             if fresh:
                 self.store.put_vectors("keyword", list(fresh), np.stack(list(fresh.values())))
+        self._write_provenance(doc_id, extraction, writes)
+
+    def _write_provenance(self, doc_id: str, extraction: Extraction, writes: GraphWrites) -> None:
+        """Sentences and mentions (localkg), each mention resolved to the entity its name became."""
+        if extraction.sentences:
+            for s in extraction.sentences:
+                s.document_id = doc_id
+            self.store.write_sentences(extraction.sentences)
+        if not extraction.mentions:
+            return
+        ids: dict[str, str] = {}
+        for e in writes.entities:
+            ids.setdefault(e.key, e.id)
+        mentions = []
+        for m in extraction.mentions:
+            entity_id = ids.get(self.key_fn(m.entity or m.surface))
+            if entity_id:
+                m.entity_id, m.document_id = entity_id, doc_id
+                mentions.append(m)
+        self.store.write_mentions(mentions)
 
     def estimate(self, docs: Sequence[Document], scope: str, report: IndexReport) -> None:
         """Dry run: what indexing ``docs`` would cost, per purpose and per document; nothing is stored."""
         estimate = getattr(self.extractor, "estimate", None)
+        per_document = getattr(self.extractor, "estimate_document", None)  # profiles that read whole papers
         report.notes.append("dry run: nothing was indexed; token figures are estimates (offline tokenizer)")
         for doc in docs:
             existing = self.store.get_document(doc.id)
@@ -471,7 +494,11 @@ class Pipeline:
             chunks = self._chunks(select_scope(doc, scope))
             report.chunks += len(chunks)
             report.added.append(doc.id)
-            for purpose, usage in (estimate(chunks, self.tokenizer.count) if estimate else {}).items():
+            if per_document is not None:
+                found = per_document(select_scope(doc, scope), chunks, self.tokenizer.count)
+            else:
+                found = estimate(chunks, self.tokenizer.count) if estimate else {}
+            for purpose, usage in found.items():
                 report.usage.setdefault(purpose, Usage()).add(usage)
 
     def _chunks(self, doc: Document) -> list[Chunk]:

@@ -1,23 +1,30 @@
+"""eval winrate as the thesis runs it (Appendix A.1): three judgements per question with the order
+alternating, a judge that can be another model on another server, other systems' answers
+imported from JSONL; and question generation."""
+
+import asyncio
 import json
 
 import pytest
 
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main
-from scholargraph.errors import ModelOutputError
-from scholargraph.evaluation.winrate import parse_verdict
+from scholargraph.errors import ConfigError, ModelOutputError
+from scholargraph.evaluation.answers import parse_side, read_answers
+from scholargraph.evaluation.judge import NAMES, parse_verdict
+from scholargraph.evaluation.winrate import winrate
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import Rule
 
 TEXTS = ["Retrieval-Augmented Generation (RAG) grounds Large Language Models. GraphRAG builds community reports.",
          "LightRAG retrieves one-hop neighbours of matched entities. AcademicRAG retrieves subgraphs."]
+QUESTIONS = ["What does GraphRAG build?", "How does LightRAG retrieve?"]
+JUDGE_MARK = r"comparing two answers to the same question"
 
 
-def test_parse_verdict_accepts_common_shapes():
-    raw = '```json\n{"Comprehensiveness": {"Winner": "Answer 2"}, "Overall Winner": {"Winner": "Answer 1", "Reasoning": "x"}}\n```'
-    assert parse_verdict(raw) == {"comprehensiveness": 2, "overall": 1}
-    with pytest.raises(ModelOutputError):
-        parse_verdict('{"comprehensiveness": {"winner": "1"}}')
+def _verdict(winner: str) -> str:
+    return json.dumps({c: {"reason": "r", "winner": winner} for c in ("comprehensiveness", "diversity", "empowerment",
+                                                                       "overall")})
 
 
 def _kb(server, workdir):
@@ -25,38 +32,111 @@ def _kb(server, workdir):
                          extraction={"profile": "offline"})
 
 
-def test_both_orders_cancel_position_bias(llm_server, workdir, tmp_path, capsys):
-    always_first = json.dumps({c: {"winner": "1"} for c in ("comprehensiveness", "diversity", "empowerment", "overall")})
-    server = llm_server(rules=[Rule("judge", r"You compare two answers", always_first)] + default_rules())
+def _indexed(server, workdir):
     with _kb(server, workdir) as kb:
         kb.insert(texts=TEXTS)
+
+
+def test_parse_verdict_reads_names_and_the_usual_shapes():
+    raw = ('```json\n{"Comprehensiveness": {"Winner": "Answer Heron"}, '
+           '"Overall Winner": {"Winner": "Answer Kestrel", "Reasoning": "x"}}\n```')
+    assert parse_verdict(raw, ("a", "b")) == {"comprehensiveness": "b", "overall": "a"}
+    assert parse_verdict(raw, ("b", "a")) == {"comprehensiveness": "a", "overall": "b"}  # b was shown first
+    assert parse_verdict('{"overall": {"winner": "2"}}', ("a", "b")) == {"overall": "b"}
+    with pytest.raises(ModelOutputError):
+        parse_verdict('{"comprehensiveness": {"winner": "Kestrel"}}')
+
+
+def test_three_trials_alternate_the_order_and_a_positional_judge_favours_nobody(llm_server, workdir, tmp_path, capsys):
+    server = llm_server(rules=[Rule("judge", JUDGE_MARK, _verdict(NAMES[0]))] + default_rules())
+    _indexed(server, workdir)
     questions = tmp_path / "q.txt"
-    questions.write_text("What does GraphRAG build?\nHow does LightRAG retrieve?\n")
-    code = main(["eval", "winrate", "--a", "naive", "--b", "naive", "--questions", str(questions), "-w", str(workdir),
+    questions.write_text("\n".join(QUESTIONS) + "\n")
+    code = main(["eval", "winrate", "--a", "hybrid", "--b", "naive", "--questions", str(questions), "-w", str(workdir),
                  "--llm-url", server.base_url, "--llm-model", "scripted-model", "--json"])
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and result["judgements"] == 4
-    assert result["criteria"]["overall"]["naive_win_rate"] == 0.5  # a judge that always picks "1" favours nobody
+    assert code == 0 and result["trials"] == 3 and result["judgements"] == 6
+    assert result["order"] == ["a first", "b first", "a first"]
+    overall = result["criteria"]["overall"]
+    assert overall["hybrid_win_rate_per_trial"] == [1.0, 0.0, 1.0]  # always the answer shown first
+    assert overall["hybrid_win_rate"] == pytest.approx(2 / 3, abs=1e-4)  # the mean over the three trials
+    judge_prompts = [r for r in server.stats.requests if JUDGE_MARK in json.dumps(r)]
+    assert len(judge_prompts) == 6  # no judgement is served from the cache
+
+
+def test_a_separate_judge_and_imported_answers(llm_server, workdir, tmp_path, capsys):
+    answering = llm_server(rules=default_rules())
+    judge = llm_server(rules=default_rules(), models=["judge-model"])  # the longer answer wins
+    _indexed(answering, workdir)
+    imported = tmp_path / "lightrag.jsonl"
+    imported.write_text("".join(json.dumps({"question": q, "answer": f"LightRAG says: {q} " + "detail " * 200}) + "\n"
+                                for q in QUESTIONS))
+    code = main(["eval", "winrate", "--a", "hybrid", "--b", f"LightRAG={imported}", "-w", str(workdir),
+                 "--llm-url", answering.base_url, "--llm-model", "scripted-model",
+                 "--judge-url", judge.base_url, "--judge-model", "judge-model", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["b"] == "LightRAG" and result["questions"] == 2  # the questions of the imported file
+    assert result["judge"] == {"base_url": judge.base_url, "model": "judge-model"}
+    assert result["criteria"]["overall"]["LightRAG_wins"] == 6 and result["criteria"]["overall"]["hybrid_win_rate"] == 0.0
+    assert all(r["model"] == "judge-model" for r in judge.stats.requests)
+    assert judge.stats.calls == 6 and not any(JUDGE_MARK in json.dumps(r) for r in answering.stats.requests)
 
 
 def test_unusable_judgements_are_counted(llm_server, workdir):
-    import asyncio
-
-    from scholargraph.evaluation.winrate import winrate
-
-    server = llm_server(rules=[Rule("judge", r"You compare two answers", "no idea")] + default_rules())
+    server = llm_server(rules=[Rule("judge", JUDGE_MARK, "no idea")] + default_rules())
+    _indexed(server, workdir)
     with _kb(server, workdir) as kb:
-        kb.insert(texts=TEXTS)
-        verdicts = asyncio.run(kb._closing(winrate(kb, ["What is RAG?"], "naive", "naive")))
-    assert verdicts.judgements == 2 and verdicts.unusable == 2 and not verdicts.wins_a
+        verdicts = kb.run(winrate(kb, kb.llm, ["What is RAG?"], parse_side("naive"), parse_side("hybrid")))
+    assert verdicts.judgements == 3 and verdicts.unusable == 3
+    assert verdicts.rate("overall") == (None, [None, None, None])
+
+
+def test_questions_missing_from_an_imported_file_are_reported_not_judged(llm_server, workdir, tmp_path):
+    server = llm_server(rules=default_rules())
+    _indexed(server, workdir)
+    path = tmp_path / "other.jsonl"
+    path.write_text(json.dumps({"question": QUESTIONS[0], "answer": "An answer."}) + "\n")
+    with _kb(server, workdir) as kb:
+        verdicts = kb.run(winrate(kb, kb.llm, QUESTIONS, parse_side("naive"), parse_side(str(path))))
+    assert verdicts.missing == {"other": [QUESTIONS[1]]} and verdicts.judgements == 3
+
+
+def test_answers_files_and_side_specs(tmp_path):
+    good = tmp_path / "graphrag.jsonl"
+    good.write_text('{"query": "Q1", "response": "A1"}\n\n{"question": "Q2", "answer": "A2"}\n')
+    assert read_answers(good) == {"Q1": "A1", "Q2": "A2"}
+    side = parse_side(f"GraphRAG={good}")
+    assert side.name == "GraphRAG" and side.imported and side.describe()["answers"] == 2
+    assert parse_side("hybrid:no-clues").options == {"clues": False}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "Q1"}\n')
+    with pytest.raises(ConfigError, match="entry 1 needs a 'question' and an 'answer'"):
+        read_answers(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        parse_side(str(tmp_path / "missing.jsonl"))
+    with pytest.raises(ConfigError, match="unknown configuration flag"):
+        parse_side("hybrid:no-graph")
+
+
+def test_without_any_judge_model_it_is_a_clear_error(llm_server, workdir, tmp_path, capsys):
+    _indexed(llm_server(rules=default_rules()), workdir)  # a missing workspace would be reported first
+    questions = tmp_path / "q.txt"
+    questions.write_text("What is RAG?\n")
+    code = main(["eval", "winrate", "--questions", str(questions), "-w", str(workdir)])
+    assert code == 2 and "needs a judge model" in capsys.readouterr().err
 
 
 def test_question_generation(llm_server, workdir, tmp_path):
     server = llm_server(rules=default_rules())
-    with _kb(server, workdir) as kb:
-        kb.insert(texts=TEXTS)
+    _indexed(server, workdir)
     out = tmp_path / "questions.jsonl"
     code = main(["eval", "questions", "--out", str(out), "-w", str(workdir), "--llm-url", server.base_url,
                  "--llm-model", "scripted-model"])
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert code == 0 and len(rows) == 8 and all(r["question"] and r["user"] and r["task"] for r in rows)
+
+
+def test_trials_must_be_positive(llm_server, workdir):
+    server = llm_server(rules=default_rules())
+    with _kb(server, workdir) as kb, pytest.raises(Exception, match="at least one trial"):
+        asyncio.run(winrate(kb, kb.llm, ["Q"], parse_side("naive"), parse_side("hybrid"), trials=0))

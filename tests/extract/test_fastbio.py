@@ -14,6 +14,7 @@ from fixtures.fastbio_papers import PAPERS, write_csv
 from scholargraph import KnowledgeBase
 from scholargraph.config import Settings
 from scholargraph.errors import ModelOutputError
+from scholargraph.ingest.chunking import layout
 from scholargraph.models import Chunk, Document, EntityRecord, Extraction, RelationRecord, Section
 from scholargraph.profiles.fastbio.extractor import (
     FastBioExtractor,
@@ -163,9 +164,9 @@ def _doc_with_body() -> tuple[Document, list[Chunk]]:
             + "A very long paragraph sentence number one about IL1B. " * 60)
     doc = Document("p1", "T", [Section("Abstract", abstract, kind="abstract"), Section("Main text", body, kind="body")],
                    abstract=abstract)
-    full = doc.full_text
-    start = len(abstract) + 2
-    chunks = [Chunk("c-abs", "p1", 0, abstract, 10, "Abstract", 0, len(abstract)),
+    full, placed = layout(doc)  # the text chunk offsets index: headings on their own line
+    start = placed[1].start
+    chunks = [Chunk("c-abs", "p1", 0, full[:start], 10, "Abstract", 0, start),
               Chunk("c-body", "p1", 1, full[start:], 100, "Main text", start, len(full))]
     return doc, chunks
 
@@ -176,7 +177,7 @@ def test_main_passages_split_long_paragraphs_and_map_chunks():
     assert len(passages) >= 5 and all(len(p.text) <= 1500 for p in passages)
     assert all(p.chunk_id == "c-body" for p in passages)
     assert passages[1].text.startswith("IL1B expression was three-fold")
-    assert doc.full_text[passages[1].start:].startswith("IL1B expression")
+    assert layout(doc)[0][passages[1].start:].startswith("IL1B expression")
 
 
 def _extractor(**extraction) -> FastBioExtractor:

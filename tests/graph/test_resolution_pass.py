@@ -30,3 +30,32 @@ def test_resolution_can_be_switched_off_and_split_undoes_a_merge(workdir):
         assert len(names(kb)) == before - 1
         ids = kb.split_entity("large language models")
         assert len(ids) == 2 and len(names(kb)) == before
+
+
+PAGERANK = "PageRank ranks web pages by their links. PageRank is computed by power iteration over the link graph."
+PASSAGES = ("Passage Ranking orders retrieved passages. Passage Ranking uses a cross-encoder. "
+            "We study Passage Ranking on MS MARCO.")
+
+
+def test_camel_case_names_are_not_acronyms_of_other_papers_terms(workdir):
+    # "PageRank" is a compound word, not the initials P-R of "Passage Ranking"
+    with KnowledgeBase(workdir, extraction={"profile": "offline"}) as kb:
+        kb.insert(texts=[PAGERANK, PASSAGES])
+        page = kb.entities(search="PageRank")
+        passage = kb.entities(search="Passage Ranking")
+    assert [e["name"] for e in page if e["name"] == "PageRank"] == ["PageRank"]
+    assert not any("Passage Ranking" in e["aliases"] for e in page)
+    assert any(e["name"] == "Passage Ranking" and not e["aliases"] for e in passage)
+
+
+def test_split_gives_each_name_its_own_entity_and_aliases(workdir):
+    # the kept entity's own name is the rarer one: the split must still give two distinct entities
+    with KnowledgeBase(workdir, extraction={"profile": "offline", "resolve": False}) as kb:
+        kb.insert(texts=[PAGERANK, PASSAGES])
+        result = kb.merge_entities("PageRank", "Passage Ranking")
+        assert names(kb)["PageRank"] or names(kb)["Passage Ranking"]
+        ids = kb.split_entity(result["kept"])
+        after = names(kb)
+    assert len(ids) == 2 and len(set(ids)) == 2 and result["kept"] in ids
+    assert "Passage Ranking" not in after.get("PageRank", []) and "PageRank" not in after.get("Passage Ranking", [])
+    assert "PageRank" in after and "Passage Ranking" in after

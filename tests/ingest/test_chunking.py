@@ -1,6 +1,6 @@
 import pytest
 
-from scholargraph.ingest.chunking import chunk_document
+from scholargraph.ingest.chunking import chunk_document, layout
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.models import Document, Section
 from scholargraph.text.sentences import sentence_spans
@@ -40,31 +40,84 @@ def paper() -> Document:
     )
 
 
-def test_spans_index_full_text_and_never_cut_sentences(tok):
+def test_spans_index_the_laid_out_text_and_never_cut_sentences(tok):
     doc = paper()
     chunks = chunk_document(doc, tok, size=120, overlap=20)
-    full = doc.full_text
-    starts = {s for s, _ in sentence_spans(full)}
-    ends = {e for _, e in sentence_spans(full)}
+    full, placed = layout(doc)
+    units = sentence_spans(full)  # headings are paragraphs of their own: units too
+    starts, ends = {s for s, _ in units}, {e for _, e in units}
     for c in chunks:
         assert full[c.char_start : c.char_end] == c.text
         assert c.char_start in starts and c.char_end in ends
         assert c.tokens <= 120
+    assert [full[p.start : p.text_start].strip() for p in placed][:3] == ["Abstract", "1 Introduction", "2 Method"]
 
 
-def test_parts_are_not_mixed_and_references_excluded(tok):
+def test_the_introductory_part_is_never_mixed_with_the_rest_and_references_are_excluded(tok):
     chunks = chunk_document(paper(), tok, size=400, overlap=0)
     assert not any("Someone. A paper" in c.text for c in chunks)
-    assert any(c.section == "3 Conclusion" for c in chunks)
-    assert not any("Conclusion" in (c.section or "") and "method step" in c.text for c in chunks)
+    intro = [c for c in chunks if "Introduction" in (c.section or "") or "Abstract" in (c.section or "")]
+    assert intro and not any("method step" in c.text or "conclude" in c.text for c in intro)
+    # the short conclusion shares the body's last chunk (it would otherwise pay a call of its own)
+    assert chunks[-1].section == "2 Method / 3 Conclusion" and chunks[-1].text.endswith("Future work remains.")
     with_refs = chunk_document(paper(), tok, size=400, overlap=0, include_references=True)
     assert any("Someone. A paper" in c.text for c in with_refs)
 
 
-def test_every_chunk_carries_title_and_section_header(tok):
-    for c in chunk_document(paper(), tok, size=120, overlap=20):
+def test_headings_are_in_the_text_and_the_header_names_a_section_only_when_the_chunk_starts_inside_it(tok):
+    chunks = chunk_document(paper(), tok, size=120, overlap=20)
+    for c in chunks:
         assert c.header.startswith("Paper: A Study")
-        assert "Section:" in c.header
+        first = (c.section or "").split(" / ")[0]
+        if c.text.startswith(first):
+            assert "Section:" not in c.header
+        else:
+            assert c.header.endswith(f"Section: {first}")
+    assert chunks[0].text.startswith("Abstract\n\nWe study graphs.")
+    assert any(c.text.startswith("2 Method\n\nThe method step 0") for c in chunks)
+
+
+def _sections(*sizes: int, kind: str = "body") -> list[Section]:
+    """Body sections of about ``n`` tokens each (one ~16-token sentence repeated)."""
+    return [Section(f"{i + 2} Part {i}", " ".join(f"Step {j} of part {i} uses a graph encoder with care." for j in range(n // 14)),
+                    kind=kind, page_start=i + 2, page_end=i + 2) for i, n in enumerate(sizes)]
+
+
+def _body_chunks(tok, sections: list[Section], size: int = 1200, overlap: int = 100):
+    doc = Document(id="d", title="T", sections=[Section("Abstract", "An abstract.", kind="abstract"), *sections])
+    return [c for c in chunk_document(doc, tok, size=size, overlap=overlap) if "Abstract" not in (c.section or "")]
+
+
+def test_short_sections_share_one_chunk(tok):
+    chunks = _body_chunks(tok, _sections(150, 120, 200, 90, 160))
+    assert len(chunks) == 1
+    assert chunks[0].section == "2 Part 0 / 3 Part 1 / 4 Part 2 / 5 Part 3 / 6 Part 4"
+    assert (chunks[0].page_start, chunks[0].page_end) == (2, 6)
+    assert [line for line in chunks[0].text.splitlines() if line.endswith(tuple("01234"))] == [
+        "2 Part 0", "3 Part 1", "4 Part 2", "5 Part 3", "6 Part 4"]
+
+
+def test_section_tails_do_not_get_chunks_of_their_own(tok):
+    """Three 700-token sections fill two chunks of 1200, not three (each tail used to be its own chunk)."""
+    sections = _sections(700, 700, 700)
+    chunks = _body_chunks(tok, sections)
+    total = sum(c.tokens for c in chunks)
+    assert len(chunks) == 2 and total < 2 * 1200
+    assert all(c.tokens <= 1200 for c in chunks)
+
+
+def test_a_nearly_full_chunk_ends_before_the_next_heading(tok):
+    chunks = _body_chunks(tok, _sections(1000, 400))
+    assert len(chunks) == 2
+    assert chunks[0].section == "2 Part 0" and chunks[1].text.startswith("3 Part 1\n\n")
+    assert "Section:" not in chunks[1].header
+
+
+def test_a_heading_never_ends_a_chunk(tok):
+    for size in range(60, 200, 7):
+        for c in _body_chunks(tok, _sections(70, 50, 90, 40), size=size, overlap=10):
+            last_line = c.text.splitlines()[-1]
+            assert not last_line.endswith(tuple("0123")) or " " in last_line and last_line.endswith("."), (size, c.text)
 
 
 def test_page_spans_follow_page_marks(tok):

@@ -58,6 +58,24 @@ def test_a_large_logo_word_above_the_title_is_not_the_title(tmp_path: Path, back
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_journal_logo_above_the_title_is_not_the_title(tmp_path: Path, backend: str) -> None:
+    """MDPI's layout: the journal name set large as a logo in the corner, then the article title."""
+    w = Writer()
+    w.line("Future Internet 2014, 6, 61-75; doi:10.3390/fi6010061", 10, x=50, step=28)
+    w.line("future internet", 28, bold=True, x=377, step=30)
+    w.line("ISSN 1999-5903", 10, bold=True, x=464, step=14)
+    w.line("Article", 10, x=50, step=26)
+    w.line("Analysis Matrix for Smart Cities", 18, bold=True, x=50, step=30)
+    w.line("Pablo E. Branchi, Carlos Fernandez-Valdivielso and Ignacio R. Matias", 10, bold=True, x=50, step=30)
+    w.heading("Abstract")
+    w.body(2)
+    w.heading("1 Introduction")
+    w.body(3)
+    doc = pdf.load_pdf(_finish(w, tmp_path / "fi.pdf"), LoadOptions(), backend=backend)
+    assert doc.title == "Analysis Matrix for Smart Cities"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_one_word_title_alone_is_still_the_title(tmp_path: Path, backend: str) -> None:
     w = Writer()
     w.line("Seq2Graph", 24, bold=True, x=230, step=40)

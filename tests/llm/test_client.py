@@ -206,7 +206,7 @@ def test_failures_are_logged():
     with ScriptedLLMServer(Reply("bad request", status=400)) as server:
         with pytest.raises(LLMError):
             chat_once(make_settings(server.base_url), cache=cache, document_id="doc1")
-    assert [(c.status, c.document_id) for c in cache.calls] == [("error", "doc1")]
+    assert [(c.status, c.document_id) for c in cache.calls] == [("failed", "doc1")]
 
 
 def test_health_check_unknown_model_lists_available_models():

@@ -129,3 +129,22 @@ def test_priority_gate_never_starves_bulk_work():
         return order
 
     assert asyncio.run(scenario()) == ["q0", "q1", "bulk", "q2", "q3", "q4"]
+
+
+def test_one_embedder_serves_several_event_loops(llm_server):
+    """KnowledgeBase.run starts a loop per call and closes clients after each: the same embedder,
+    under a full concurrency limit, must still work in the next loop."""
+    server = llm_server(embedding_dim=8)
+    settings = EmbeddingSettings(provider="openai", base_url=server.base_url, model="e", dimension=8,
+                                 batch_size=1, max_concurrency=1)
+    embedder = OpenAIEmbedder(settings)
+
+    async def run(texts):
+        try:
+            return await embedder.embed(texts)
+        finally:
+            await embedder.aclose()
+
+    asyncio.run(run(["a1", "a2", "a3"]))
+    vectors = asyncio.run(run(["b1", "b2", "b3"]))
+    assert np.allclose(vectors[2], unit_vector("b3", 8), atol=1e-6)

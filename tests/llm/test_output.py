@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from scholargraph.evaluation.judge import parse_verdict
 from scholargraph.evaluation.questions import QuestionSet
-from scholargraph.evaluation.winrate import parse_verdict
 from scholargraph.extract.parse import EXTRACTION_SCHEMA, ExtractionReply
 from scholargraph.graph.community_reports import ReportReply
 from scholargraph.llm.output import Invalid, validate
@@ -60,7 +60,7 @@ def test_one_bad_record_is_dropped_with_its_reason():
 
 def test_step_models_read_what_small_models_write():
     assert parse_verdict('{"Overall Winner": "Answer 2", "Diversity": {"winner": "1", "reason": "x"}, '
-                         '"empowerment": 5}') == {"diversity": 1, "overall": 2}
+                         '"empowerment": 5}') == {"diversity": "a", "overall": "b"}
     report = validate({"title": "T", "summary": "S", "rating": "n/a", "keywords": ["a", " ", 3]}, ReportReply)
     assert (report.rating, report.keywords) == (None, ["a", "3"])
     with pytest.raises(Invalid):

@@ -61,7 +61,7 @@ def plugin(monkeypatch):
 
 
 def test_builtin_profiles_and_modes_are_registered():
-    assert registry.profile_names() == ["none", "offline", "academic", "fastbio"]
+    assert registry.profile_names() == ["none", "offline", "academic", "fastbio", "localkg"]
     assert registry.mode_names() == ["naive", "local", "subgraph", "global", "hybrid", "ppr", "summary", "bio"]
     with pytest.raises(ConfigError, match="unknown profile 'nope'; available: auto, none"):
         registry.get_profile("nope")
@@ -79,7 +79,7 @@ def test_an_entry_point_plugin_indexes_and_answers(plugin, workdir, caplog):
         retrieval = kb.retrieve("what regrows?", top_k=3)
         assert [s.text for s in retrieval.sources][-1] == "echo what regrows? #3"
         answer = kb.query("what regrows?", top_k=2, session="s")
-        assert answer.mode == "echo" and answer.extractive and len(answer.sources) == 2
+        assert answer.mode == "echo" and answer.extractive and len(answer.context_sources) == 2 and answer.sources == []
         with pytest.raises(ConfigError, match="query mode 'echo' cannot honour --no-clues"):
             kb.retrieve("what regrows?", clues=False)
         kb.retrieve("what regrows?", subgraph=False)  # a switch it does not refuse

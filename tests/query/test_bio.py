@@ -335,3 +335,25 @@ def test_bio_mode_keeps_the_session_history(workdir, tmp_path, llm_server):
     prompts = [json.dumps(r) for r in server.stats.requests if ANSWER_MARK in json.dumps(r)]
     assert "Earlier question: What is the role of IL1B in endometriosis?" in prompts[-1]
     assert not any("Earlier question" in p for p in prompts[:-1])
+
+
+def test_a_citation_invented_in_a_batch_is_reported(bio_kb, llm_server):
+    # issue 13: the batch step dropped "[42]" before the check, so removed_citations was empty, no note
+    parse = json.dumps({"genes": ["IL1B"], "diseases": ["endometriosis"], "other": [], "entity_types": [],
+                        "relation_types": []})
+    server = llm_server(rules=[Rule("parse", PARSE_MARK, parse), Rule("answer", ANSWER_MARK, batch_answer)])
+    a = answer(bio_kb, "What is the role of IL1B in endometriosis?", llm=llm_for(server), threshold=0.0)
+    assert len(a.sources) == 2 and server.stats.by_kind["answer"]["calls"] == 1  # one batch, no merge
+    assert "[42]" not in a.text and a.removed_citations == [42]
+    assert any("removed citation(s) [42]" in n for n in a.notes)
+
+
+def test_notes_name_each_missing_name_once_and_question_words_are_not_names(bio_kb, llm_server):
+    # issue 13: "not in the graph: Which, Which, Which"
+    parse = json.dumps({"genes": ["Which", "FOXP9"], "diseases": ["Which", "FOXP9"], "other": ["which", "What"],
+                        "entity_types": ["genes"], "relation_types": []})
+    server = llm_server(rules=[Rule("parse", PARSE_MARK, parse), Rule("answer", ANSWER_MARK, batch_answer)])
+    r = retrieve(bio_kb, "Which genes are linked to FOXP9?", llm=llm_for(server), threshold=0.0)
+    missing = [n for n in r.notes if n.startswith("not in the graph")]
+    assert missing == ["not in the graph: FOXP9 (no filter on them)"]
+    assert "Which" not in json.dumps(r.details["parsed"]) and "which" not in json.dumps(r.details["parsed"])

@@ -155,9 +155,10 @@ def test_answer_usage_has_keywords_and_answer_and_citations_may_name_entities(ll
     assert set(a.usage) == {"keywords", "answer"}
     assert a.usage["keywords"].calls == 1 and a.usage["answer"].calls == 1
     # text units are numbered first, entities after them: the citation names an entity source
-    assert a.cited == seen and a.removed_citations == [99]
-    cited = next(x for x in a.sources if x.number == seen[0])
-    assert cited.kind == "entity" and cited.chunk_id == "c1"
+    # the answer numbers what it cites from [1]; the source keeps its context number
+    assert a.cited == [1] and a.removed_citations == [99] and "cyclooxygenase [1]" in a.text
+    cited = a.sources[0]
+    assert cited.number == 1 and cited.context_number == seen[0] and cited.kind == "entity" and cited.chunk_id == "c1"
     data = a.to_json()
     assert data["usage"]["llm_calls"] == 2 and set(data["usage"]["by_purpose"]) == {"keywords", "answer"}
     assert data["sources"][0]["kind"] == "entity" and data["sources"][0]["document_id"] == "doc1"

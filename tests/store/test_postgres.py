@@ -3,6 +3,7 @@ workers), pgvector search, full-text search, schema versions, clear errors."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -10,7 +11,7 @@ import psycopg
 import pytest
 
 from scholargraph.errors import ConfigError, WorkspaceError
-from scholargraph.models import Chunk, DocStatus, Document, Section
+from scholargraph.models import Chunk, Community, DocStatus, Document, Section
 from scholargraph.store import open_store
 
 
@@ -163,3 +164,38 @@ def test_llm_records_are_shared_between_workers(open_pg):
     assert b.usage_by_purpose()["extract"].prompt_tokens == 10
     assert np.array_equal(b.embedding_get("model", ["h1", "h2"])["h1"], np.arange(3))
     assert b.count("llm_calls") == 1
+
+
+def test_two_workers_replacing_the_communities_at_once_leave_one_set(open_pg):
+    """Each worker recomputes the communities when it finishes; a second worker's replacement
+    waits for the first's commit and replaces it (it used to hit the first's rows: duplicate key)."""
+    a, b = open_pg(), open_pg()
+    first = [Community("0-aaa", 0, "aaa", ["e1", "e2"]), Community("0-bbb", 0, "bbb", ["e3"])]
+    second = [Community("0-aaa", 0, "aaa", ["e1", "e2"]), Community("0-ccc", 0, "ccc", ["e3", "e4"])]
+    in_work, release = threading.Event(), threading.Event()
+
+    def a_replaces_then_waits() -> None:
+        a.replace_communities(first)  # nested in the unit of work below: committed when it ends
+        in_work.set()
+        release.wait(30)
+
+    holder = threading.Thread(target=a.write, args=(a_replaces_then_waits,))
+    holder.start()
+    assert in_work.wait(30)
+    errors: list[BaseException] = []
+
+    def b_replaces() -> None:
+        try:
+            b.replace_communities(second)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    replacer = threading.Thread(target=b_replaces)
+    replacer.start()
+    time.sleep(0.5)  # b's replacement is under way, blocked behind a's open transaction
+    release.set()
+    holder.join(30)
+    replacer.join(30)
+    assert not errors, errors
+    got = {c.id: sorted(c.members) for c in a.list_communities(members=True)}
+    assert got == {"0-aaa": ["e1", "e2"], "0-ccc": ["e3", "e4"]}

@@ -195,3 +195,29 @@ def test_stats_reset_and_stop_is_prompt():
             client.post(f"{server.base_url}/chat/completions", json=chat_body("x"))
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{server.base_url}/models")
+
+
+def test_max_parallel_makes_requests_wait_their_turn():
+    """A single local GPU server works on one request at a time: the others queue (in flight for
+    the client, never worked on together)."""
+    working = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def respond(request: dict) -> Reply:
+        with lock:
+            working["now"] += 1
+            working["most"] = max(working["most"], working["now"])
+        time.sleep(0.05)
+        with lock:
+            working["now"] -= 1
+        return Reply("ok", delay=0.0)
+
+    async def burst(n: int) -> list[str]:
+        async with httpx.AsyncClient(timeout=60) as client:
+            calls = [client.post(f"{server.base_url}/chat/completions", json=chat_body(f"q{i}")) for i in range(n)]
+            return [r.json()["choices"][0]["message"]["content"] for r in await asyncio.gather(*calls)]
+
+    with ScriptedLLMServer(respond, max_parallel=1) as server:
+        assert asyncio.run(burst(6)) == ["ok"] * 6
+    assert working["most"] == 1
+    assert server.stats.peak_concurrency == 6  # all six were waiting or being answered together

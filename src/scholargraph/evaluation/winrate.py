@@ -1,8 +1,12 @@
-"""Pairwise LLM-judge win rates (thesis 000 §3.5.1, Appendix A.1).
+"""Pairwise LLM-judge win rates as the thesis runs them (thesis 000 §3.5.1, Appendix A.1).
 
-Each question is answered by configuration A and B; each pair is judged twice, once in each
-order, so position bias cancels. A verdict per criterion counts 1 for the winner per judgement;
-win rate = wins / judgements. Unusable judge output is counted and reported, never guessed.
+Each question is answered by side A and side B: a configuration of this workspace, or answers
+imported from a JSONL file (another system's). The judge (its own model and server when
+``judge.base_url``/``judge.model`` are set, else the answering LLM) compares the pair
+``trials`` times (3, as in the thesis), the order of presentation alternating: A first, B first,
+A first ... Per trial and criterion, a side's win rate = its wins / usable verdicts; the final
+win rate is the mean over the trials. Unusable judge output is counted and reported, never
+guessed. Judge calls bypass the LLM cache, so a repeated order is a new judgement.
 """
 
 from __future__ import annotations
@@ -10,114 +14,94 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Annotated, Any
-
-from pydantic import BeforeValidator, model_validator
 
 from ..errors import ModelOutputError, ScholarGraphError
-from ..llm.output import LenientModel, validate
-from ..llm.repair import parse_json
-from ..prompts import load_prompt
+from .answers import Side
+from .judge import CRITERIA, judge_once
 
-CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
+DEFAULT_TRIALS = 3
 
 
 @dataclass
 class Verdicts:
-    wins_a: Counter = field(default_factory=Counter)
-    wins_b: Counter = field(default_factory=Counter)
+    trials: int
+    wins: list[dict[str, Counter]] = field(default_factory=list)  # per trial: side -> criterion -> wins
     judgements: int = 0
     unusable: int = 0
+    missing: dict[str, list[str]] = field(default_factory=dict)  # side -> questions it has no answer to
     rows: list[dict] = field(default_factory=list)
 
-    def to_json(self, name_a: str, name_b: str) -> dict:
-        rates = {}
+    def __post_init__(self) -> None:
+        self.wins = [{"a": Counter(), "b": Counter()} for _ in range(self.trials)]
+
+    def add(self, trial: int, verdict: dict[str, str] | None) -> None:
+        self.judgements += 1
+        if verdict is None:
+            self.unusable += 1
+            return
+        for criterion, side in verdict.items():
+            self.wins[trial][side][criterion] += 1
+
+    def rate(self, criterion: str) -> tuple[float | None, list[float | None]]:
+        """(A's win rate averaged over the trials, A's win rate per trial)."""
+        per_trial = []
+        for trial in self.wins:
+            total = trial["a"][criterion] + trial["b"][criterion]
+            per_trial.append(round(trial["a"][criterion] / total, 4) if total else None)
+        usable = [r for r in per_trial if r is not None]
+        return (round(sum(usable) / len(usable), 4) if usable else None), per_trial
+
+    def to_json(self, side_a: Side, side_b: Side, judge: dict | None = None) -> dict:
+        a, b = side_a.name, side_b.name
+        criteria = {}
         for c in CRITERIA:
-            total = self.wins_a[c] + self.wins_b[c]
-            rates[c] = {f"{name_a}_wins": self.wins_a[c], f"{name_b}_wins": self.wins_b[c],
-                        f"{name_a}_win_rate": round(self.wins_a[c] / total, 4) if total else None}
-        return {"a": name_a, "b": name_b, "judgements": self.judgements, "unusable_judgements": self.unusable,
-                "questions": len(self.rows), "criteria": rates, "per_question": self.rows}
+            mean, per_trial = self.rate(c)
+            criteria[c] = {f"{a}_wins": sum(t["a"][c] for t in self.wins), f"{b}_wins": sum(t["b"][c] for t in self.wins),
+                           f"{a}_win_rate": mean, f"{a}_win_rate_per_trial": per_trial}
+        return {"a": a, "b": b, "sides": {"a": side_a.describe(), "b": side_b.describe()}, "judge": judge or {},
+                "trials": self.trials, "order": ["a first" if t % 2 == 0 else "b first" for t in range(self.trials)],
+                "questions": len(self.rows), "judgements": self.judgements, "unusable_judgements": self.unusable,
+                "missing_answers": self.missing, "criteria": criteria, "per_question": self.rows}
 
 
-def _winner(value: object) -> int | None:
-    if isinstance(value, dict):
-        value = {str(k).lower(): v for k, v in value.items()}.get("winner", "")
-    text = str(value).strip().lower()
-    if text.startswith(("1", "answer 1", "first")):
-        return 1
-    if text.startswith(("2", "answer 2", "second")):
-        return 2
-    return None
+async def _answer(kb, side: Side, question: str) -> str | None:
+    if side.imported:
+        return (side.answers or {}).get(question)
+    answer = await kb.aquery(question, side.mode, **side.options)
+    return answer.text
 
 
-Winner = Annotated[int | None, BeforeValidator(_winner)]
+async def _judge(judge, question: str, answers: dict[str, str], trial: int) -> dict[str, str] | None:
+    order = ("a", "b") if trial % 2 == 0 else ("b", "a")
+    try:
+        return await judge_once(judge, question, answers, order)
+    except ModelOutputError:
+        return None
 
 
-class Verdict(LenientModel):
-    """One judgement: the winning answer (1 or 2) per criterion, ``None`` where unnamed; a
-    criterion is ``{"winner": "1", "reason": ...}`` or just "Answer 1", keys in any case."""
-
-    comprehensiveness: Winner = None
-    diversity: Winner = None
-    empowerment: Winner = None
-    overall: Winner = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _criteria(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        return {str(k).lower().replace(" winner", "").strip(): v for k, v in data.items()}
-
-
-def parse_verdict(raw: str) -> dict[str, int]:
-    data = parse_json(raw)
-    if not isinstance(data, dict):
-        raise ModelOutputError("judge output is not a JSON object", raw)
-    verdict = validate(data, Verdict)
-    out = {c: w for c in CRITERIA if (w := getattr(verdict, c)) is not None}
-    if "overall" not in out:
-        raise ModelOutputError("judge output names no overall winner", raw)
-    return out
-
-
-async def judge_pair(llm, question: str, answer_a: str, answer_b: str) -> list[dict[str, str] | None]:
-    """Two judgements (A first, then B first); each maps criterion -> 'a' | 'b', or None if unusable."""
-    prompt = load_prompt("judge")
-    results: list[dict[str, str] | None] = []
-    for first, second, names in ((answer_a, answer_b, ("a", "b")), (answer_b, answer_a, ("b", "a"))):
-        reply = await llm.chat(prompt.messages(question=question, first=first, second=second), purpose="judge",
-                               parse=parse_verdict)  # an unusable verdict is not cached
-        if reply.error is not None:
-            results.append(None)
-            continue
-        results.append({c: names[w - 1] for c, w in reply.parsed.items()})
-    return results
-
-
-async def winrate(kb, questions: list[str], mode_a: str, mode_b: str, options_a: dict | None = None,
-                  options_b: dict | None = None, concurrency: int = 4) -> Verdicts:
-    if kb.llm is None:
-        raise ScholarGraphError("win rates need an LLM for answers and judging: set llm.base_url and llm.model")
-    verdicts = Verdicts()
+async def winrate(kb, judge, questions: list[str], side_a: Side, side_b: Side, trials: int = DEFAULT_TRIALS,
+                  concurrency: int = 4) -> Verdicts:
+    """Answer every question with both sides and judge each pair ``trials`` times."""
+    if judge is None:
+        raise ScholarGraphError("win rates need an LLM judge: set judge.base_url/judge.model (or llm.base_url/llm.model)")
+    if trials < 1:
+        raise ScholarGraphError("eval winrate needs at least one trial")
+    verdicts = Verdicts(trials)
     limit = asyncio.Semaphore(concurrency)
 
-    async def one(question: str) -> None:
+    async def one(question: str) -> dict | None:
         async with limit:
-            a = await kb.aquery(question, mode_a, **(options_a or {}))
-            b = await kb.aquery(question, mode_b, **(options_b or {}))
-            judged = await judge_pair(kb.llm, question, a.text, b.text)
-        row = {"question": question, "judgements": judged}
-        for j in judged:
-            verdicts.judgements += 1
-            if j is None:
-                verdicts.unusable += 1
-                continue
-            for criterion, side in j.items():
-                (verdicts.wins_a if side == "a" else verdicts.wins_b)[criterion] += 1
-        verdicts.rows.append(row)
+            found = {"a": await _answer(kb, side_a, question), "b": await _answer(kb, side_b, question)}
+            answers = {s: text for s, text in found.items() if text}
+            if len(answers) < 2:
+                for s in found.keys() - answers.keys():
+                    verdicts.missing.setdefault((side_a if s == "a" else side_b).name, []).append(question)
+                return None
+            judged = [await _judge(judge, question, answers, t) for t in range(trials)]
+        for t, verdict in enumerate(judged):
+            verdicts.add(t, verdict)
+        return {"question": question, "judgements": judged}
 
-    await asyncio.gather(*(one(q) for q in questions))
-    verdicts.rows.sort(key=lambda r: questions.index(r["question"]))
+    rows = await asyncio.gather(*(one(q) for q in questions))
+    verdicts.rows = [r for r in rows if r is not None]
     return verdicts

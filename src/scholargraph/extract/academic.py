@@ -1,6 +1,7 @@
 """academic profile (thesis 000 §3.2, §4.3, §5.2.1): one LLM call per chunk returns entities,
-relations and the chunk's content keywords as JSON; optional gleaning rounds ask only for what
-was missed. Unusable output for a chunk is recorded (raw text + reason) and the document goes on;
+relations and the chunk's content keywords, one |-separated record per line (compact: completion
+tokens are the slow part of a local model; the parser also reads JSON, for models that answer in
+it anyway); optional gleaning rounds ask only for what was missed. Unusable output for a chunk is recorded (raw text + reason) and the document goes on;
 a call that fails after its retries fails the document (a rerun retries it, paid calls come from
 the cache); an unreachable server stops the run."""
 
@@ -13,9 +14,11 @@ from ..errors import ModelOutputError
 from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
 from ..text.names import normalise_name
-from .parse import EXTRACTION_SCHEMA, parse_extraction
+from .parse import parse_extraction
 
-REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
+REPAIR_NOTE = ("Your previous reply could not be read. Reply with the records only, one per line: "
+               "entity|name|type|description, relation|source|target|keywords|description|strength, "
+               "keywords|phrase, phrase")
 
 
 class AcademicExtractor:
@@ -89,21 +92,26 @@ class AcademicExtractor:
     async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
                     allow_empty: bool = False) -> Extraction:
         def parse(text: str) -> Extraction:  # validated before the client caches the reply
+            if says_none(text):
+                return Extraction()
             return parse_extraction(text, chunk_id, self.entity_types)
 
-        result = await self.llm.chat(messages, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
-                                     document_id=doc_id, parse=parse)
+        result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id, parse=parse)
         if result.error is None:
             return self._typed(_noted(result, chunk_id))
         reason = getattr(result.error, "reason", str(result.error))
         if allow_empty:
             raise ModelOutputError(reason, result.text)
         retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
-        again = await self.llm.chat(retry, purpose=purpose, schema=EXTRACTION_SCHEMA, schema_name="knowledge_graph",
-                                    document_id=doc_id, parse=parse)
+        again = await self.llm.chat(retry, purpose=purpose, document_id=doc_id, parse=parse)
         if again.error is None:
             return self._typed(_noted(again, chunk_id))
         raise ModelOutputError(reason, result.text)
+
+
+def says_none(text: str) -> bool:
+    """The model's explicit "nothing to extract" answer ("none", "None.", "<|COMPLETE|>")."""
+    return text.strip().strip(" .`\"'").casefold() in {"none", "<|complete|>", "nothing", "n/a"}
 
 
 def _noted(result, chunk_id: str) -> Extraction:
@@ -112,3 +120,4 @@ def _noted(result, chunk_id: str) -> Extraction:
         found.notes.append(f"chunk {chunk_id}: the model's reply of {result.truncated:,} characters was cut at "
                            f"{len(result.text):,} (llm.max_reply_chars)")
     return found
+

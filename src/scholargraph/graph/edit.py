@@ -58,7 +58,10 @@ def split_entity(store: Store, entity_id: str) -> list[str]:
     keys = Counter(key for _, key in rows if key)
     if len(keys) < 2:
         return [entity_id]
-    main_key = keys.most_common(1)[0][0]
+    # The entity keeps the name its id was made from (when it still has records of it), else its
+    # most frequent one; every other name gets the id its own key implies.
+    own = [k for k in keys if entity_id_for(k) == entity_id]
+    main_key = own[0] if own else keys.most_common(1)[0][0]
     new_ids = {k: (entity_id if k == main_key else entity_id_for(k)) for k in keys}
     by_chunk: dict[str, str] = {}
     for chunk_id, key in rows:

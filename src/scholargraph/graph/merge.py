@@ -94,7 +94,8 @@ def plan_writes(doc_id: str, extraction: Extraction, key_fn: KeyFn, known: Mappi
         src, tgt = ids[src_key], ids[tgt_key]
         out.relations.append(RelationRecord(
             r.source, r.target, r.description.strip(), r.chunk_id, list(r.keywords), r.strength, list(r.types), r.directed,
-            r.confidence, id=relation_id_for(src, tgt, r.directed), source_id=src, target_id=tgt, document_id=doc_id))
+            r.confidence, id=relation_id_for(src, tgt, r.directed), source_id=src, target_id=tgt, document_id=doc_id,
+            sentence=r.sentence, level=r.level))
     for k in extraction.keywords:
         key = key_fn(k.text)
         if key:

@@ -20,10 +20,18 @@ _FUNCTION_WORDS = frozenset({"of", "and", "the", "for", "in", "on", "to", "with"
                              "de", "der", "den", "von", "van", "la", "le", "du", "&", "or", "via", "into"})
 
 
+# A compound of capitalised words written together ("PageRank", "PubMed", "ImageNet"): its capitals
+# are word starts, not an abbreviation ("PageRank" is not "Passage Ranking").
+_CAMEL_COMPOUND = re.compile(r"(?:[A-Z][a-z]{2,})+[A-Z][a-z]{2,}")
+
+
 @functools.lru_cache(maxsize=262144)
 def is_acronym_word(word: str) -> bool:
-    """"RAG", "LLMs", "IoT", "nDCG", "apoE", "Dll4", "TF-IDF", "5-FU", "SF1625" (not "Transformer")."""
+    """"RAG", "LLMs", "IoT", "nDCG", "apoE", "Dll4", "TF-IDF", "5-FU", "SF1625" (not "Transformer",
+    nor the compound "PageRank")."""
     if not 2 <= len(word) <= 12 or not any(c.isalpha() for c in word):
+        return False
+    if _CAMEL_COMPOUND.fullmatch(word):
         return False
     if not all(c.isalnum() or c in "-&.+/" for c in word):
         return False

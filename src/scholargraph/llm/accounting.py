@@ -4,7 +4,10 @@
 cover real HTTP completions only. A cache hit adds 1 to ``cached_calls`` and nothing to the token
 fields; the tokens it saved are kept apart in ``cached_usage[purpose]``. The call log
 (``LLMCache.log_call``) gets one record per logical call: cache hits carry the tokens of the
-original call with ``cached=True`` (saved, not spent); failures carry ``status="error"`` and no tokens.
+original call with ``cached=True`` (saved, not spent). Every HTTP attempt that got no completion
+(an error status, a malformed reply, a broken connection, each retry included) adds 1 to
+``failed_attempts`` and is logged with ``status="failed"`` and no tokens, so answered calls plus
+failed attempts is what the server received.
 A stream cut short (consumer stopped, or the connection broke mid-answer) still counts as a call
 with the tokens it used (``status="incomplete"``/``"error"``): the server did that work.
 """
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import PURPOSES, Usage
-from ..store.base import CallRecord, LLMCache
+from ..store.base import FAILED_ATTEMPT, CallRecord, LLMCache
 
 
 @dataclass
@@ -71,7 +74,9 @@ class UsageLedger:
         )
 
     def record_failure(self, purpose: str, model: str, document_id: str | None, latency_s: float) -> None:
-        self._log(CallRecord(purpose, model, 0, 0, False, False, latency_s, document_id, "error"))
+        """One HTTP attempt that got no completion (it is not a call, and spent no counted tokens)."""
+        self.usage.setdefault(purpose, Usage()).failed_attempts += 1
+        self._log(CallRecord(purpose, model, 0, 0, False, False, latency_s, document_id, FAILED_ATTEMPT))
 
     def _log(self, record: CallRecord) -> None:
         if self.cache is not None:

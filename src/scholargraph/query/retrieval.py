@@ -13,6 +13,10 @@ __all__ = ["Retrieval", "budget_cut", "history_text", "merge_usage", "truncate_s
 
 @dataclass
 class Retrieval:
+    """The evidence for a question. ``sources``: the numbered sources, best first, numbered as in
+    ``context`` ([1], [2], ...); ``retrieve --json`` and the HTTP API print them as ``sources`` (also
+    as ``results``, the older name). An answer's ``context_sources`` are these."""
+
     question: str
     mode: str
     sources: list[Source]

@@ -72,7 +72,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
 
 
 def _has_pending(kb: KnowledgeBase) -> bool:
-    return any(row["status"] in ("PENDING", "PROCESSING") for row in kb.status())
+    return any(row["status"] in ("PENDING", "PROCESSING", "INTERRUPTED") for row in kb.status())
 
 
 def _middleware(settings: Settings, keys: KeyRing) -> list[Middleware]:

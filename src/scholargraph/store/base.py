@@ -36,9 +36,11 @@ from ..models import (
     Entity,
     EntityRecord,
     KeywordRecord,
+    MentionRecord,
     PaperReference,
     Relation,
     RelationRecord,
+    SentenceRecord,
     StubPaper,
     Usage,
 )
@@ -49,8 +51,8 @@ VectorNamespace = Literal["chunk", "entity", "relation", "keyword", "community"]
 # "community": vectors of community reports, keyed by report signature (filled lazily by the summary mode)
 NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "community")
 # what ``Store.count`` counts
-COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "llm_cache", "llm_calls",
-             "chunk_failures")
+COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "sentences", "llm_cache",
+             "llm_calls", "chunk_failures")
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
 MaintenanceTask = Literal["resolve"]  # entities the resolution pass has not compared with the graph yet
 
@@ -103,7 +105,12 @@ class CallRecord:
     cached: bool
     latency_s: float
     document_id: str | None = None
-    status: str = "ok"
+    status: str = "ok"  # ok | incomplete | error (answered, cut short) | failed (an attempt with no answer)
+
+
+FAILED_ATTEMPT = "failed"
+# SQL: a logged record that is a failed attempt, not a call ("error" with no tokens: written so before 0.2)
+FAILED_ATTEMPT_SQL = "(status = 'failed' OR (status = 'error' AND prompt_tokens = 0 AND completion_tokens = 0))"
 
 
 @dataclass
@@ -174,6 +181,9 @@ class DocumentStore(Protocol):
 
     def reset_stale_processing(self) -> list[str]:
         """Documents left PROCESSING by a worker that is gone go back to PENDING; returns their ids."""
+
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents no live process is working on (a run that was interrupted); read only."""
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
@@ -419,6 +429,38 @@ class CitationStore(Protocol):
     def delete_stub_papers(self, ids: Sequence[str]) -> None: ...
 
 
+class MentionStore(Protocol):
+    """Sentence-level provenance (the localkg profile, seed 004 §4): each document's sentences and
+    the entity mentions found in them. Written in the document's unit of work; ``delete_graph_of``
+    removes a document's sentences and mentions with its records; a deleted entity takes its
+    mentions along, a merged one (``move_entity``) hands them over."""
+
+    def write_sentences(self, records: Sequence[SentenceRecord]) -> None:
+        """Store sentences (a sentence already stored under the same document and ordinal is replaced)."""
+
+    def write_mentions(self, records: Sequence[MentionRecord]) -> None:
+        """Store mentions; ``entity_id`` and ``document_id`` must be set (resolved)."""
+
+    def sentences_of(self, doc_id: str) -> list[SentenceRecord]:
+        """A document's sentences by ordinal."""
+
+    def mentions_of(self, doc_id: str) -> list[MentionRecord]:
+        """A document's mentions in reading order (sentence, then character offset)."""
+
+
+class ExportReads(Protocol):
+    """Paged reads, so an export streams a workspace of any size instead of loading it whole."""
+
+    def iter_entity_pages(self, doc_ids: Collection[str] | None = None, size: int = 1000) -> Iterator[list[Entity]]:
+        """Every entity (of ``doc_ids``: with a record from one of them), with its sources, in pages
+        of at most ``size``, ordered by id."""
+
+    def iter_relation_pages(self, doc_ids: Collection[str] | None = None,
+                            size: int = 1000) -> Iterator[list[Relation]]:
+        """Every relation (of ``doc_ids``: with a record from one of them), with its sources, in
+        pages of at most ``size``, ordered by id."""
+
+
 class VectorIndex(Protocol):
     """Nearest neighbours (cosine) over one namespace of vectors."""
 
@@ -492,7 +534,8 @@ class IndexingLock(Protocol):
 
 
 class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
-            LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, Protocol):
+            LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads,
+            Protocol):
     """Everything one workspace holds."""
 
     def count(self, what: str) -> int:

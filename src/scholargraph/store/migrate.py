@@ -48,10 +48,13 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("main", "relations", "id, source_id, target_id, directed, types, keywords, description, weight, confidence, dirty, "
                           "updated_at", "rowid"),
     ("main", "relation_sources", "relation_id, chunk_id, document_id, description, keywords, types, strength, "
-                                 "confidence", "rowid"),
+                                 "confidence, sentence_no, level", "rowid"),
     ("main", "keywords", "id, text", "rowid"),
     ("main", "keyword_sources", "keyword_id, chunk_id, document_id", "rowid"),
-    ("main", "mentions", "entity_id, chunk_id, document_id, surface, sentence, char_start, char_end", "id"),
+    ("main", "sentences", "document_id, ordinal, chunk_id, section, section_no, paragraph_no, page, char_start, "
+                          "char_end, text", "document_id, ordinal"),
+    ("main", "mentions", "entity_id, chunk_id, document_id, surface, sentence, char_start, char_end, sentence_no, "
+                         "section, page, category, types, description, level", "id"),
     ("main", "chunk_failures", "document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at",
      "document_id, chunk_id"),
     ("main", "maintenance", "task, id, queued_at", "task, id"),

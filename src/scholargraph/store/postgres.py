@@ -46,6 +46,7 @@ from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, Maintenanc
 from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
+from .postgres_mentions import PostgresMentions
 from .postgres_records import PostgresRecords
 from .postgres_schema import (
     HNSW_MIN_ROWS,
@@ -94,7 +95,7 @@ class _RunLock:
         return "another indexing run of this process"
 
 
-class PostgresStore(PostgresGraph, PostgresAnalysis):
+class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
@@ -298,6 +299,15 @@ class PostgresStore(PostgresGraph, PostgresAnalysis):
             return sorted(r[0] for r in rows)
 
         return self.write(work)
+
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents whose worker is gone (its advisory lock is free); changes nothing."""
+        rows = self._rows("SELECT id, claimed_by FROM documents WHERE status = 'PROCESSING'")
+        owners = {k for _, k in rows}
+        live = {k for k in owners if k is not None and (
+            (k == self.worker_key and self._run_lock.locked())
+            or (k != self.worker_key and not self._rows("SELECT pg_try_advisory_xact_lock(%s)", (k,))[0][0]))}
+        return {doc_id for doc_id, k in rows if k not in live}
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")

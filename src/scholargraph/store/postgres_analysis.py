@@ -33,6 +33,9 @@ class PostgresAnalysis:
 
     def replace_communities(self, communities: Sequence[Community]) -> None:
         def work() -> None:
+            # Workers replace the set when each finishes: one after the other (READ COMMITTED: the
+            # DELETE below, run after the lock, sees and removes what the previous one committed).
+            self._exec("SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-communities', 0))")
             self._exec("DELETE FROM community_members")
             self._exec("DELETE FROM communities")
             self._many("INSERT INTO communities(id, level, parent_id, signature, size, relations, weight) "

@@ -94,9 +94,9 @@ class PostgresGraph:
         )
         self._many(
             """INSERT INTO relation_sources(relation_id, chunk_id, document_id, description, keywords, types, strength,
-                   confidence) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
+                   confidence, sentence_no, level) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
             [(r.id, r.chunk_id, r.document_id, r.description, _dumps(list(r.keywords)), _dumps(list(r.types)),
-              r.strength, r.confidence) for r in records],
+              r.strength, r.confidence, r.sentence, r.level) for r in records],
         )
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
@@ -135,7 +135,7 @@ class PostgresGraph:
                                         ("relation", "relation_sources", "relation_id"),
                                         ("keyword", "keyword_sources", "keyword_id"))
         }
-        for table in ("mentions", "chunk_failures"):
+        for table in ("mentions", "sentences", "chunk_failures"):
             self._exec(f"DELETE FROM {table} WHERE document_id = %s", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -259,11 +259,12 @@ class PostgresGraph:
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         rows = self._rows(
             """SELECT s.relation_id, s.document_id, s.chunk_id, s.description, s.keywords, s.types, s.strength,
-                   s.confidence, r.source_id, r.target_id, r.directed
+                   s.confidence, r.source_id, r.target_id, r.directed, s.sentence_no, s.level
                FROM relation_sources s JOIN relations r ON r.id = s.relation_id
                WHERE s.relation_id = ANY(%s) ORDER BY s.document_id, s.seq""", (list(ids),))
         return [RelationRecord(r[8], r[9], r[3], r[2], json.loads(r[4] or "[]"), r[6], json.loads(r[5] or "[]"),
-                               bool(r[10]), r[7], id=r[0], source_id=r[8], target_id=r[9], document_id=r[1])
+                               bool(r[10]), r[7], id=r[0], source_id=r[8], target_id=r[9], document_id=r[1],
+                               sentence=r[11], level=r[12] or "")
                 for r in rows]
 
     def all_edges(self) -> list[tuple[str, str, str, float]]:

@@ -19,7 +19,7 @@ import numpy as np
 import psycopg
 
 from ..models import Usage
-from .base import CachedResponse, CallRecord
+from .base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord
 
 FLUSH_ROWS = 4096
 FLUSH_SECONDS = 2.0
@@ -69,24 +69,26 @@ class PostgresRecords:
             self._calls.append(row)
         self._held_more()
 
-    _USAGE = """SELECT {group}, count(*) FILTER (WHERE NOT cached), count(*) FILTER (WHERE cached),
+    # answered calls, cache hits, their tokens, estimated calls, failed attempts (see llm/accounting.py)
+    _USAGE = f"""SELECT {{group}}, count(*) FILTER (WHERE NOT cached AND NOT {FAILED_ATTEMPT_SQL}),
+                   count(*) FILTER (WHERE cached),
                    coalesce(sum(prompt_tokens) FILTER (WHERE NOT cached), 0),
                    coalesce(sum(completion_tokens) FILTER (WHERE NOT cached), 0),
-                   count(*) FILTER (WHERE estimated AND NOT cached)
-                FROM llm_calls {where} GROUP BY {group}"""
+                   count(*) FILTER (WHERE estimated AND NOT cached), count(*) FILTER (WHERE {FAILED_ATTEMPT_SQL})
+                FROM llm_calls {{where}} GROUP BY {{group}}"""
 
     def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
         self.flush_records()
         where, params = ("WHERE document_id = %s", (document_id,)) if document_id else ("", None)
         rows = self._read(self._USAGE.format(group="purpose", where=where), params)
-        return {r[0]: Usage(int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5])) for r in rows}
+        return {r[0]: Usage(*(int(v) for v in r[1:])) for r in rows}
 
     def usage_by_document(self) -> dict[str, dict[str, Usage]]:
         self.flush_records()
         out: dict[str, dict[str, Usage]] = {}
         rows = self._read(self._USAGE.format(group="document_id, purpose", where="WHERE document_id IS NOT NULL"))
         for r in rows:
-            out.setdefault(r[0], {})[r[1]] = Usage(int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[6]))
+            out.setdefault(r[0], {})[r[1]] = Usage(*(int(v) for v in r[2:]))
         return out
 
     # -- embedding cache -----------------------------------------------------------------

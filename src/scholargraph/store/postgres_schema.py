@@ -255,9 +255,35 @@ ALTER TABLE chunks ADD COLUMN terms TSVECTOR;
 CREATE INDEX chunks_terms ON chunks USING GIN (terms);
 """
 
-# v4 (issue 14, the same change as SQLite schema v5): one chunk-failure record per (document, chunk),
-# attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
+# v4: sentence-level provenance for the localkg profile (as the SQLite v5): sentences, mention
+# details, and the sentence and level of each relation record.
 V3_TO_V4 = """
+CREATE TABLE sentences (
+    document_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    section TEXT,
+    section_no INTEGER NOT NULL DEFAULT 0,
+    paragraph_no INTEGER NOT NULL DEFAULT 0,
+    page INTEGER,
+    char_start INTEGER, char_end INTEGER,
+    text TEXT NOT NULL,
+    PRIMARY KEY (document_id, ordinal)
+);
+ALTER TABLE mentions ADD COLUMN sentence_no INTEGER;
+ALTER TABLE mentions ADD COLUMN section TEXT;
+ALTER TABLE mentions ADD COLUMN page INTEGER;
+ALTER TABLE mentions ADD COLUMN category TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN types TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE mentions ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN level TEXT NOT NULL DEFAULT '';
+ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
+ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
+"""
+
+# v5 (issue 14, the same change as SQLite schema v6): one chunk-failure record per (document, chunk),
+# attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
+V4_TO_V5 = """
 CREATE TABLE chunk_failures (
     document_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
@@ -284,7 +310,7 @@ CREATE TABLE maintenance (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

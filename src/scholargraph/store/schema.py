@@ -250,12 +250,41 @@ CREATE TRIGGER chunks_drop_terms AFTER DELETE ON chunks BEGIN
 END;
 """
 
-# v5 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
+# v5: sentence-level provenance (localkg profile, seed 004 §4): each document's sentences (its Deep
+# Document Model: section -> paragraph -> sentence), mentions with their sentence, section, page,
+# category (named | general | other), potential types, description and extraction level, and the
+# sentence and level each relation record was read from.
+V4_TO_V5 = """
+CREATE TABLE sentences (
+    document_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    section TEXT,
+    section_no INTEGER NOT NULL DEFAULT 0,
+    paragraph_no INTEGER NOT NULL DEFAULT 0,
+    page INTEGER,
+    char_start INTEGER, char_end INTEGER,
+    text TEXT NOT NULL,
+    PRIMARY KEY (document_id, ordinal)
+) WITHOUT ROWID;
+ALTER TABLE mentions ADD COLUMN sentence_no INTEGER;
+ALTER TABLE mentions ADD COLUMN section TEXT;
+ALTER TABLE mentions ADD COLUMN page INTEGER;
+ALTER TABLE mentions ADD COLUMN category TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN types TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE mentions ADD COLUMN description TEXT NOT NULL DEFAULT '';
+ALTER TABLE mentions ADD COLUMN level TEXT NOT NULL DEFAULT '';
+CREATE INDEX mentions_entity ON mentions(entity_id);
+ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
+ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
+"""
+
+# v6 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
 # replaces its record and counts the attempt; a repaired chunk's record goes — so what is listed is
 # what is still missing ("unrepaired"). Existing rows keep the latest record of each chunk. And the
 # graph maintenance an indexing run still owes (entities the resolution pass has not compared yet)
 # is recorded, so a run killed in its final phase is finished by the next one.
-V4_TO_V5 = """
+V5_TO_V6 = """
 CREATE TABLE chunk_failures (
     document_id TEXT NOT NULL,
     chunk_id TEXT NOT NULL,
@@ -284,7 +313,7 @@ CREATE TABLE maintenance (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own

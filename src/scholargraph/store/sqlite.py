@@ -50,6 +50,7 @@ from .schema import migrate
 from .sqlite_analysis import SQLiteAnalysis
 from .sqlite_graph import SQLiteGraph
 from .sqlite_lock import FileLock
+from .sqlite_mentions import SQLiteMentions
 from .sqlite_records import TABLES as RECORD_TABLES
 from .sqlite_records import SQLiteRecords
 from .sqlite_writer import Readers, Writer, connect
@@ -76,7 +77,7 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
+class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     def __init__(self, workdir: Path, create: bool = True):
@@ -225,6 +226,12 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis):
             return ids
 
         return self.write(work)
+
+    def interrupted_ids(self) -> set[str]:
+        """PROCESSING documents of a run that ended (no process holds the indexing lock)."""
+        if self.indexing_lock().held():
+            return set()
+        return {r[0] for r in self._rows("SELECT id FROM documents WHERE status = 'PROCESSING'")}
 
     def _set_statuses(self, ids: list[str], status: DocStatus, current: DocStatus) -> None:
         now = time.time()

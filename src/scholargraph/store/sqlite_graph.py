@@ -87,9 +87,9 @@ class SQLiteGraph:
         )
         c.executemany(
             """INSERT INTO relation_sources(relation_id, chunk_id, document_id, description, keywords, types, strength,
-                   confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                   confidence, sentence_no, level) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             [(r.id, r.chunk_id, r.document_id, r.description, json.dumps(list(r.keywords)), json.dumps(list(r.types)),
-              r.strength, r.confidence) for r in records],
+              r.strength, r.confidence, r.sentence, r.level) for r in records],
         )
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
@@ -131,7 +131,8 @@ class SQLiteGraph:
             "relation": self._ids_of_document("relation_sources", "relation_id", doc_id),
             "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
         }
-        for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "chunk_failures"):
+        for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "sentences",
+                      "chunk_failures"):
             c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -275,13 +276,14 @@ class SQLiteGraph:
         for part in batches(list(ids), 400):
             rows = self._rows(
                 f"""SELECT s.relation_id, s.document_id, s.chunk_id, s.description, s.keywords, s.types, s.strength,
-                        s.confidence, r.source_id, r.target_id, r.directed
+                        s.confidence, r.source_id, r.target_id, r.directed, s.sentence_no, s.level
                     FROM relation_sources s JOIN relations r ON r.id = s.relation_id
                     WHERE s.relation_id IN ({_in(part)}) ORDER BY s.document_id, s.rowid""",
                 part,
             )
             out += [RelationRecord(r[8], r[9], r[3], r[2], json.loads(r[4] or "[]"), r[6], json.loads(r[5] or "[]"),
-                                   bool(r[10]), r[7], id=r[0], source_id=r[8], target_id=r[9], document_id=r[1])
+                                   bool(r[10]), r[7], id=r[0], source_id=r[8], target_id=r[9], document_id=r[1],
+                                   sentence=r[11], level=r[12] or "")
                     for r in rows]
         return out
 

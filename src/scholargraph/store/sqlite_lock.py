@@ -48,6 +48,24 @@ class FileLock:
         os.ftruncate(fd, 0)
         os.close(fd)  # closing the descriptor releases the lock
 
+    def held(self) -> bool:
+        """Whether some process (this one included) holds the lock now; changes nothing."""
+        if self._fd is not None:
+            return True
+        if fcntl is None:  # pragma: no cover
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return False  # never locked
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # also drops the lock just taken
+        return False
+
     def holder(self) -> str:
         try:
             text = self.path.read_text(encoding="utf-8", errors="replace").strip()

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import WorkspaceError
 from ..models import Usage
-from .base import CachedResponse, CallRecord, batches
+from .base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord, batches
 from .schema import migrate_records
 from .sqlite_writer import Readers, Writer, connect
 
@@ -33,6 +33,16 @@ RECORDS_DB_NAME = "llm.sqlite"
 FLUSH_ROWS = 4096  # ~6 MB of 384-d vectors at most
 FLUSH_SECONDS = 2.0
 TABLES = ("llm_cache", "llm_calls", "embedding_cache")
+# answered calls, cache hits, their tokens, estimated calls, failed attempts (see llm/accounting.py)
+_USAGE = f"""SELECT {{group}}, SUM(CASE WHEN cached = 0 AND NOT {FAILED_ATTEMPT_SQL} THEN 1 ELSE 0 END), SUM(cached),
+                SUM(CASE WHEN cached = 0 THEN prompt_tokens ELSE 0 END),
+                SUM(CASE WHEN cached = 0 THEN completion_tokens ELSE 0 END), SUM(estimated * (1 - cached)),
+                SUM(CASE WHEN {FAILED_ATTEMPT_SQL} THEN 1 ELSE 0 END)
+             FROM llm_calls {{where}} GROUP BY {{group}}"""
+
+
+def _usage(row: Sequence) -> Usage:
+    return Usage(*(int(v or 0) for v in row))
 
 
 @dataclass
@@ -131,24 +141,17 @@ class SQLiteRecords:
         self.flush_records()
         where, params = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
         rows = self._read(
-            f"""SELECT purpose, SUM(1 - cached), SUM(cached), SUM(CASE WHEN cached = 0 THEN prompt_tokens ELSE 0 END),
-                   SUM(CASE WHEN cached = 0 THEN completion_tokens ELSE 0 END), SUM(estimated * (1 - cached))
-                FROM llm_calls {where} GROUP BY purpose""",
+            _USAGE.format(group="purpose", where=where),
             params,
         )
-        return {r[0]: Usage(r[1] or 0, r[2] or 0, r[3] or 0, r[4] or 0, r[5] or 0) for r in rows}
+        return {r[0]: _usage(r[1:]) for r in rows}
 
     def usage_by_document(self) -> dict[str, dict[str, Usage]]:
         self.flush_records()
         out: dict[str, dict[str, Usage]] = {}
-        rows = self._read(
-            """SELECT document_id, purpose, SUM(1 - cached), SUM(cached),
-                   SUM(CASE WHEN cached = 0 THEN prompt_tokens ELSE 0 END),
-                   SUM(CASE WHEN cached = 0 THEN completion_tokens ELSE 0 END), SUM(estimated * (1 - cached))
-               FROM llm_calls WHERE document_id IS NOT NULL GROUP BY document_id, purpose"""
-        )
+        rows = self._read(_USAGE.format(group="document_id, purpose", where="WHERE document_id IS NOT NULL"))
         for r in rows:
-            out.setdefault(r[0], {})[r[1]] = Usage(r[2] or 0, r[3] or 0, r[4] or 0, r[5] or 0, r[6] or 0)
+            out.setdefault(r[0], {})[r[1]] = _usage(r[2:])
         return out
 
     def count(self, table: str) -> int:

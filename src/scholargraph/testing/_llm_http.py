@@ -177,7 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
             fault = self.app.take_fault()
             if fault is not None and not self._apply_fault(fault, flight):
                 return
-            self._answer_chat(request, flight)
+            with self.app.working():  # waits its turn when the server works on few requests at once
+                self._answer_chat(request, flight)
         finally:
             flight.end()
 
@@ -253,6 +254,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, "'input' must be a string or a list")
             return
         texts = [inputs] if isinstance(inputs, str) else [x if isinstance(x, str) else json.dumps(x) for x in inputs]
+        if app.strict_models and request.get("model") not in app.models:
+            self._send_error_json(404, f'model "{request.get("model")}" not found, try pulling it first')
+            return
         dim = int(request.get("dimensions") or app.embedding_dim)
         app.stats.add("embedding_calls")
         app.stats.add("embedding_inputs", len(texts))

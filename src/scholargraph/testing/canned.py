@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from .canned_bio import bio_query_rules, fastbio_rules
+from .canned_localkg import localkg_rules
 from .canned_terms import terms, user_text
 from .llm_server import Reply, Rule
 
@@ -24,19 +25,19 @@ def _passage(text: str) -> str:
 
 
 def extraction_reply(request: dict[str, Any]) -> str:
+    """The records the extraction prompt asks for, one per line: the passage's terms as entities,
+    consecutive ones related, the first five as content keywords."""
     passage = _passage(user_text(request))
-    names = terms(passage)
-    entities = [{"name": n, "type": "Concept", "description": f"{n} is discussed in the passage."} for n in names]
-    relations = [
-        {"source": a, "target": b, "keywords": ["related"], "description": f"{a} is related to {b} in the passage.", "strength": 5}
-        for a, b in zip(names, names[1:], strict=False)
-    ]
-    keywords = [n.lower() for n in names[:5]]
-    return json.dumps({"entities": entities, "relations": relations, "keywords": keywords})
+    names = [n.replace("|", " ") for n in terms(passage)]
+    rows = [f"entity|{n}|Concept|{n} is discussed in the passage." for n in names]
+    rows += [f"relation|{a}|{b}|related|{a} is related to {b} in the passage.|5" for a, b in zip(names, names[1:], strict=False)]
+    if names:
+        rows.append("keywords|" + ", ".join(n.lower() for n in names[:5]))
+    return "\n".join(rows) or "none"
 
 
 def glean_reply(request: dict[str, Any]) -> str:
-    return json.dumps({"entities": [], "relations": [], "keywords": []})
+    return "none"
 
 
 def keywords_reply(request: dict[str, Any]) -> str:
@@ -83,12 +84,15 @@ def summary_reduce_reply(request: dict[str, Any]) -> str:
 
 
 def judge_reply(request: dict[str, Any]) -> str:
-    """Prefers the longer answer (a deterministic stand-in for a judge)."""
+    """Prefers the longer answer (a deterministic stand-in for a judge), naming it as the prompt does."""
     text = user_text(request)
-    first = text.partition("Answer 1:\n")[2].partition("\n\nAnswer 2:")[0]
-    second = text.partition("Answer 2:\n")[2]
-    winner = "1" if len(first) >= len(second) else "2"
-    return json.dumps({c: {"winner": winner, "reason": "more detail"} for c in
+    names = re.findall(r"^Answer (\w+):$", text, flags=re.MULTILINE)[:2]
+    if len(names) < 2:
+        return "{}"
+    first = text.partition(f"Answer {names[0]}:\n")[2].partition(f"\n\nAnswer {names[1]}:")[0]
+    second = text.partition(f"Answer {names[1]}:\n")[2]
+    winner = names[0] if len(first) >= len(second) else names[1]
+    return json.dumps({c: {"reason": "more detail", "winner": winner} for c in
                        ("comprehensiveness", "diversity", "empowerment", "overall")})
 
 
@@ -102,7 +106,7 @@ def questions_reply(request: dict[str, Any]) -> str:
 
 def default_rules() -> list[Rule]:
     """Rules matched in order against the whole request text (system + user)."""
-    return [*fastbio_rules(), *bio_query_rules(),
+    return [*fastbio_rules(), *bio_query_rules(), *localkg_rules(),
         Rule("glean", r"Already extracted:", glean_reply),
         Rule("extract", r"Build a knowledge graph from a passage", extraction_reply),
         Rule("summarise", r"merge descriptions of one", summary_reply),
@@ -110,7 +114,7 @@ def default_rules() -> list[Rule]:
         Rule("map", r"extract what it says that helps answer a question", summary_map_reply),
         Rule("reduce", r"from analysts' points", summary_reduce_reply),
         Rule("keywords", r"high_level", keywords_reply),
-        Rule("judge", r"You compare two answers", judge_reply),
+        Rule("judge", r"comparing two answers to the same question", judge_reply),
         Rule("questions", r"You design evaluation questions", questions_reply),
         Rule("answer", r"numbered sources", answer_reply),
     ]

@@ -7,7 +7,7 @@ from typing import Any
 
 __all__ = ["terms", "user_text"]
 
-_TERM = re.compile(r"\b(?:[A-Z][a-zA-Z0-9-]+(?:\s+[A-Z][a-zA-Z0-9-]+){0,3}|[A-Z]{2,}[a-z]?s?\d*)\b")
+_TERM = re.compile(r"\b(?:[A-Z][a-zA-Z0-9-]+(?:[ \t]+[A-Z][a-zA-Z0-9-]+){0,3}|[A-Z]{2,}[a-z]?s?\d*)\b")  # a term stays on one line
 _STOP = {"The", "This", "These", "In", "We", "Our", "It", "A", "An", "For", "To", "Of", "On", "And", "As", "By", "With",
          "Paper", "Section", "Passage", "Figure", "Table", "However", "Here", "If", "When", "While", "Already"}
 

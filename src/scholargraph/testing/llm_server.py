@@ -18,9 +18,10 @@ slow requests can be in flight at once. Injected faults (``fail_next``, ``hang_n
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..llm.wire import estimate_tokens, messages_text
@@ -43,7 +44,9 @@ class ScriptedLLMServer:
     Latency: ``latency`` + ``latency_per_prompt_token`` x prompt tokens before the first byte, plus
     ``latency_per_completion_token`` x completion tokens (spread over the pieces when streaming);
     a reply's own ``delay`` replaces all of it. Tokens are counted with ``count_tokens`` over the
-    message contents joined by newlines (default: the client's len/4 estimate).
+    message contents joined by newlines (default: the client's len/4 estimate). ``max_parallel``:
+    how many chat requests are worked on at once (1 = a single local GPU server such as
+    llama.cpp with one slot); the others wait their turn, which the client sees as latency.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class ScriptedLLMServer:
         serve_models_endpoint: bool = True,
         rerank_score: Callable[[str, str], float] | None = None,
         port: int = 0,
+        max_parallel: int | None = None,
     ):
         self.responder = responder
         self.rules = list(rules or [])
@@ -85,6 +89,7 @@ class ScriptedLLMServer:
         # POST /rerank scores (query, document); default: shared lower-case words
         self.rerank_score = rerank_score or _shared_words
         self.stats = ServerStats()
+        self._working = threading.BoundedSemaphore(max_parallel) if max_parallel else None
         self._port = port
         self._faults: deque[Fault] = deque()
         self._faults_lock = threading.Lock()
@@ -175,6 +180,15 @@ class ScriptedLLMServer:
             self.stats.responder_failed(repr(exc))
             return Reply(f"scripted responder failed: {exc!r}", status=500)
         return Reply(content=value) if isinstance(value, str) else value
+
+    @contextlib.contextmanager
+    def working(self) -> Iterator[None]:
+        """Held while a chat request is answered (its responder and its latency)."""
+        if self._working is None:
+            yield
+            return
+        with self._working:
+            yield
 
     def delay_for(self, reply: Reply, prompt_tokens: int, completion_tokens: int) -> tuple[float, float]:
         """(seconds before the first byte, seconds spread over the streamed pieces)."""

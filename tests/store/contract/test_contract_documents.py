@@ -145,3 +145,20 @@ def test_meta_and_sessions(store, open_workspace):
     store.add_session_turn("other", "q", "a")
     assert store.session_history("s") == [(f"q{i}", f"a{i}") for i in range(2, 8)]  # the last six, oldest first
     assert store.session_history("s", limit=2) == [("q6", "a6"), ("q7", "a7")]
+
+
+def test_processing_documents_of_an_ended_run_are_interrupted(open_workspace):
+    """`status` shows INTERRUPTED, not PROCESSING, for the documents of a run that is over; a document
+    a live run is working on (in this or another process) is not interrupted."""
+    store = open_workspace()
+    store.add_pending(doc("d1"), "full", "x")
+    store.add_pending(doc("d2"), "full", "x")
+    assert store.interrupted_ids() == set()
+    lock = store.indexing_lock()
+    assert lock.acquire()
+    assert store.claim_pending(1) == ["d1"]
+    other = open_workspace()  # what another process sees
+    assert store.interrupted_ids() == set() and other.interrupted_ids() == set()
+    lock.release()  # the run is over, d1 was left PROCESSING
+    assert store.interrupted_ids() == {"d1"}
+    assert store.get_document("d1").status == DocStatus.PROCESSING  # nothing changed by looking

@@ -25,15 +25,19 @@ def test_usage_per_purpose_and_per_document(store):
     store.log_call(CallRecord("extract", "m", 10, 2, False, True, 0.0, "d1"))  # a cache hit: saved, not spent
     store.log_call(CallRecord("glean", "m", 5, 1, True, False, 0.2, "d2"))
     store.log_call(CallRecord("answer", "m", 7, 3, False, False, 0.3, None))
-    store.log_call(CallRecord("extract", "m", 0, 0, False, False, 0.1, "d1", status="error"))
+    store.log_call(CallRecord("extract", "m", 0, 0, False, False, 0.1, "d1", status="failed"))  # no answer
+    store.log_call(CallRecord("extract", "m", 0, 0, False, False, 0.1, "d1", status="error"))  # as older versions logged one
+    store.log_call(CallRecord("extract", "m", 4, 1, True, False, 0.1, "d1", status="error"))  # a stream cut short: a call
     usage = store.usage_by_purpose()
     extract = usage["extract"]
-    assert (extract.calls, extract.cached_calls, extract.prompt_tokens, extract.completion_tokens) == (2, 1, 10, 2)
+    assert (extract.calls, extract.cached_calls, extract.failed_attempts) == (2, 1, 2)
+    assert (extract.prompt_tokens, extract.completion_tokens) == (14, 3)
     assert usage["glean"].estimated_calls == 1 and usage["answer"].prompt_tokens == 7
     assert set(store.usage_by_purpose("d2")) == {"glean"}
     by_doc = store.usage_by_document()
-    assert set(by_doc) == {"d1", "d2"} and by_doc["d1"]["extract"].completion_tokens == 2
-    assert store.count("llm_calls") == 5 and store.count("llm_cache") == 0
+    assert set(by_doc) == {"d1", "d2"} and by_doc["d1"]["extract"].completion_tokens == 3
+    assert by_doc["d1"]["extract"].failed_attempts == 2 and by_doc["d1"]["extract"].calls == 2
+    assert store.count("llm_calls") == 7 and store.count("llm_cache") == 0
 
 
 def test_embeddings_are_cached_per_model(open_workspace):

@@ -57,7 +57,9 @@ def _language(settings) -> str:
 
 
 async def generate_answer(llm, settings, question: str, sources: list[Source], notes: list[str], budget: int,
-                          history: str = "") -> str:
+                          history: str = "", removed: list[int] | None = None) -> str:
+    """The merged answer text. Citations a batch answer makes to papers outside its batch are
+    invented: they are dropped there and their numbers added to ``removed``."""
     count = getattr(llm, "count_tokens", None) or estimate_tokens
     groups = batches(sources, budget, count)
     prompt = load_prompt("bio_answer", __package__)
@@ -67,8 +69,11 @@ async def generate_answer(llm, settings, question: str, sources: list[Source], n
         messages = prompt.messages(context=format_papers(group), question=question, language=language,
                                    history=history)
         result = await llm.chat(messages, purpose="answer")
-        # numbers outside this batch are invented: drop them before the merge sees them
-        return verify_citations(result.text, {s.number for s in group}).text.strip()
+        # numbers outside this batch are invented: drop them before the merge sees them, and say so
+        check = verify_citations(result.text, {s.number for s in group})
+        if removed is not None:
+            removed.extend(check.removed)
+        return check.text.strip()
 
     results = await asyncio.gather(*(one(g) for g in groups), return_exceptions=True)
     partial: list[str] = []

@@ -18,6 +18,11 @@ main-text refinement) and queried in bio mode. fastbmRAG's other options are acc
 * ``--top_match``: how many relations the query falls back to when none reaches the similarity
   threshold (``query.top_k``); above the threshold there is no cap.
 
+An omitted option takes fastbmRAG's default (``--question`` "Which genes are associated with
+endometriosis?", ``--top_match`` 20, ``--embedding_similarity`` 0.8 with ``--embed_model_name``),
+except the embedding model: scholargraph's local one, which needs no server. Every configured
+model (chat and embedding) is checked before the first call.
+
 Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_threshold``,
 ``--json``...) is scholargraph's. Both ``--working_dir`` and ``--working-dir`` spellings work.
 """
@@ -35,6 +40,10 @@ from ...errors import ConfigError
 
 BACKEND_URLS = {"ollama": "http://localhost:11434/v1", "vllm": "http://localhost:8000/v1"}
 FASTBM_DEFAULT_MODELS = {"update": "phi4:latest", "query": "gemma3:27b-it-qat"}
+# fastbmRAG's defaults for the options it gives one (its main.py)
+FASTBM_DEFAULT_QUESTION = "Which genes are associated with endometriosis?"
+FASTBM_TOP_MATCH = 20
+FASTBM_SERVED_SIMILARITY = 0.8  # --embedding_similarity, tuned for a served model such as mxbai-embed-large
 # output dimension of embedding models commonly served by Ollama (for --embed_model_name)
 EMBEDDING_DIMS = {"mxbai-embed-large": 1024, "nomic-embed-text": 768, "all-minilm": 384, "bge-m3": 1024,
                   "bge-large": 1024, "snowflake-arctic-embed": 1024, "snowflake-arctic-embed2": 1024,
@@ -61,7 +70,8 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     _opt(p, "job", required=True, choices=["update", "query"], help="'update' adds papers; 'query' answers --question")
     _opt(p, "document", nargs="+", help="CSV with abstract, main_text, paper_id (+ title, journal, year, weight...)"
                                         "; PMC XML / MEDLINE files and directories also work")
-    _opt(p, "question", help="the question (job query)")
+    _opt(p, "question",
+         help=f"the question (job query; default, as fastbmRAG: {FASTBM_DEFAULT_QUESTION!r})")
     _opt(p, "working_dir", default="./test", help="directory holding collections (default ./test, as fastbmRAG)")
     _opt(p, "collection_name", default="paper", help="collection = workspace WORKING_DIR/COLLECTION_NAME (default paper)")
     _opt(p, "llm_update_model_name", help="LLM for update (default: configured llm.model, else phi4:latest)")
@@ -69,8 +79,11 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     _opt(p, "embed_model_name", help="embedding model served by the backend (default: scholargraph's local model)")
     _opt(p, "embedding_dim", type=int, help="its vector size, for models not in the built-in table")
     _opt(p, "embedding_similarity", type=float,
-         help="cosine cutoff for the main-text paragraphs a relation is refined from (extraction.refine_threshold)")
-    _opt(p, "top_match", type=int, help="relations shown when none reaches the similarity threshold (query.top_k)")
+         help="cosine cutoff for the main-text paragraphs a relation is refined from (extraction.refine_threshold; "
+              f"default {FASTBM_SERVED_SIMILARITY} with --embed_model_name, as fastbmRAG, else the setting, 0.6 for "
+              "the local model)")
+    _opt(p, "top_match", type=int, default=FASTBM_TOP_MATCH,
+         help=f"relations shown when none reaches the similarity threshold (query.top_k; default {FASTBM_TOP_MATCH})")
     _opt(p, "backend", choices=sorted(BACKEND_URLS), default=None,
          help="ollama (default) or vllm: the default server URL when --llm_url is not given")
     _opt(p, "llm_url", help="any OpenAI-compatible base URL (overrides --backend)")
@@ -127,7 +140,10 @@ def fastbm_overrides(args: argparse.Namespace, notes: list[str]) -> dict[str, An
     extraction: dict[str, Any] = {"profile": "fastbio"}
     if base.extraction.entity_types == "paper":
         extraction["entity_types"] = "biomedical"
-    _maybe(extraction, ExtractionSettings, REFINE_FIELD, args.embedding_similarity, "--embedding_similarity", notes)
+    similarity = args.embedding_similarity
+    if similarity is None and args.embed_model_name:
+        similarity = FASTBM_SERVED_SIMILARITY
+    _maybe(extraction, ExtractionSettings, REFINE_FIELD, similarity, "--embedding_similarity", notes)
     if args.dictionary and args.job == "update":
         _maybe(extraction, ExtractionSettings, DICTIONARY_FIELD, str(Path(args.dictionary).expanduser()), "--dictionary",
                notes)
@@ -183,9 +199,12 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
             _print_per_paper(show, report, per_paper)
         return 0 if report.ok else 1
 
-    if not args.question:
-        raise ConfigError("--job query needs --question 'your question'")
-    with KnowledgeBase(settings=settings) as kb:
+    if args.question is None:
+        args.question = FASTBM_DEFAULT_QUESTION
+        notes.append(f"no --question: asking fastbmRAG's default question {FASTBM_DEFAULT_QUESTION!r}")
+    if not args.question.strip():
+        raise ConfigError("--job query needs a question: --question 'your question'")
+    with KnowledgeBase(settings=settings, create=False) as kb:  # a question never creates a workspace
         answer = kb.run(_query(kb, args))
     answer.notes[:0] = notes
     from .query import format_references
@@ -204,14 +223,15 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
 
 async def _query(kb, args: argparse.Namespace):
+    from ...query.citations import number_cited_sources
     from .normalise import load_dictionary
     from .query import bio_answer
 
-    if kb.llm is not None and kb.settings.llm.health_check:
-        await kb.llm.health_check()
+    await kb.acheck_models()
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
-    return await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
-                            weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+    answer = await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
+                              weight_threshold=args.weight_threshold, threshold=args.similarity, dictionary=dictionary)
+    return number_cited_sources(answer)  # cited papers numbered [1], [2]... as `ask` numbers them
 
 
 def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:

@@ -125,7 +125,7 @@ class FastBioExtractor(DraftStage, RefineStage):
         default = chunks[0].id if chunks else ""
         if sections:
             text = "\n\n".join(p.section.text.strip() for p in sections)
-            return text, chunk_at(chunks, sections[0].start, default), 0
+            return text, chunk_at(chunks, sections[0].text_start, default), 0
         if doc.abstract.strip():
             return doc.abstract.strip(), default, 0
         # no abstract: the first chunk stands in for it, the rest of the paper is the main text

@@ -95,7 +95,7 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
         query, resolved = vocabulary_parse(store, question, settings, dictionary)
     else:
         resolved = resolve_names(store, query.genes + query.diseases + query.other, dictionary)
-        missing = [n for n in query.genes + query.diseases + query.other if n not in resolved]
+        missing = list(dict.fromkeys(n for n in query.genes + query.diseases + query.other if n not in resolved))
         if missing:
             retrieval.notes.append(f"not in the graph: {', '.join(missing)} (no filter on them)")
     retrieval.timings["parse_s"] = time.perf_counter() - t0
@@ -153,12 +153,15 @@ async def bio_answer(store, settings, embedder, llm, question: str, weight_thres
     else:
         before = llm.usage_snapshot()
         budget = batch_tokens or settings.query.max_context_tokens
+        in_batches: list[int] = []  # cited by a batch answer, but not one of that batch's papers
         raw = await generate_answer(llm, settings, question, retrieval.sources, answer.notes, budget,
-                                    history_text(history))
+                                    history_text(history), in_batches)
         check = verify_citations(raw, {s.number for s in retrieval.sources})
-        answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
-        if check.removed:
-            answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(retrieval.sources)} papers")
+        answer.text, answer.cited = check.text.strip(), check.cited
+        answer.removed_citations = sorted(set(check.removed) | set(in_batches))
+        if answer.removed_citations:
+            answer.notes.append(f"removed citation(s) {answer.removed_citations}: not among the papers the answer "
+                                f"was given")
         answer.usage = merge_usage(answer.usage, llm.usage_since(before))
     answer.timings["generation_s"] = time.perf_counter() - t0
     if on_text:

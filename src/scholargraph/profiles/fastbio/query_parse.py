@@ -172,8 +172,11 @@ async def llm_parse(llm, question: str, settings) -> BioQuery:
     def clean(items) -> list[str]:
         return list(dict.fromkeys(" ".join(str(x).split()) for x in items or [] if str(x).strip()))
 
+    def names(items) -> list[str]:  # "Which", "genes": the question's grammar, not an entity
+        return [n for n in clean(items) if n.casefold() not in _STOP]
+
     return BioQuery(
-        genes=clean(data.genes), diseases=clean(data.diseases), other=clean(data.other),
+        genes=names(data.genes), diseases=names(data.diseases), other=names(data.other),
         entity_types=list(dict.fromkeys(t for t in (_map_entity_type(x, etypes) for x in clean(data.entity_types)) if t)),
         relation_types=list(dict.fromkeys(t for t in (map_relation_type(x, rtypes) for x in clean(data.relation_types)) if t)),
         parsed_by="llm")

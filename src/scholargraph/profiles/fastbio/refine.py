@@ -128,7 +128,7 @@ def main_passages(doc: Document, chunks: Sequence[Chunk], skip_before: int = 0) 
             continue
         text = p.section.text
         for m in re.finditer(r"\S(?:.*?\S)?(?=\n[ \t]*\n|\s*\Z)", text, flags=re.S):
-            begin = p.start + m.start()
+            begin = p.text_start + m.start()
             if begin < skip_before:
                 continue
             para = " ".join(m.group(0).split())

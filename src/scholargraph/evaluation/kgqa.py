@@ -1,0 +1,132 @@
+"""Evaluation via application (seed 004 §5.3): answer questions about a paper from its local KG
+alone, and from its text, and compare both with the true answers.
+
+The questions come from a file (``[{"question", "answer"}]`` JSON, as the ASKG QA files, or JSON
+lines), or are written by the LLM from the whole paper (the seed's "Teacher", Prompt
+``kgqa_questions``). The graph-based chatbot is the seed's: the LLM lists the entities a question
+names (``kgqa_entities``), they are matched to the paper's entities (name or alias, else the
+closest entity vector), their one-hop triples are the only material of the answer
+(``kgqa_answer``). The same question answered from the paper's text is the reference. Score =
+cosine of the answer's and the true answer's embeddings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError, ModelOutputError
+from ..llm.repair import parse_json
+from ..prompts import load_prompt
+from ..text.names import normalise_name
+from .kgfacts import Embed, Fact, PaperKG, entity_relevance, load_paper_kg, summary
+
+MAX_FACTS = 40  # one-hop triples given to one answer (most relevant first)
+MATCH_THRESHOLD = 0.5  # cosine of a question entity to a graph entity, when no name matches
+TEXT_CHARS = 24_000  # the paper text an answer (or the Teacher) reads
+
+
+def read_qa_pairs(path: str | Path) -> list[dict[str, str]]:
+    """``[{"question", "answer"}]`` as a JSON array or JSON lines."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+        items = data if isinstance(data, list) else [data]
+    except json.JSONDecodeError:
+        items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    pairs = [{"question": str(i["question"]), "answer": str(i["answer"])} for i in items
+             if isinstance(i, dict) and i.get("question") and i.get("answer")]
+    if not pairs:
+        raise ConfigError(f"{path}: no question/answer pairs (expected JSON objects with 'question' and 'answer')")
+    return pairs
+
+
+async def kg_qa(kb: Any, doc_id: str, pairs: Sequence[dict[str, str]] | None = None, count: int = 10,
+                score_embed: Embed | None = None) -> dict[str, Any]:
+    """``score_embed`` compares answers (default: the workspace's embedding model, which also matches
+    question entities to the graph's entity vectors)."""
+    kg = load_paper_kg(kb.store, doc_id)
+    relevance = entity_relevance(kb.store, kg)
+    questions = list(pairs) if pairs else await _teacher(kb, kg, count)
+    embed = score_embed or kb.embedder.embed
+    rows = await asyncio.gather(*(_one(kb, kg, relevance, q, embed) for q in questions))
+    return {"document": doc_id, "title": kg.title, "questions": len(rows),
+            "generated_questions": not pairs,
+            "kg": summary([r["kg_score"] for r in rows]), "text": summary([r["text_score"] for r in rows]),
+            "answered_from_facts": sum(1 for r in rows if r["facts"]), "per_question": rows}
+
+
+async def _teacher(kb: Any, kg: PaperKG, count: int) -> list[dict[str, str]]:
+    reply = await kb.llm.chat(load_prompt("kgqa_questions").messages(count=count, title=kg.title,
+                                                                     text=kg.text[:TEXT_CHARS]),
+                              purpose="kgqa", document_id=kg.doc_id)
+    data = parse_json(reply.text)
+    items = data.get("pairs") if isinstance(data, dict) else data
+    pairs = [{"question": str(i["question"]), "answer": str(i["answer"])} for i in items or []
+             if isinstance(i, dict) and i.get("question") and i.get("answer")]
+    if not pairs:
+        raise ModelOutputError("question generation returned no question/answer pairs", reply.text)
+    return pairs[:count]
+
+
+async def _one(kb: Any, kg: PaperKG, relevance: dict[str, float], pair: dict[str, str], embed: Embed
+               ) -> dict[str, Any]:
+    names = await _question_entities(kb, kg, pair["question"])
+    matched = await _match(kb, kg, names)
+    facts = sorted((f for f in kg.facts if f.subject_id in matched or f.object_id in matched),
+                   key=lambda f: -(relevance.get(f.subject_id, 0.0) + relevance.get(f.object_id, 0.0)))
+    lines = list(dict.fromkeys(f.line() for f in facts))[:MAX_FACTS]
+    from_kg, from_text = await asyncio.gather(
+        _answer(kb, kg, "Facts", "\n".join(lines) or "(none)", pair["question"]),
+        _answer(kb, kg, "Paper text", kg.text[:TEXT_CHARS], pair["question"]))
+    vectors = np.asarray(await embed([pair["answer"], from_kg, from_text]), dtype=np.float32)
+    return {"question": pair["question"], "answer": pair["answer"], "entities": names,
+            "matched": [kg.entities[e].name for e in matched], "facts": len(lines), "kg_answer": from_kg,
+            "text_answer": from_text, "kg_score": round(float(np.dot(vectors[0], vectors[1])), 4),
+            "text_score": round(float(np.dot(vectors[0], vectors[2])), 4)}
+
+
+async def _question_entities(kb: Any, kg: PaperKG, question: str) -> list[str]:
+    reply = await kb.llm.chat(load_prompt("kgqa_entities").messages(question=question), purpose="kgqa",
+                              document_id=kg.doc_id)
+    try:
+        data = parse_json(reply.text)
+    except ModelOutputError:
+        return []
+    items = data.get("entities") if isinstance(data, dict) else data
+    return [str(x).strip() for x in items or [] if isinstance(x, str) and x.strip()]
+
+
+async def _match(kb: Any, kg: PaperKG, names: list[str]) -> list[str]:
+    """Graph entities the question names: by name or alias, else the closest entity vector."""
+    keys: dict[str, str] = {}
+    for e in kg.entities.values():
+        for n in [e.name, *e.aliases]:
+            keys.setdefault(normalise_name(n), e.id)
+    found = [keys[k] for k in (normalise_name(n) for n in names) if k in keys]
+    rest = [n for n in names if normalise_name(n) not in keys]
+    vectors = kb.store.get_vectors("entity", list(kg.entities))
+    if rest and vectors:
+        ids = list(vectors)
+        matrix = np.stack([vectors[i] for i in ids])
+        for q in np.asarray(await kb.embedder.embed(rest), dtype=np.float32):
+            scores = matrix @ q
+            best = int(np.argmax(scores))
+            if scores[best] >= MATCH_THRESHOLD:
+                found.append(ids[best])
+    return list(dict.fromkeys(found))
+
+
+async def _answer(kb: Any, kg: PaperKG, kind: str, material: str, question: str) -> str:
+    reply = await kb.llm.chat(load_prompt("kgqa_answer").messages(kind=kind, title=kg.title, material=material,
+                                                                  question=question),
+                              purpose="kgqa", document_id=kg.doc_id)
+    return reply.text.strip()
+
+
+__all__ = ["Fact", "kg_qa", "read_qa_pairs"]

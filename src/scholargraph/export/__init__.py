@@ -1,0 +1,82 @@
+"""``scholargraph export``: the workspace (or some papers) as Turtle, JSON-LD, GraphML, Neo4j CSV or
+node-link JSON, streamed (papers one at a time, entities and relations a page at a time). Works on
+any workspace, whatever profile built it and whether or not an LLM is configured.
+
+See docs/export.md for the RDF model (namespaces, classes, properties) and the Neo4j import command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import ConfigError
+from ..store.base import Store
+from .source import PAGE, ExportSource
+
+FORMATS = ("turtle", "jsonld", "graphml", "neo4j-csv", "json")
+SUFFIX = {"turtle": ".ttl", "jsonld": ".jsonld", "graphml": ".graphml", "json": ".json"}
+
+__all__ = ["FORMATS", "export_workspace"]
+
+
+@contextlib.contextmanager
+def _output(out: str | Path | TextIO | None) -> Iterator[TextIO]:
+    if out is None or out == "-":
+        yield sys.stdout
+    elif isinstance(out, (str, Path)):
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as fh:
+            yield fh
+    else:
+        yield out
+
+
+def export_workspace(store: Store, fmt: str, out: str | Path | TextIO | None = None,
+                     doc_ids: Sequence[str] | None = None, base: str | None = None, page: int = PAGE) -> dict[str, Any]:
+    """Write the export; returns what was written (counts, paths). ``out``: a file path, an open
+    text stream, or None / "-" for stdout; for ``neo4j-csv`` a directory (default ./scholargraph_neo4j)."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    source = ExportSource(store, doc_ids, page)
+    report: dict[str, Any] = {"format": fmt, "documents": [r.id for r in source.rows()]}
+    if fmt == "neo4j-csv":
+        if out is not None and not isinstance(out, (str, Path)):
+            raise ConfigError("neo4j-csv writes a directory of files: give --out DIRECTORY")
+        from .neo4j_csv import write_neo4j
+
+        return {**report, **write_neo4j(source, Path(out or "scholargraph_neo4j"))}
+    with _output(out) as stream:
+        if fmt == "graphml":
+            from .graphml import write_graphml
+
+            report.update(write_graphml(source, stream))
+        elif fmt == "json":
+            from .nodelink import write_nodelink
+
+            report.update(write_nodelink(source, stream))
+        else:
+            report["triples"] = _write_rdf(source, fmt, stream, base)
+    if isinstance(out, (str, Path)) and out != "-":
+        report["path"] = str(out)
+    return report
+
+
+def _write_rdf(source: ExportSource, fmt: str, stream: TextIO, base: str | None) -> int:
+    from .rdf import DEFAULT_BASE, JsonLdWriter, Terms, TurtleWriter, entity_graph, paper_graph, relation_graph
+
+    terms = Terms(base or DEFAULT_BASE)
+    writer: TurtleWriter | JsonLdWriter = TurtleWriter(stream) if fmt == "turtle" else JsonLdWriter(stream, terms)
+    for part in source.papers():
+        writer.write(paper_graph(part, terms))
+    for page in source.entity_pages():
+        writer.write(entity_graph(page, terms))
+    seen: set[str] = set()
+    for parts in source.relation_pages():
+        writer.write(relation_graph(parts, terms, seen))
+    writer.close()
+    return writer.triples

@@ -1,0 +1,259 @@
+"""The workspace as RDF (Turtle, JSON-LD), modelled after paper2lkg's output (seed 004 §4, Figure 1):
+the paper's document model (paper, sections, sentences) plus its knowledge graph (entities,
+mentions, relations), on public vocabularies -- ``dcterms`` for paper metadata and structure,
+``skos`` for entities (concepts with labels, definitions and ``skos:broader``), ``prov`` for where
+every mention and every triple comes from -- and one namespace for our own terms,
+``https://w3id.org/scholargraph/ns#`` (prefix ``sg``; documented in docs/export.md).
+
+Every relation is written twice: as the triple itself (``entity predicate entity``) and as an
+``rdf:Statement`` that names it and carries its provenance (``prov:wasDerivedFrom`` the sentence
+-- or, for profiles without sentences, the passage -- it was extracted from), its level and its
+predicate as written. Mentions are ``prov:wasQuotedFrom`` their sentence, with the character span.
+
+Graphs are built a paper or a page at a time and serialised one after the other, so memory stays
+bounded: :class:`TurtleWriter` keeps a prefix declaration only when it differs from the one in force
+(Turtle allows redeclaring prefixes), :class:`JsonLdWriter` writes one ``@graph`` array with one
+shared ``@context`` (node objects with the same ``@id`` in two pages merge, per JSON-LD).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import TextIO
+from urllib.parse import quote
+
+from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
+from rdflib.namespace import DCTERMS, PROV, SKOS
+
+from ..models import Entity
+from .source import BROADER, PaperPart, RelationPart, predicate_of
+
+SG = Namespace("https://w3id.org/scholargraph/ns#")
+DEFAULT_BASE = "https://w3id.org/scholargraph/kg/"
+CLASSES = {"Named Entity": SG.NamedEntity, "General Concept": SG.GeneralConcept, "Other Entity": SG.OtherEntity}
+PREFIXES = {"sg": SG, "skos": SKOS, "prov": PROV, "dcterms": DCTERMS, "rdf": RDF, "rdfs": RDFS, "xsd": XSD}
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-") or "related-to"
+
+
+class Terms:
+    """IRIs of the exported things, under ``base``."""
+
+    def __init__(self, base: str = DEFAULT_BASE):
+        self.base = base if base.endswith(("/", "#")) else base + "/"
+        self.kg = Namespace(self.base)
+
+    def paper(self, doc_id: str) -> URIRef:
+        return self.kg[f"paper/{quote(doc_id, safe='')}"]
+
+    def section(self, doc_id: str, number: int) -> URIRef:
+        return URIRef(f"{self.paper(doc_id)}/section/{number}")
+
+    def sentence(self, doc_id: str, ordinal: int) -> URIRef:
+        return URIRef(f"{self.paper(doc_id)}/sentence/{ordinal}")
+
+    def mention(self, doc_id: str, sentence: int, start: int, end: int) -> URIRef:
+        return URIRef(f"{self.paper(doc_id)}/mention/{sentence}-{start}-{end}")
+
+    def passage(self, chunk_id: str) -> URIRef:
+        return self.kg[f"passage/{quote(chunk_id, safe='')}"]
+
+    def entity(self, entity_id: str) -> URIRef:
+        return self.kg[f"entity/{quote(entity_id, safe='')}"]
+
+    def predicate(self, label: str) -> URIRef:
+        return SKOS.broader if label == BROADER else self.kg[f"predicate/{slug(label)}"]
+
+    def statement(self, relation_id: str, n: int) -> URIRef:
+        return self.kg[f"statement/{quote(relation_id, safe='')}/{n}"]
+
+
+def new_graph(terms: Terms) -> Graph:
+    g = Graph(bind_namespaces="none")
+    for prefix, ns in PREFIXES.items():
+        g.bind(prefix, ns)
+    g.bind("kg", terms.kg)
+    return g
+
+
+def paper_graph(part: PaperPart, terms: Terms) -> Graph:
+    """A paper's metadata, sections, sentences, passages and mentions."""
+    g = new_graph(terms)
+    row, doc = part.row, part.row.id
+    paper = terms.paper(doc)
+    g.add((paper, RDF.type, SG.Paper))
+    g.add((paper, RDF.type, DCTERMS.BibliographicResource))
+    g.add((paper, DCTERMS.identifier, Literal(doc)))
+    g.add((paper, DCTERMS.title, Literal(row.title)))
+    for author in row.authors:
+        g.add((paper, DCTERMS.creator, Literal(author)))
+    if row.year:
+        g.add((paper, DCTERMS.issued, Literal(str(row.year), datatype=XSD.gYear)))
+    if row.venue:
+        g.add((paper, SG.venue, Literal(row.venue)))
+    if row.doi:
+        g.add((paper, DCTERMS.identifier, Literal(f"https://doi.org/{row.doi}", datatype=XSD.anyURI)))
+    if row.pmid:
+        g.add((paper, SG.pmid, Literal(row.pmid)))
+    if row.source_path:
+        g.add((paper, DCTERMS.source, Literal(row.source_path)))
+    for c in part.chunks:
+        p = terms.passage(c.id)
+        g.add((p, RDF.type, SG.Passage))
+        g.add((p, DCTERMS.isPartOf, paper))
+        g.add((p, RDF.value, Literal(c.text)))
+        g.add((p, SG.order, Literal(c.ordinal)))
+        if c.section:
+            g.add((p, SG.sectionTitle, Literal(c.section)))
+        for prop, page in ((SG.pageStart, c.page_start), (SG.pageEnd, c.page_end)):
+            if page is not None:
+                g.add((p, prop, Literal(page)))
+    sections_done: set[int] = set()
+    for s in part.sentences:
+        section = terms.section(doc, s.section_no)
+        if s.section_no not in sections_done:
+            sections_done.add(s.section_no)
+            g.add((section, RDF.type, SG.Section))
+            g.add((section, DCTERMS.isPartOf, paper))
+            g.add((section, SG.order, Literal(s.section_no)))
+            if s.section:
+                g.add((section, DCTERMS.title, Literal(s.section)))
+        node = terms.sentence(doc, s.ordinal)
+        g.add((node, RDF.type, SG.Sentence))
+        g.add((node, DCTERMS.isPartOf, section))
+        g.add((node, RDF.value, Literal(s.text)))
+        g.add((node, SG.order, Literal(s.ordinal)))
+        g.add((node, SG.paragraph, Literal(s.paragraph_no)))
+        g.add((node, SG.passage, terms.passage(s.chunk_id)))
+        if s.page is not None:
+            g.add((node, SG.page, Literal(s.page)))
+    for m in part.mentions:
+        node = terms.mention(doc, m.sentence_no, m.char_start, m.char_end)
+        g.add((node, RDF.type, SG.Mention))
+        g.add((node, RDFS.label, Literal(m.surface)))
+        g.add((node, SG.refersTo, terms.entity(m.entity_id)))
+        g.add((node, PROV.wasQuotedFrom, terms.sentence(doc, m.sentence_no)))
+        g.add((node, SG.charStart, Literal(m.char_start)))
+        g.add((node, SG.charEnd, Literal(m.char_end)))
+        if m.category:
+            g.add((node, SG.category, Literal(m.category)))
+        if m.level:
+            g.add((node, SG.level, Literal(m.level)))
+        if m.description:
+            g.add((node, DCTERMS.description, Literal(m.description)))
+        for t in m.types:
+            g.add((node, SG.potentialType, Literal(t)))
+    return g
+
+
+def entity_graph(entities: Iterable[Entity], terms: Terms) -> Graph:
+    g = new_graph(terms)
+    for e in entities:
+        node = terms.entity(e.id)
+        g.add((node, RDF.type, SKOS.Concept))
+        g.add((node, RDF.type, CLASSES.get(e.type, SG.Entity)))
+        g.add((node, SKOS.prefLabel, Literal(e.name)))
+        for alias in e.aliases:
+            g.add((node, SKOS.altLabel, Literal(alias)))
+        if e.description:
+            g.add((node, SKOS.definition, Literal(e.description)))
+        if e.type:
+            g.add((node, SG.entityType, Literal(e.type)))
+        g.add((node, SG.weight, Literal(float(e.weight))))
+        for chunk in e.chunk_ids:
+            g.add((node, PROV.wasDerivedFrom, terms.passage(chunk)))
+        for doc in e.document_ids:
+            g.add((node, SG.mentionedIn, terms.paper(doc)))
+    return g
+
+
+def relation_graph(parts: Iterable[RelationPart], terms: Terms, predicates_seen: set[str]) -> Graph:
+    """Relation triples, their statements with provenance, and each new predicate's definition."""
+    g = new_graph(terms)
+    for part in parts:
+        r = part.relation
+        s, o = terms.entity(r.source_id), terms.entity(r.target_id)
+        for n, rec in enumerate(part.records):
+            label = predicate_of(rec)
+            pred = terms.predicate(label)
+            g.add((s, pred, o))
+            st = terms.statement(r.id, n)
+            g.add((st, RDF.type, RDF.Statement))
+            g.add((st, RDF.subject, s))
+            g.add((st, RDF.predicate, pred))
+            g.add((st, RDF.object, o))
+            source = terms.sentence(rec.document_id, rec.sentence) if rec.sentence is not None \
+                else terms.passage(rec.chunk_id)
+            g.add((st, PROV.wasDerivedFrom, source))
+            g.add((st, SG.paper, terms.paper(rec.document_id)))
+            if rec.level:
+                g.add((st, SG.level, Literal(rec.level)))
+            if not rec.directed:
+                g.add((st, SG.directed, Literal(False)))
+            if rec.description:
+                g.add((st, DCTERMS.description, Literal(rec.description)))
+            written = rec.keywords[0] if rec.keywords else ""
+            if written and written != label and label != BROADER:
+                g.add((st, SG.predicateAsWritten, Literal(written)))
+            if label != BROADER and label not in predicates_seen:
+                predicates_seen.add(label)
+                g.add((pred, RDF.type, RDF.Property))
+                g.add((pred, RDFS.label, Literal(label)))
+    return g
+
+
+class TurtleWriter:
+    """Turtle, one graph after another; a prefix is declared again only when its IRI changes."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.prefixes: dict[str, str] = {}
+        self.triples = 0
+
+    def write(self, g: Graph) -> None:
+        if not len(g):
+            return
+        self.triples += len(g)
+        text = g.serialize(format="turtle")
+        lines = []
+        for line in text.splitlines():
+            found = re.match(r"@prefix\s+([^:\s]*):\s*<([^>]*)>\s*\.\s*$", line)
+            if found:
+                if self.prefixes.get(found.group(1)) == found.group(2):
+                    continue
+                self.prefixes[found.group(1)] = found.group(2)
+            lines.append(line)
+        self.out.write("\n".join(lines).strip("\n") + "\n\n")
+
+    def close(self) -> None:
+        pass
+
+
+class JsonLdWriter:
+    """One JSON-LD document: a shared ``@context`` and one ``@graph`` array, written node by node."""
+
+    def __init__(self, out: TextIO, terms: Terms):
+        self.out = out
+        self.context = {**{p: str(ns) for p, ns in PREFIXES.items()}, "kg": str(terms.kg)}
+        self.first = True
+        self.triples = 0
+        out.write('{"@context": ' + json.dumps(self.context) + ',\n "@graph": [\n')
+
+    def write(self, g: Graph) -> None:
+        if not len(g):
+            return
+        self.triples += len(g)
+        data = json.loads(g.serialize(format="json-ld", context=self.context, auto_compact=True))
+        nodes = data.get("@graph", [data]) if isinstance(data, dict) else data
+        for node in nodes:
+            if isinstance(node, dict):
+                node.pop("@context", None)
+            self.out.write(("" if self.first else ",\n") + "  " + json.dumps(node, ensure_ascii=False))
+            self.first = False
+
+    def close(self) -> None:
+        self.out.write("\n ]\n}\n")

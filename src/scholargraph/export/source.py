@@ -1,0 +1,75 @@
+"""What an export reads, in pieces: papers one at a time (with their sentences, mentions and
+passages), entities and relations a page at a time (``ExportReads``), so a workspace of any size
+is written without being held in memory (and never twice)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import NotFoundError
+from ..models import Chunk, DocStatus, Entity, MentionRecord, Relation, RelationRecord, SentenceRecord
+from ..store.base import DocumentRow, Store
+
+PAGE = 1000
+BROADER = "skos:broader"  # the relation type of taxonomy links (localkg stage 5)
+
+
+@dataclass
+class PaperPart:
+    """One paper and the text its graph came from."""
+
+    row: DocumentRow
+    chunks: list[Chunk]
+    sentences: list[SentenceRecord]
+    mentions: list[MentionRecord]
+
+
+@dataclass
+class RelationPart:
+    relation: Relation
+    records: list[RelationRecord] = field(default_factory=list)  # of the selected papers, in document order
+
+
+def predicate_of(record: RelationRecord) -> str:
+    """A record's predicate: its (canonical) type, else its first keyword, else "related to"."""
+    for value in (*record.types, *record.keywords):
+        if value and value.strip():
+            return value.strip()
+    return "related to"
+
+
+class ExportSource:
+    def __init__(self, store: Store, doc_ids: Sequence[str] | None = None, page: int = PAGE):
+        self.store = store
+        self.page = page
+        self.doc_ids = list(dict.fromkeys(doc_ids)) if doc_ids else None
+        if self.doc_ids:
+            found = self.store.documents_by_id(self.doc_ids)
+            missing = [d for d in self.doc_ids if d not in found]
+            if missing:
+                raise NotFoundError(f"no document with id {', '.join(map(repr, missing))} (see `scholargraph status`)")
+
+    def rows(self) -> list[DocumentRow]:
+        """The selected papers (all indexed ones by default), in a stable order."""
+        if self.doc_ids:
+            found = self.store.documents_by_id(self.doc_ids)
+            return [found[d] for d in self.doc_ids]
+        return sorted(self.store.list_documents(DocStatus.PROCESSED), key=lambda r: r.id)
+
+    def papers(self) -> Iterator[PaperPart]:
+        for row in self.rows():
+            yield PaperPart(row, self.store.chunks_of(row.id), self.store.sentences_of(row.id),
+                            self.store.mentions_of(row.id))
+
+    def entity_pages(self) -> Iterator[list[Entity]]:
+        yield from self.store.iter_entity_pages(self.doc_ids, self.page)
+
+    def relation_pages(self) -> Iterator[list[RelationPart]]:
+        wanted = set(self.doc_ids) if self.doc_ids else None
+        for page in self.store.iter_relation_pages(self.doc_ids, self.page):
+            parts = {r.id: RelationPart(r) for r in page}
+            for record in self.store.relation_provenance([r.id for r in page]):
+                if wanted is None or record.document_id in wanted:
+                    parts[record.id].records.append(record)
+            yield list(parts.values())

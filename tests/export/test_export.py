@@ -1,0 +1,181 @@
+"""`scholargraph export`: Turtle and JSON-LD parse back with rdflib to the triples written, every
+triple of a local KG traces to a stored sentence, GraphML and node-link JSON open in networkx, the
+Neo4j CSVs have neo4j-admin's headers, a selection of papers exports only them, pages of any size
+give the same graph, and any workspace exports (no LLM needed)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import networkx as nx
+import pytest
+import rdflib
+from fixtures.localkg_papers import localkg_kb, write_paper
+from rdflib import RDF
+from rdflib.namespace import PROV, SKOS
+
+from scholargraph import KnowledgeBase
+from scholargraph.cli import main
+from scholargraph.export.rdf import SG
+from scholargraph.testing.canned_localkg import localkg_rules
+from scholargraph.testing.llm_server import ScriptedLLMServer
+
+SECOND = {"id": "second-paper", "title": "A second paper",
+          "text": "The ASKG Explorer shows the ANU Scholarly Knowledge Graph. It uses the MEL metadata."}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    """Two papers indexed with localkg through the scripted server (built once for the module)."""
+    root = tmp_path_factory.mktemp("export")
+    with ScriptedLLMServer(rules=localkg_rules()) as server, localkg_kb(server, root / "ws") as kb:
+        assert kb.insert([write_paper(root / "papers")], texts=[SECOND]).ok
+    return root / "ws"
+
+
+def _kb(workspace: Path) -> KnowledgeBase:
+    return KnowledgeBase(workspace, progress=False)
+
+
+def _first_doc(kb: KnowledgeBase) -> str:
+    return next(r.id for r in kb.store.list_documents() if r.id != "second-paper")
+
+
+def test_turtle_and_jsonld_parse_back_to_the_triples_written(workspace, tmp_path):
+    with _kb(workspace) as kb:
+        for fmt, name in (("turtle", "kg.ttl"), ("jsonld", "kg.jsonld")):
+            report = kb.export(fmt, tmp_path / name)
+            g = rdflib.Graph().parse(tmp_path / name, format="turtle" if fmt == "turtle" else "json-ld")
+            assert len(g) == report["triples"] > 500, fmt
+        ttl = rdflib.Graph().parse(tmp_path / "kg.ttl", format="turtle")
+        assert set(ttl) == set(rdflib.Graph().parse(tmp_path / "kg.jsonld", format="json-ld"))
+
+
+def assert_every_triple_traces_to_a_stored_sentence(g: rdflib.Graph, stored: set[str]) -> None:
+    sentences = {s for s in g.subjects(RDF.type, SG.Sentence) if str(g.value(s, RDF.value)) in stored}
+    statements = set(g.subjects(RDF.type, RDF.Statement))
+    grounded = {st for st in statements if g.value(st, PROV.wasDerivedFrom) in sentences}
+    assert grounded == statements, "a statement without a stored sentence"
+    claims = {(g.value(st, RDF.subject), g.value(st, RDF.predicate), g.value(st, RDF.object)) for st in grounded}
+    mentions = {m for m in g.subjects(RDF.type, SG.Mention) if g.value(m, PROV.wasQuotedFrom) in sentences}
+    assert mentions == set(g.subjects(RDF.type, SG.Mention)) and mentions
+    entities = set(g.subjects(RDF.type, SKOS.Concept))
+    mentioned = {g.value(m, SG.refersTo) for m in mentions}
+    in_claims = {x for s, _, o in claims for x in (s, o)}
+    predicates = {p for _, p, _ in claims}
+    structure = set(g.subjects(RDF.type, SG.Paper)) | set(g.subjects(RDF.type, SG.Section)) | sentences
+    passages = {g.value(s, SG.passage) for s in sentences}
+    for s, p, o in g:
+        if s in entities and o in entities:  # a relation: one of its grounded statements says it
+            assert (s, p, o) in claims, (s, p, o)
+        elif s in entities:
+            assert s in mentioned or s in in_claims, s  # taxonomy concepts: through their broader statement
+        elif s in predicates:
+            continue
+        else:
+            assert s in structure | mentions | grounded | passages, (s, p, o)
+
+
+def test_every_exported_triple_of_one_paper_has_sentence_provenance(workspace):
+    with _kb(workspace) as kb:
+        doc = _first_doc(kb)
+        out = io.StringIO()
+        kb.export("turtle", out, doc_ids=[doc])
+        stored = {s.text for s in kb.store.sentences_of(doc)}
+    g = rdflib.Graph().parse(data=out.getvalue(), format="turtle")
+    assert_every_triple_traces_to_a_stored_sentence(g, stored)
+    assert (None, SKOS.broader, None) in g
+    papers = list(g.subjects(RDF.type, SG.Paper))
+    assert len(papers) == 1 and str(g.value(papers[0], rdflib.namespace.DCTERMS.title)) == "MEL and the ASKG"
+    # a resolved predicate is defined once, with its label; the form as written stays on the statement
+    uses = [p for p in g.subjects(RDF.type, RDF.Property) if str(g.value(p, rdflib.RDFS.label)) == "uses"]
+    assert len(uses) == 1 and {str(w) for w in g.objects(None, SG.predicateAsWritten)} >= {"employs"}
+
+
+def test_a_selection_exports_only_those_papers(workspace):
+    with _kb(workspace) as kb:
+        everything, one = io.StringIO(), io.StringIO()
+        kb.export("turtle", everything)
+        report = kb.export("turtle", one, doc_ids=["second-paper"])
+        only = {e.id for page in kb.store.iter_entity_pages(["second-paper"]) for e in page}
+    assert report["documents"] == ["second-paper"]
+    g = rdflib.Graph().parse(data=one.getvalue(), format="turtle")
+    assert len(list(g.subjects(RDF.type, SG.Paper))) == 1
+    exported = {str(e).rsplit("/", 1)[1] for e in g.subjects(RDF.type, SKOS.Concept)}
+    assert exported == only and len(g) < len(rdflib.Graph().parse(data=everything.getvalue(), format="turtle"))
+
+
+def test_small_pages_give_the_same_graph(workspace):
+    from scholargraph.export import export_workspace
+
+    with _kb(workspace) as kb:
+        big, small = io.StringIO(), io.StringIO()
+        export_workspace(kb.store, "turtle", big)
+        export_workspace(kb.store, "turtle", small, page=3)
+    assert set(rdflib.Graph().parse(data=big.getvalue(), format="turtle")) == set(
+        rdflib.Graph().parse(data=small.getvalue(), format="turtle"))
+    assert small.getvalue().count("@prefix sg:") == 1  # declared once, not per page
+
+
+def test_graphml_and_node_link_json_open_in_networkx(workspace, tmp_path):
+    with _kb(workspace) as kb:
+        ml = kb.export("graphml", tmp_path / "kg.graphml")
+        js = kb.export("json", tmp_path / "kg.json")
+        entities, relations = kb.store.count("entities"), kb.store.count("relations")
+        records = len(kb.store.relation_provenance([r for r, *_ in kb.store.all_edges()]))
+    g = nx.read_graphml(tmp_path / "kg.graphml")
+    assert g.number_of_nodes() == ml["nodes"] == entities and g.number_of_edges() == ml["edges"] == records >= relations
+    node = next(iter(g.nodes(data=True)))[1]
+    assert {"label", "type", "description"} <= set(node)
+    assert any(d.get("predicate") == "skos:broader" for _, _, d in g.edges(data=True))
+    assert any(d.get("sentence") for _, _, d in g.edges(data=True))  # evidence sentences on the edges
+    h = nx.node_link_graph(json.loads((tmp_path / "kg.json").read_text()), edges="edges")
+    assert h.number_of_nodes() == js["nodes"] == entities + 2 and h.number_of_edges() == js["edges"]
+
+
+def test_neo4j_csv_files_have_admin_import_headers(workspace, tmp_path):
+    with _kb(workspace) as kb:
+        report = kb.export("neo4j-csv", tmp_path / "neo")
+        entities = kb.store.count("entities")
+    files = {p.name for p in (tmp_path / "neo").iterdir()}
+    assert files >= {"papers.csv", "entities.csv", "sentences.csv", "relations.csv", "mentions.csv", "import.sh"}
+    with (tmp_path / "neo" / "entities.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][0] == "entityId:ID(Entity)" and rows[0][-1] == ":LABEL" and len(rows) - 1 == entities
+    with (tmp_path / "neo" / "relations.csv").open(encoding="utf-8") as fh:
+        rels = list(csv.DictReader(fh))
+    assert {r[":TYPE"] for r in rels} >= {"USES", "BROADER"}
+    assert all(re.fullmatch(r"[A-Z][A-Z0-9_]*", r[":TYPE"]) for r in rels)
+    script = (tmp_path / "neo" / "import.sh").read_text()
+    assert "neo4j-admin database import full" in script and "--nodes=entities.csv" in script
+    assert report["rows"]["relations"] == len(rels)
+
+
+def test_any_workspace_exports_without_an_llm(tmp_path):
+    with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:
+        kb.insert([], texts=[{"id": "t1", "title": "RAG", "text": "Retrieval-Augmented Generation (RAG) uses BERT. "
+                                                                 "BERT is a Transformer model for retrieval."}])
+        out = io.StringIO()
+        report = kb.export("turtle", out)
+    g = rdflib.Graph().parse(data=out.getvalue(), format="turtle")
+    assert len(g) == report["triples"] and list(g.subjects(RDF.type, SKOS.Concept))
+    # without sentences, statements and entities cite the passage they come from
+    passages = set(g.subjects(RDF.type, SG.Passage))
+    assert passages and all(g.value(st, PROV.wasDerivedFrom) in passages for st in g.subjects(RDF.type, RDF.Statement))
+
+
+def test_export_command(workspace, tmp_path, capsys):
+    out = tmp_path / "one.ttl"
+    assert main(["export", "-w", str(workspace), "--format", "turtle", "--doc", "second-paper", "--out", str(out)]) == 0
+    assert "exported 1 paper(s) as turtle" in capsys.readouterr().out and rdflib.Graph().parse(out, format="turtle")
+    assert main(["export", "-w", str(workspace), "--format", "neo4j-csv", "--out", str(tmp_path / "neo"),
+                 "--json"]) == 0
+    assert "neo4j-admin database import" in json.loads(capsys.readouterr().out)["command"]
+    assert main(["export", "-w", str(workspace), "--format", "jsonld"]) == 0  # to standard output
+    assert json.loads(capsys.readouterr().out)["@graph"]
+    assert main(["export", "-w", str(workspace), "--format", "json", "--doc", "nope"]) == 5
+    assert "no document with id 'nope'" in capsys.readouterr().err
