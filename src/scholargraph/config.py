@@ -202,7 +202,10 @@ class QuerySettings(_Section):
                              "dense = chunk vectors only (the former naive mode); lexical = full-text only")
     dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense passage ranking")
     lexical_weight: float = Field(1.0, ge=0, description="RRF weight of the lexical (BM25) passage ranking")
-    graph_weight: float = Field(1.0, ge=0, description="RRF weight of a graph mode's own text-unit ranking")
+    graph_weight: float = Field(0.3, ge=0, description="RRF weight of a graph mode's own text-unit ranking, fused "
+                                                       "with the question's dense and lexical passages")
+    graph_lexical_weight: float = Field(2.0, ge=0, description="RRF weight of the lexical (BM25) passage ranking in "
+                                                               "that fusion (the question's rare names)")
     rrf_k: int = Field(60, ge=1, le=10000, description="RRF constant: score = sum(weight / (rrf_k + rank))")
     fusion_depth: int = Field(50, ge=1, le=5000, description="candidates taken from each ranking before fusion "
                                                              "(at least top_k)")
@@ -212,6 +215,8 @@ class QuerySettings(_Section):
     ppr_damping: float = Field(0.5, gt=0, lt=1, description="probability of following an edge at each step")
     ppr_seed_passages: int = Field(3, ge=1, le=100, description="the question's best passages (dense + lexical) "
                                                                "that seed the walk")
+    ppr_graph_weight: float = Field(0.0, ge=0, description="RRF weight of ppr's ranking fused with the question's "
+                                                           "passages; 0 = ppr's ranking as is (not fused)")
     ppr_entity_weight: float = Field(1.0, ge=0, description="seed mass of the entities the question matches, "
                                                             "relative to its best passage; 0 = passages only")
     ppr_entity_min_score: float = Field(1.0, ge=-1, le=1, description="match score an entity needs to seed the walk: "
