@@ -162,7 +162,7 @@ def _latency(values: list[float]) -> dict:
 
 
 async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[str], profile: str,
-                      keep: Path | None = None) -> dict:
+                      keep: Path | None = None, overrides: dict | None = None) -> dict:
     """Index ``docs`` into a fresh workspace (or reuse ``keep/<name>`` when an earlier run with
     ``--keep-workspaces`` indexed it there) and score every mode on ``qs``."""
     k = max(KS)
@@ -185,7 +185,7 @@ async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[s
         units: dict[str, dict[int, list[float]]] = {m: {kk: [] for kk in KS} for m in modes}
         sources: dict[str, dict[int, list[float]]] = {m: {kk: [] for kk in KS} for m in modes}
         latency: dict[str, list[float]] = {m: [] for m in modes}
-        defaults = kb.settings.query.model_dump()
+        defaults = {**kb.settings.query.model_dump(), **(overrides or {})}  # --set: every row runs with them
         for q in qs:
             for row in modes:
                 t = time.perf_counter()
@@ -234,7 +234,7 @@ def merge_rows(earlier: dict | None, fresh: dict) -> dict:
     out = dict(fresh)
     commits = dict(earlier.get("row_commits") or {m: earlier.get("commit", "") for m in earlier["latency_ms"]})
     for key, value in fresh.items():
-        if isinstance(value, dict) and isinstance(earlier.get(key), dict) and key != "row_commits":
+        if isinstance(value, dict) and isinstance(earlier.get(key), dict) and key not in ("row_commits", "settings"):
             out[key] = {**earlier[key], **value}
     commits.update({m: fresh["commit"] for m in fresh["latency_ms"]})
     out["row_commits"] = commits
@@ -277,6 +277,15 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _setting(item: str) -> tuple[str, object]:
+    """``KEY=VALUE`` of ``--set``: the value read as JSON (numbers, true/false), else as text."""
+    key, _, raw = item.partition("=")
+    try:
+        return key.strip(), json.loads(raw)
+    except json.JSONDecodeError:
+        return key.strip(), raw
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--datasets", default="qasper,2wiki,pubmedqa,hotpotqa")
@@ -286,18 +295,23 @@ def main() -> None:
     parser.add_argument("--json-out")
     parser.add_argument("--keep-workspaces", type=Path,
                         help="keep each data set's indexed workspace here and reuse it on the next run")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a [query] setting every row runs with (repeatable), e.g. lexical_weight=2")
     parser.add_argument("--merge-into", type=Path,
                         help="an earlier result file: its data sets not run now are kept (one table for all four)")
     args = parser.parse_args()
     dev = require_dev()
     modes = args.modes.split(",")
+    overrides = dict(_setting(item) for item in args.set)
     result = {"benchmark": "retrieval", "machine": machine(), "k": list(KS), "profile": args.profile,
               "max_2wiki": args.max_2wiki, "datasets": {}}
     if args.merge_into:
         result["datasets"] = json.loads(args.merge_into.read_text()).get("datasets", {})
     for name in args.datasets.split(","):
         docs, qs = DATASETS[name](dev, args.max_2wiki if name == "2wiki" else None)
-        fresh = asyncio.run(run_dataset(name, docs, qs, modes, args.profile, args.keep_workspaces))
+        fresh = asyncio.run(run_dataset(name, docs, qs, modes, args.profile, args.keep_workspaces, overrides))
+        if overrides:
+            fresh["settings"] = overrides
         result["datasets"][name] = merge_rows(result["datasets"].get(name), fresh)
         r = result["datasets"][name]
         print(f"{name}: recall@10 text units {json.dumps(r['recall@10_text_units'])}", flush=True)

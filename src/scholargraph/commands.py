@@ -48,18 +48,15 @@ def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None
 def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     if not args.paths and not args.only:
         raise ConfigError("give files or directories to index (or --only DOC_ID to re-index stored documents)")
-    options = None
+    manifest = None
     if args.manifest:
         from .ingest.manifest import read_manifest
-        from .ingest.registry import LoadOptions
 
-        settings = load_settings(args.workdir, overrides)
-        options = LoadOptions(include_references=settings.extraction.include_references,
-                              manifest=read_manifest(Path(args.manifest)))
+        manifest = read_manifest(Path(args.manifest))
     missing_paths(args.paths)  # before the workspace is created
     with _kb(args, overrides, create=True) as kb:
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
-                           options=options, wait=not args.no_wait)
+                           options=kb.load_options(manifest) if manifest else None, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
 
@@ -67,8 +64,10 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 def _questions(args: argparse.Namespace) -> list[str]:
     if args.queries:
         return read_queries(args.queries)
-    if not args.question:
+    if args.question is None:
         raise ConfigError("give a question, or --queries FILE")
+    if not args.question.strip():
+        raise ConfigError("the question is empty")
     return [args.question]
 
 

@@ -68,6 +68,8 @@ class LLMSettings(_Section):
     backoff_base: float = Field(1.0, ge=0, description="seconds; doubled per retry, with jitter")
     backoff_max: float = Field(30.0, ge=0)
     structured_output: bool = Field(True, description="send a JSON schema as response_format")
+    max_reply_chars: int = Field(100_000, ge=1000, description="a longer reply is cut here (and never cached); "
+                                 "the cut is reported")
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
     cache: bool = True
@@ -103,6 +105,15 @@ class EmbeddingSettings(_Section):
         return self.model if self.provider == "local" else None
 
 
+class IngestSettings(_Section):
+    """Input size limits (docs/reliability.md): files beyond them are refused before they are read."""
+
+    max_file_mb: float = Field(256, gt=0, description="any input file larger than this is refused")
+    max_document_mb: float = Field(
+        5, gt=0, description="text of one paper: a one-paper-per-file format (txt, md, html, xml) larger than this is "
+                             "refused before it is read; a PDF, CSV or JSON paper whose text is larger, once parsed")
+
+
 class ChunkingSettings(_Section):
     size: int = Field(1200, ge=16, le=32768, description="tokens per chunk")
     overlap: int = Field(100, ge=0)
@@ -127,6 +138,10 @@ class ExtractionSettings(_Section):
     resolve: bool = Field(True, description="merge entities that name the same thing (graph.resolve)")
     resolution_threshold: float = Field(0.9, ge=0, le=1, description="cosine of name+description vectors")
     max_chunk_concurrency: int = Field(0, ge=0, description="0 = bounded only by llm.max_concurrency")
+    # a chunk's extraction beyond these is dropped (and reported): a runaway model reply cannot flood the graph
+    max_entities_per_chunk: int = Field(200, ge=1)
+    max_relations_per_chunk: int = Field(300, ge=1)
+    max_keywords_per_chunk: int = Field(50, ge=1)
     # fastbio profile (seed 003 §2.4, §3.1)
     bio_dictionary: str | None = Field(None, description="CSV/TSV of HGNC symbols / MeSH headings with aliases")
     refine_threshold: float = Field(0.6, ge=-1, le=1, description="paragraph similarity for stage-2 refinement")
@@ -187,7 +202,10 @@ class QuerySettings(_Section):
                              "dense = chunk vectors only (the former naive mode); lexical = full-text only")
     dense_weight: float = Field(1.0, ge=0, description="RRF weight of the dense passage ranking")
     lexical_weight: float = Field(1.0, ge=0, description="RRF weight of the lexical (BM25) passage ranking")
-    graph_weight: float = Field(1.0, ge=0, description="RRF weight of a graph mode's own text-unit ranking")
+    graph_weight: float = Field(0.3, ge=0, description="RRF weight of a graph mode's own text-unit ranking, fused "
+                                                       "with the question's dense and lexical passages")
+    graph_lexical_weight: float = Field(2.0, ge=0, description="RRF weight of the lexical (BM25) passage ranking in "
+                                                               "that fusion (the question's rare names)")
     rrf_k: int = Field(60, ge=1, le=10000, description="RRF constant: score = sum(weight / (rrf_k + rank))")
     fusion_depth: int = Field(50, ge=1, le=5000, description="candidates taken from each ranking before fusion "
                                                              "(at least top_k)")
@@ -197,6 +215,8 @@ class QuerySettings(_Section):
     ppr_damping: float = Field(0.5, gt=0, lt=1, description="probability of following an edge at each step")
     ppr_seed_passages: int = Field(3, ge=1, le=100, description="the question's best passages (dense + lexical) "
                                                                "that seed the walk")
+    ppr_graph_weight: float = Field(0.0, ge=0, description="RRF weight of ppr's ranking fused with the question's "
+                                                           "passages; 0 = ppr's ranking as is (not fused)")
     ppr_entity_weight: float = Field(1.0, ge=0, description="seed mass of the entities the question matches, "
                                                             "relative to its best passage; 0 = passages only")
     ppr_entity_min_score: float = Field(1.0, ge=-1, le=1, description="match score an entity needs to seed the walk: "
@@ -382,6 +402,7 @@ class Settings(BaseSettings):
     judge: LLMSettings = Field(default_factory=LLMSettings,
                                description="the judge of `eval winrate`; base_url/model default to llm's")
     embeddings: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     query: QuerySettings = Field(default_factory=QuerySettings)

@@ -24,12 +24,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .config import Settings, load_settings
-from .errors import EmbeddingMismatchError, LLMUnavailableError, NotFoundError, ScholarGraphError, WorkspaceBusyError
+from .errors import (
+    ConfigError,
+    EmbeddingMismatchError,
+    LLMUnavailableError,
+    NotFoundError,
+    ScholarGraphError,
+    WorkspaceBusyError,
+)
 from .extract.base import Extractor
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
 from .ingest.registry import LoadOptions, missing_paths
+from .ingest.surrogates import scrub
 from .ingest.tokenizer import TextTokenizer, load_tokenizer
 from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
@@ -230,13 +238,14 @@ class KnowledgeBase:
         if not dry_run:  # unreachable server or unknown model: nothing started
             await (self._ensure_llm_ready() if extractor.uses_llm else self._ensure_embedder_ready())
         pipeline = self._pipeline(extractor)
-        opts = options or LoadOptions(include_references=self.settings.extraction.include_references)
+        opts = options or self.load_options()
         if dry_run:
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
             pipeline.estimate(docs + [_text_document(t) for t in texts], scope, report)
             report.seconds = time.perf_counter() - started
             return report
-        await self.refresh_graph(pipeline.refresher)  # leftovers of an interrupted run
+        # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end
+        await self.refresh_graph(pipeline.refresher)
         docs = [_text_document(t) for t in texts]
         if only and paths:  # the selection may name documents of these files: read them all first
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) + docs
@@ -247,6 +256,7 @@ class KnowledgeBase:
         # otherwise files are parsed and registered one by one while the first ones are extracted
         arriving = (lambda: pipeline.arrivals(list(paths), opts, scope, report, force)) if paths and not only else None
         await pipeline.run_pending(report, set(only) if only else None, arriving)
+        pipeline.file_outcomes(report)
         await self._after_index(report)
         report.usage = self.llm.usage_since(before) if self.llm else {}
         report.seconds = time.perf_counter() - started
@@ -261,6 +271,30 @@ class KnowledgeBase:
             doc = self.store.load_document(doc_id)
             if doc is not None and (row.scope != scope or row.status != DocStatus.PROCESSED):
                 pipeline.register([doc], scope, report, force=row.status == DocStatus.PROCESSED)
+
+    def load_options(self, manifest: dict[str, dict[str, Any]] | None = None) -> LoadOptions:
+        """How files are read, from the settings (references, size limits) and an optional manifest."""
+        ingest = self.settings.ingest
+        return LoadOptions(include_references=self.settings.extraction.include_references, manifest=manifest or {},
+                           max_bytes=int(ingest.max_file_mb * 1e6), max_document_bytes=int(ingest.max_document_mb * 1e6))
+
+    def maintenance_owed(self) -> bool:
+        """Graph maintenance a killed process left: elements to rebuild, entities to resolve."""
+        return bool(self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1)
+                    or (self.settings.extraction.resolve and self.store.pending_maintenance("resolve", 1)))
+
+    async def finish_maintenance(self) -> None:
+        """Finish what a killed process left (rebuilds, entity resolution) before a command that
+        writes the workspace, unless another process is indexing it (that one finishes it)."""
+        if not self.maintenance_owed():
+            return
+        lock = self.store.indexing_lock()
+        if not lock.acquire():
+            return
+        try:
+            await self._pipeline(NoExtraction()).maintain()
+        finally:
+            lock.release()
 
     async def refresh_graph(self, refresher: GraphRefresher | None = None) -> None:
         if self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1):
@@ -305,7 +339,9 @@ class KnowledgeBase:
         return matches[0].id
 
     async def adelete(self, ref: str) -> dict[str, Any]:
-        """Delete a paper named by id, file name or title (:meth:`find_document`)."""
+        """Delete a paper named by id, file name or title (:meth:`find_document`). Graph maintenance
+        an earlier run left owed is finished first (even when ``ref`` names no paper)."""
+        await self.finish_maintenance()
         doc_id = self.find_document(ref)
         row = self.store.get_document(doc_id)
         if row is not None:  # papers citing it now cite a stub of it (graph.citations)
@@ -336,6 +372,7 @@ class KnowledgeBase:
                         clues: bool = True, subgraph: bool = True) -> Retrieval:
         """Ranked, numbered evidence for a question; ``clues``/``subgraph`` = False reproduce the
         thesis ablations (keywords without corpus clues; one-hop neighbours instead of the subgraph)."""
+        question = _question(question)
         await self._ensure_llm_ready()
         return await self.engine().retrieve(question, mode, top_k, clues=clues, subgraph=subgraph)
 
@@ -348,6 +385,7 @@ class KnowledgeBase:
                      history: Sequence[tuple[str, str]] | None = None) -> Answer:
         """``session`` keeps the conversation in the workspace; ``history`` ((question, answer) turns)
         gives it explicitly instead (an OpenAI-style chat request carries its own)."""
+        question = _question(question)
         await self._ensure_llm_ready()
         history = list(history or []) if not session else self.store.session_history(session)
         answer = await self.engine().answer(question, mode, top_k, history=history, on_text=on_text, clues=clues,
@@ -363,10 +401,12 @@ class KnowledgeBase:
 
     def status(self) -> list[dict[str, Any]]:
         """One row per document. ``status`` is the stored one, except ``INTERRUPTED`` for a document left
-        PROCESSING by a run that has ended (resumed by the next ``index`` run)."""
+        PROCESSING by a run that has ended (resumed by the next ``index`` run). ``chunk_failures``: chunks
+        still without usable model output (the paper is incomplete until a run retries them)."""
         rows = self.store.list_documents()
         interrupted = self.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
-        return [_status_row(r, r.id in interrupted) for r in rows]
+        failures = self.store.chunk_failure_counts()
+        return [_status_row(r, r.id in interrupted, failures.get(r.id, 0)) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
@@ -378,6 +418,7 @@ class KnowledgeBase:
             "entities": self.store.count("entities"),
             "relations": self.store.count("relations"),
             "keywords": self.store.count("keywords"),
+            "chunk_failures": self.store.count("chunk_failures"),
             "mentions": self.store.count("mentions"),
             "sentences": self.store.count("sentences"),
             "embedding_model": self.store.get_meta("embedding_model"),
@@ -402,6 +443,7 @@ class KnowledgeBase:
     async def amerge_entities(self, keep: str, *others: str) -> dict[str, Any]:
         from .graph.edit import merge_entities
 
+        await self.finish_maintenance()
         keep_id = self._one_entity(keep)
         other_ids = [self._one_entity(o) for o in others]
         gone = merge_entities(self.store, keep_id, other_ids)
@@ -414,6 +456,7 @@ class KnowledgeBase:
     async def asplit_entity(self, ref: str) -> list[str]:
         from .graph.edit import split_entity
 
+        await self.finish_maintenance()
         ids = split_entity(self.store, self._one_entity(ref))
         await self.refresh_graph()
         return ids
@@ -583,14 +626,23 @@ class KnowledgeBase:
         self.close()
 
 
+def _question(question: str) -> str:
+    """A question as the engine takes it: lone surrogates (undecodable bytes in a shell argument)
+    replaced; an empty one refused."""
+    question = scrub(question)
+    if not question.strip():
+        raise ConfigError("the question is empty")
+    return question
+
+
 def _text_document(item: str | dict[str, Any]) -> Document:
     if isinstance(item, str):
         item = {"text": item}
-    text = str(item.get("text", "")).strip()
+    text = scrub(str(item.get("text", ""))).strip()
     if not text:
         raise ScholarGraphError("an inserted text is empty")
     doc_id, md5 = make_doc_id(item.get("id"), text)
-    title = str(item.get("title") or text.split("\n", 1)[0][:120])
+    title = scrub(str(item.get("title") or text.split("\n", 1)[0][:120]))
     return Document(id=doc_id, title=title, sections=[Section("", text)], content_md5=md5,
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
 
@@ -598,10 +650,10 @@ def _text_document(item: str | dict[str, Any]) -> Document:
 INTERRUPTED = "INTERRUPTED"  # shown for a PROCESSING document whose run has ended
 
 
-def _status_row(r: DocumentRow, interrupted: bool = False) -> dict[str, Any]:
+def _status_row(r: DocumentRow, interrupted: bool = False, chunk_failures: int = 0) -> dict[str, Any]:
     return {
         "id": r.id, "title": r.title, "status": INTERRUPTED if interrupted else r.status.value, "scope": r.scope,
-        "profile": r.profile, "chunks": r.chunks,
+        "profile": r.profile, "chunks": r.chunks, "chunk_failures": chunk_failures,
         "error": "interrupted: the next `scholargraph index` run resumes it" if interrupted else r.error, "source_path": r.source_path,
         "updated_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.updated_at)),
     }

@@ -240,11 +240,15 @@ class Relation:
 
 @dataclass
 class ChunkFailure:
-    """A chunk whose model output could not be used; the document continues without it."""
+    """A chunk whose model output could not be used; the document continues without it, marked
+    as incomplete until a later run extracts the chunk (``profile``: the profile that failed on it;
+    ``attempts``: how many runs did)."""
 
     chunk_id: str
     reason: str
     raw: str = ""
+    profile: str = ""
+    attempts: int = 1
 
 
 @dataclass
@@ -253,6 +257,7 @@ class Extraction:
     relations: list[RelationRecord] = field(default_factory=list)
     keywords: list[KeywordRecord] = field(default_factory=list)
     failures: list[ChunkFailure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was cut or dropped from usable output
     # sentence-level provenance (localkg): the sentences read and the mentions found in them
     sentences: list[SentenceRecord] = field(default_factory=list)
     mentions: list[MentionRecord] = field(default_factory=list)
@@ -262,6 +267,7 @@ class Extraction:
         self.relations.extend(other.relations)
         self.keywords.extend(other.keywords)
         self.failures.extend(other.failures)
+        self.notes.extend(other.notes)
         self.sentences.extend(other.sentences)
         self.mentions.extend(other.mentions)
 

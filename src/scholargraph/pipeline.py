@@ -8,9 +8,16 @@ element extraction flow.
   processed concurrently (bounded); each one is chunked, embedded and extracted, then committed
   as ONE unit of work together with its PROCESSED status — a crash never leaves half a document.
   Documents left PROCESSING by a crash are resumed.
-* Extraction failures of single chunks are recorded and the document continues; a document
-  that fails as a whole is FAILED with the reason; an LLM server that disappears mid-run stops
-  the run and leaves the remaining documents PENDING for the next run.
+* Extraction failures of single chunks are recorded and the document continues, marked
+  incomplete (``status``; the run exits non-zero); the next run retries exactly those chunks (for
+  an extractor that works chunk by chunk; others process the document again). A document that
+  fails as a whole is FAILED with the reason; an LLM server that disappears mid-run stops the run
+  and leaves the remaining documents PENDING for the next run.
+* Graph maintenance a run owes (entities to compare in the resolution pass) is queued in the
+  commit that creates it (``MaintenanceStore``), so a kill in the final phase leaves it to the
+  next run instead of losing it (docs/reliability.md).
+* Every input path is reported once (``report.files``): indexed, already indexed, duplicate of
+  another path, incomplete, pending, or failed with the reason.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,49 +38,22 @@ import numpy as np
 from .config import Settings
 from .errors import LLMUnavailableError, LoadError, ScholarGraphError
 from .extract.base import Extractor
+from .extract.limits import ChunkLimits, limit_per_chunk
 from .graph.merge import entity_keys, plan_writes
 from .graph.refresh import GraphRefresher
 from .ingest.chunking import chunk_document
 from .ingest.identity import content_md5
-from .ingest.registry import LoadOptions, iter_files, load_file
+from .ingest.registry import LoadOptions, display_path, iter_files, load_file
 from .ingest.tokenizer import TextTokenizer
 from .llm.embeddings import Embedder
 from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
 from .progress import NullProgress, Progress
-from .store.base import GraphRemoval, Store
+from .report import FileLedger, IndexReport
+from .store.base import DocumentRow, GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 T = TypeVar("T")
-
-
-@dataclass
-class IndexReport:
-    profile: str
-    added: list[str] = field(default_factory=list)
-    skipped: list[dict] = field(default_factory=list)
-    failed: list[dict] = field(default_factory=list)
-    resumed: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    chunks: int = 0
-    chunk_failures: int = 0
-    usage: dict[str, Usage] = field(default_factory=dict)
-    seconds: float = 0.0
-    stopped: str | None = None
-
-    def to_json(self) -> dict:
-        from .models import usage_to_json
-
-        return {
-            "profile": self.profile, "processed": self.added, "skipped": self.skipped, "failed": self.failed,
-            "resumed": self.resumed, "warnings": self.warnings, "notes": self.notes, "chunks": self.chunks,
-            "chunk_failures": self.chunk_failures, "usage": usage_to_json(self.usage),
-            "seconds": round(self.seconds, 3), "stopped": self.stopped,
-        }
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed and self.stopped is None
+__all__ = ["IndexReport", "Pipeline", "select_scope"]
 
 
 @dataclass
@@ -86,6 +66,7 @@ class _Analysis:
     extraction: Extraction
     keyword_texts: list[str]
     keyword_vectors: np.ndarray | None
+    repair: bool = False  # only the document's failed chunks, extracted again (its chunks are stored)
 
 
 def select_scope(doc: Document, scope: str) -> Document:
@@ -126,13 +107,17 @@ class Pipeline:
         self._stop: str | None = None
         self._chunker: ThreadPoolExecutor | None = None  # set while run_pending runs
         self._parser: ThreadPoolExecutor | None = None  # likewise: the one thread that parses files
-        self.touched_entities: set[str] = set()
+        self.files = FileLedger()  # input path -> documents and outcome, for report.files
 
     # -- process flow ---------------------------------------------------------------------
 
     def load_paths(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Document]:
         files = self._files(paths, report)
         return [doc for path in files for doc in self.load_one(path, report, options)]
+
+    def file_outcomes(self, report: IndexReport) -> None:
+        """Fill ``report.files``: one outcome per input path (call when the run is over)."""
+        report.files = self.files.outcomes(report, set(self.store.pending_ids()))
 
     def _files(self, paths: Sequence[str | Path], report: IndexReport) -> list[Path]:
         files = list(iter_files(paths))
@@ -163,30 +148,66 @@ class Pipeline:
             if self._stop is not None:
                 return
             docs = await self._in_thread(self._parser, self.load_one, path, report, options)
-            yield await self._in_thread(self._parser, self.register, docs, scope, report, force)
+            yield await self._in_thread(self._parser, self.register, docs, scope, report, force, display_path(path))
+
+    @staticmethod
+    def failed_file_id(path: str) -> str:
+        """The FAILED row of a file that could not be read: one per path (identical broken files
+        are each reported), whatever the file holds."""
+        return f"file:{content_md5(display_path(Path(path).absolute()))}"
 
     def _record_failed_file(self, path: Path, reason: str, report: IndexReport) -> None:
-        try:
-            data = path.read_bytes() if path.is_file() else str(path).encode()
-        except OSError:
-            data = str(path).encode()
-        doc_id = f"file:{content_md5(data.decode('latin-1'))}"
-        self.store.add_failed_file(doc_id, str(path), reason)
-        report.failed.append({"id": doc_id, "path": str(path), "error": reason})
-        self.progress.log(f"[red]failed[/red] {path}: {reason}")
+        shown = display_path(path)
+        doc_id = self.failed_file_id(shown)
+        self.store.add_failed_file(doc_id, shown, reason)
+        report.failed.append({"id": doc_id, "path": shown, "error": reason})
+        self.files.failed_file(shown, reason)
+        self.progress.log(f"[red]failed[/red] {shown}: {reason}")
 
-    def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False) -> list[str]:
+    def register(self, docs: Iterable[Document], scope: str, report: IndexReport, force: bool = False,
+                 path: str | None = None) -> list[str]:
         """Dedup against the workspace and mark new work PENDING (returns those ids). Existing
-        documents are untouched."""
+        documents are untouched, except that a processed one with failed chunks is queued again (for
+        those chunks). ``path``: the input file the documents came from (for ``report.files``)."""
         docs = list(docs)  # one unit of work (one commit) for the whole batch
-        return self.store.write(lambda: [doc.id for doc in docs if self._register_one(doc, scope, report, force)])
 
-    def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool) -> bool:
+        def work() -> list[str]:
+            if path is not None and docs:  # the file reads now: its FAILED row of an earlier run goes
+                stale = self.failed_file_id(path)
+                if (row := self.store.get_document(stale)) is not None and row.status == DocStatus.FAILED:
+                    self.store.delete_document(stale)
+            return [doc.id for doc in docs if self._register_one(doc, scope, report, force, path)]
+
+        return self.store.write(work)
+
+    def _register_one(self, doc: Document, scope: str, report: IndexReport, force: bool, path: str | None) -> bool:
+        first = self.files.first_path(doc.id) if path is not None else None
+        if path is not None and first is not None and first != path:  # the same paper twice in this run
+            self.files.document(path, doc.id, "duplicate", first)
+            report.skipped.append({"id": doc.id, "title": doc.title, "path": path, "reason": f"duplicate of {first}"})
+            return False
         existing = self.store.get_document(doc.id)
+        queued = self._should_queue(doc, existing, scope, report, force, path)
+        if path is not None and queued is not None:
+            self.files.document(path, doc.id, "queued")
+        return bool(queued)
+
+    def _should_queue(self, doc: Document, existing: DocumentRow | None, scope: str, report: IndexReport, force: bool,
+                      path: str | None) -> bool | None:
+        """True: made PENDING now; False: PENDING already (picked up with the other pending work);
+        None: nothing to do (reported as skipped)."""
         if existing and existing.status == DocStatus.PROCESSED and not force:
             if existing.scope == Scope.FULL.value or existing.scope == scope:
-                report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
-                return False
+                if self._has_failed_chunks(doc.id):
+                    self.store.set_status(doc.id, DocStatus.PENDING)  # retry the failed chunks
+                    return True
+                other = existing.source_path if existing.source_path not in ("", path, "(text)") else None
+                if path is not None:
+                    self.files.document(path, doc.id, "duplicate" if other else "already indexed", other)
+                reason = f"duplicate of {other} (already indexed)" if other else "already indexed"
+                report.skipped.append({"id": doc.id, "title": doc.title, "path": path or doc.source_path,
+                                       "reason": reason})
+                return None
             self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
         elif existing and existing.status == DocStatus.PROCESSED:
             self._drop_indexed(doc.id)  # --force: its records are written again, not a second time
@@ -194,6 +215,24 @@ class Pipeline:
             return False  # picked up with the other pending work
         self.store.add_pending(doc, scope, self.extractor.name)
         return True
+
+    def _has_failed_chunks(self, doc_id: str) -> bool:
+        """Unrepaired chunk failures this run's profile can retry."""
+        return any(f.profile == self.extractor.name for f in self.store.chunk_failures([doc_id]).get(doc_id, []))
+
+    def requeue_failed_chunks(self, only: set[str] | None) -> list[str]:
+        """Processed documents with chunks this profile failed on go back to PENDING (the run retries
+        those chunks); returns their ids."""
+        def work() -> list[str]:
+            failed = [d for d, fs in self.store.chunk_failures().items()
+                      if (only is None or d in only) and any(f.profile == self.extractor.name for f in fs)]
+            rows = self.store.documents_by_id(failed)
+            ids = sorted(d for d, row in rows.items() if row.status == DocStatus.PROCESSED)
+            for doc_id in ids:
+                self.store.set_status(doc_id, DocStatus.PENDING)
+            return ids
+
+        return self.store.write(work)
 
     def _drop_indexed(self, doc_id: str) -> list[str]:
         """Remove a document's graph, vectors and chunks (its row stays); returns its chunk ids.
@@ -216,6 +255,9 @@ class Pipeline:
         """Process every PENDING document (largest first), and those ``arriving`` registers while
         the run goes on (files parsed one by one: extraction starts before the last file is read)."""
         report.resumed = self.store.reset_stale_processing()
+        retried = self.requeue_failed_chunks(only)
+        if retried:
+            report.notes.append(f"retrying the failed chunks of {len(retried)} paper(s) marked incomplete")
         self.progress.start(len(self.store.pending_ids(only)))
         reading = asyncio.Semaphore(self.parallel_documents())
         arrived: asyncio.Queue[list[str] | None] = asyncio.Queue()
@@ -286,90 +328,131 @@ class Pipeline:
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
     async def _resolve(self, report: IndexReport) -> None:
-        """Entity resolution over what this run added (graph.resolution_pass); then rebuild."""
+        """Entity resolution over the entities indexing queued (graph.resolution_pass) — this run's
+        and those a killed run left; then rebuild what it merged."""
         cfg = self.settings.extraction
-        touched = {e for e in self.touched_entities if e}
-        if not cfg.resolve or not touched:
+        if not cfg.resolve or not self.store.pending_maintenance("resolve", 1):
             return
-        from .graph.resolution_pass import resolve_touched
+        from .graph.resolution_pass import resolve_pending
         from .graph.resolve import ResolutionSettings
 
-        groups = await asyncio.to_thread(resolve_touched, self.store, touched,
-                                         ResolutionSettings(threshold=cfg.resolution_threshold))
+        groups = await asyncio.to_thread(resolve_pending, self.store, ResolutionSettings(threshold=cfg.resolution_threshold))
         if groups:
             report.notes.append(f"entity resolution merged {sum(len(g) - 1 for g in groups)} entities into "
                                 f"{len(groups)} (see `scholargraph entities`; undo with `entities --split`)")
             await self.refresher.refresh()
 
+    async def maintain(self, report: IndexReport | None = None) -> None:
+        """Finish the graph maintenance a killed process left: rebuild what is marked dirty, resolve
+        the queued entities, rebuild again. Cheap when there is none."""
+        if self.store.dirty_ids("entities", 1) or self.store.dirty_ids("relations", 1):
+            await self.refresher.refresh()
+        await self._resolve(report or IndexReport(profile=self.extractor.name))
+
     async def _in_thread(self, executor: ThreadPoolExecutor | None, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(executor, functools.partial(fn, *args))
 
-    def _prepare(self, doc_id: str) -> tuple[Document, list[Chunk]] | None:
+    def _prepare(self, doc_id: str) -> tuple[Document, list[Chunk], bool] | None:
         """Load a claimed document and chunk it (in the chunking thread; reading never waits for a
-        commit in progress)."""
+        commit in progress). A processed document with failed chunks gives those stored chunks alone
+        (``True``: a repair) when the extractor works chunk by chunk."""
         found = self.store.document_to_process(doc_id)
         if found is None:
             return None
         doc = select_scope(*found)
-        return doc, self._chunks(doc)
+        failed = {f.chunk_id for f in self.store.chunk_failures([doc_id]).get(doc_id, [])}
+        if failed and getattr(self.extractor, "repairs_chunks", False):
+            stored = [c for c in self.store.chunks_of(doc_id) if c.id in failed]
+            if stored:
+                return doc, stored, True
+        return doc, self._chunks(doc), False
 
     async def _process(self, doc_id: str, report: IndexReport, reading: asyncio.Semaphore) -> None:
         """One claimed document; ``reading`` (acquired by the feeder) is released once it is
         analysed, so a slow commit never keeps the next document from starting."""
+        repair = False
         try:
             try:
                 prepared = await self._in_thread(self._chunker, self._prepare, doc_id)
                 if prepared is None:
                     raise ScholarGraphError("the stored document has no parsed text; index its file again")
+                repair = prepared[2]
                 analysis = await self._analyse(*prepared)
             finally:
                 reading.release()
             await self.store.awrite(lambda: self._commit(analysis))
         except LLMUnavailableError as exc:
             self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
-            await self.store.awrite(lambda: self.store.set_status(doc_id, DocStatus.PENDING))
-            return
-        except ScholarGraphError as exc:
-            reason = str(exc)
-            await self.store.awrite(lambda: self._fail(doc_id, reason, report))
+            status = DocStatus.PROCESSED if repair else DocStatus.PENDING  # a repair is retried by the next run anyway
+            await self.store.awrite(lambda: self.store.set_status(doc_id, status))
             return
         except Exception as exc:  # never let one document crash the run
-            reason = f"{type(exc).__name__}: {exc}"
-            await self.store.awrite(lambda: self._fail(doc_id, reason, report))
+            reason = str(exc) if isinstance(exc, ScholarGraphError) else f"{type(exc).__name__}: {exc}"
+            await self.store.awrite(lambda: self._fail(doc_id, reason, report, repair))
             return
         report.added.append(doc_id)
         report.chunks += len(analysis.chunks)
-        report.chunk_failures += len(analysis.extraction.failures)
-        if analysis.extraction.failures:
-            count = len(analysis.extraction.failures)
-            report.warnings.append(f"{doc_id}: {count} chunk(s) had unusable model output (see status)")
+        failures = analysis.extraction.failures
+        report.warnings += [f"{doc_id}: {note}" for note in analysis.extraction.notes]
+        if failures:
+            report.chunk_failures += len(failures)
+            report.incomplete.append(doc_id)
+            report.warnings.append(f"{doc_id}: {len(failures)} chunk(s) without usable model output — the paper is marked "
+                                   "incomplete; rerun the same command to retry exactly those chunks")
 
-    def _fail(self, doc_id: str, reason: str, report: IndexReport) -> None:
-        self.store.set_status(doc_id, DocStatus.FAILED, reason)
+    def _fail(self, doc_id: str, reason: str, report: IndexReport, repair: bool = False) -> None:
+        """A document failed as a whole. When only its failed chunks were being retried, it stays
+        processed (with those chunks still marked) rather than failed."""
+        if repair:
+            self.store.set_status(doc_id, DocStatus.PROCESSED)
+            reason = f"retrying its failed chunks: {reason}"
+        else:
+            self.store.set_status(doc_id, DocStatus.FAILED, reason)
         report.failed.append({"id": doc_id, "error": reason})
         self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
 
-    async def _analyse(self, doc: Document, chunks: list[Chunk]) -> _Analysis:
+    async def _analyse(self, doc: Document, chunks: list[Chunk], repair: bool = False) -> _Analysis:
         if not chunks:
             raise ScholarGraphError("no text to index after parsing (empty sections)")
+        texts = [] if repair else [c.text for c in chunks]  # a repair's chunks have their vectors already
         # embedding (CPU) and extraction (LLM I/O) of a document overlap
-        vectors, extraction = await asyncio.gather(self.embedder.embed([c.text for c in chunks]),
-                                                   self.extractor.extract(doc, chunks))
+        vectors, extraction = await asyncio.gather(self.embedder.embed(texts), self.extractor.extract(doc, chunks))
+        cfg = self.settings.extraction
+        extraction.notes += limit_per_chunk(extraction, ChunkLimits(cfg.max_entities_per_chunk,
+                                                                    cfg.max_relations_per_chunk,
+                                                                    cfg.max_keywords_per_chunk))
         keyword_texts = list(dict.fromkeys(k.text.strip() for k in extraction.keywords if k.text.strip()))
         keyword_vectors = await self.embedder.embed(keyword_texts) if keyword_texts else None
-        return _Analysis(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors)
+        return _Analysis(doc, chunks, vectors, extraction, keyword_texts, keyword_vectors, repair)
 
     def _commit(self, analysis: _Analysis) -> None:
-        """Everything a document adds, with its PROCESSED status: one unit of work."""
-        doc, chunks, vectors, extraction = analysis.doc, analysis.chunks, analysis.vectors, analysis.extraction
-        keyword_texts, keyword_vectors = analysis.keyword_texts, analysis.keyword_vectors
+        """Everything a document adds, with its PROCESSED status: one unit of work. A repair adds
+        what its chunks gave and clears their failure records (those that failed again stay)."""
+        doc, chunks, extraction = analysis.doc, analysis.chunks, analysis.extraction
+        if analysis.repair:
+            failing = {f.chunk_id for f in extraction.failures}
+            self.store.clear_chunk_failures(doc.id, [c.id for c in chunks if c.id not in failing])
+        else:
+            row = self.store.get_document(doc.id)
+            if row is not None and row.chunks:  # processed before (a document processed again as a whole)
+                self._drop_indexed(doc.id)
+            self.store.clear_chunk_failures(doc.id)
+            self.store.insert_chunks(chunks, row.scope if row else "full")
+            self.store.put_vectors("chunk", [c.id for c in chunks], analysis.vectors)
+        self._write_graph(doc.id, analysis)
+        if extraction.failures:
+            self.store.record_chunk_failures(doc.id, self.extractor.name, extraction.failures)
+        self.store.set_status(doc.id, DocStatus.PROCESSED)
+
+    def _write_graph(self, doc_id: str, analysis: _Analysis) -> None:
+        """The extraction's entities, relations and keywords (inside the commit); its entities are
+        queued for the resolution pass in the same unit of work."""
+        extraction, keyword_texts, keyword_vectors = analysis.extraction, analysis.keyword_texts, analysis.keyword_vectors
         known = self.store.entities_by_keys(entity_keys(extraction, self.key_fn))
-        writes = plan_writes(doc.id, extraction, self.key_fn, known)
-        row = self.store.get_document(doc.id)
-        self.store.insert_chunks(chunks, row.scope if row else "full")
-        self.store.put_vectors("chunk", [c.id for c in chunks], vectors)
+        writes = plan_writes(doc_id, extraction, self.key_fn, known)
         self.store.write_entities(writes.entities)
-        self.touched_entities.update(e.id for e in writes.entities)
+        if self.settings.extraction.resolve:
+            self.store.queue_maintenance("resolve", (e.id for e in writes.entities))
         self.store.write_relations(writes.relations)
         new_keywords = set(self.store.write_keywords(writes.keywords))
         if keyword_vectors is not None and new_keywords:
@@ -377,10 +460,7 @@ class Pipeline:
             fresh = {k.id: by_text[k.text] for k in writes.keywords if k.id in new_keywords and k.text in by_text}
             if fresh:
                 self.store.put_vectors("keyword", list(fresh), np.stack(list(fresh.values())))
-        self._write_provenance(doc.id, extraction, writes)
-        if extraction.failures:
-            self.store.record_chunk_failures(doc.id, self.extractor.name, extraction.failures)
-        self.store.set_status(doc.id, DocStatus.PROCESSED)
+        self._write_provenance(doc_id, extraction, writes)
 
     def _write_provenance(self, doc_id: str, extraction: Extraction, writes: GraphWrites) -> None:
         """Sentences and mentions (localkg), each mention resolved to the entity its name became."""

@@ -91,6 +91,16 @@ def test_unusable_judgements_are_counted(llm_server, workdir):
     assert verdicts.rate("overall") == (None, [None, None, None])
 
 
+def test_an_unusable_verdict_is_not_cached(llm_server, workdir):
+    """Trials 1 and 3 show the answers in the same order (the same prompt): the unusable first
+    verdict is not replayed from the cache for the third, the judge is asked again."""
+    server = llm_server(rules=[Rule("judge", JUDGE_MARK, "no idea")] + default_rules())
+    _indexed(server, workdir)
+    with _kb(server, workdir) as kb:
+        kb.run(winrate(kb, kb.llm, ["What is RAG?"], parse_side("naive"), parse_side("hybrid")))
+    assert server.stats.by_kind["judge"]["calls"] == 3
+
+
 def test_questions_missing_from_an_imported_file_are_reported_not_judged(llm_server, workdir, tmp_path):
     server = llm_server(rules=default_rules())
     _indexed(server, workdir)

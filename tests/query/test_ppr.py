@@ -73,6 +73,22 @@ def test_ppr_mode_through_the_engine(make_engine):
     assert "seeds" in r.details and r.details["graph_text_units"][0] == "c3"
 
 
+def test_ppr_ranking_is_fused_with_the_passages_only_when_ppr_graph_weight_is_set(make_engine):
+    from scholargraph.query.rank import rrf
+
+    question = "What causes swelling of tissue?"
+    plain = asyncio.run(make_engine().retrieve(question, "ppr", top_k=5))
+    units = plain.details["graph_text_units"]
+    assert [s.chunk_id for s in plain.sources if s.kind == "chunk"] == units[:5]  # default: not fused
+
+    fused = asyncio.run(make_engine(ppr_graph_weight=0.5).retrieve(question, "ppr", top_k=5))
+    lists = [[(c, 0.0) for c in fused.details["graph_text_units"]],
+             *([(c, 0.0) for c in fused.details["passages"][key]] for key in ("dense", "lexical"))]
+    q = QuerySettings()
+    expected = rrf(lists, [0.5, q.dense_weight, q.graph_lexical_weight], q.rrf_k, 5)
+    assert [s.chunk_id for s in fused.sources if s.kind == "chunk"] == [c for c, _ in expected]
+
+
 # A two-hop question: the first passage names the director; only the director's own passage says
 # where he was born, and it shares no word with the question but his name. Four distractor
 # passages about other directors' births share the common "film director" entity with the first.

@@ -49,3 +49,19 @@ def test_relevance_by_support_keeps_only_graph_units_and_weighs_both():
     # support alone (relevance weighted 0) is the old frequency order
     assert _ids(relevance_by_support(support, dense, lexical, weights=(1.0, 0.0, 0.0))) == ["u1", "u2", "u3"]
     assert relevance_by_support({}, dense, lexical) == []
+
+
+def test_graph_modes_fuse_their_units_with_the_lexical_passages_weighted_by_their_own_setting():
+    from scholargraph.config import QuerySettings
+    from scholargraph.query.passages import PassageLists, fuse_text_units
+
+    graph = [("g", 1.0)]
+    passages = PassageLists(dense=[("d", 0.9)], lexical=[("x", 7.0)])
+    # defaults: the lexical list outweighs the graph's units and the dense list (HotpotQA: rare names)
+    assert _ids(fuse_text_units(graph, passages, QuerySettings(), 10)) == ["x", "d", "g"]
+    # graph_lexical_weight is the graph fusion's own: lexical_weight (naive's fusion) does not change it
+    even = QuerySettings(graph_weight=1.0, graph_lexical_weight=1.0, lexical_weight=5.0)
+    assert _ids(fuse_text_units(graph, passages, even, 10)) == ["g", "d", "x"]
+    # an explicit graph weight (ppr's ppr_graph_weight) replaces query.graph_weight
+    assert _ids(fuse_text_units(graph, passages, even, 10, graph_weight=3.0))[0] == "g"
+    assert _ids(fuse_text_units(graph, passages, even, 10, graph_weight=0.5))[-1] == "g"

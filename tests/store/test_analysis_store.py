@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 
-from fixtures.schema_undo import UNDO_V5
-
 from scholargraph.store import open_store
-from scholargraph.store.schema import SCHEMA_VERSION
+from scholargraph.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def test_v2_workspace_is_migrated(tmp_path):
-    store = open_store(tmp_path / "old")
-    store.close()
-    db = tmp_path / "old" / "scholargraph.sqlite"
-    conn = sqlite3.connect(db)
-    conn.executescript("DROP TABLE community_members; DROP TABLE communities; DROP TABLE community_reports; "
-                       "DROP TABLE paper_references; DROP TABLE stub_papers; " + UNDO_V5 +
-                       "DROP TRIGGER chunks_drop_terms; DROP TABLE chunk_terms; PRAGMA user_version = 2;")
+    path = tmp_path / "old"
+    path.mkdir()
+    db = path / "scholargraph.sqlite"
+    conn = sqlite3.connect(db)  # a v2 workspace, as that version made it (later steps add their own tables)
+    for version, step in enumerate(MIGRATIONS[:2], 1):
+        conn.executescript(f"BEGIN;\n{step}\nPRAGMA user_version = {version};\nCOMMIT;")
     conn.close()
-    store = open_store(tmp_path / "old")
+    store = open_store(path)
     try:
         assert store.list_communities() == [] and store.references() == []
     finally:

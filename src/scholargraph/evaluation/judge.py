@@ -80,5 +80,10 @@ async def judge_once(llm, question: str, answers: dict[str, str], order: tuple[s
     prompt = load_prompt("judge")
     messages = prompt.messages(question=question, name1=NAMES[0], answer1=answers[order[0]],
                                name2=NAMES[1], answer2=answers[order[1]])
-    reply = await llm.chat(messages, purpose="judge")
-    return parse_verdict(reply.text, order)
+    reply = await llm.chat(messages, purpose="judge",
+                           parse=lambda raw: parse_verdict(raw, order))  # an unusable verdict is not cached
+    if reply.error is not None:
+        if isinstance(reply.error, ModelOutputError):
+            raise reply.error
+        raise ModelOutputError(str(reply.error), reply.text)
+    return reply.parsed

@@ -24,6 +24,7 @@ REPAIR_NOTE = ("Your previous reply could not be read. Reply with the records on
 class AcademicExtractor:
     name = "academic"
     uses_llm = True
+    repairs_chunks = True  # chunks are extracted one by one: a rerun retries exactly the failed ones
 
     def __init__(self, llm, settings: ExtractionSettings, entity_types: list[str], relation_types: list[str] | None = None):
         self.llm = llm
@@ -90,23 +91,33 @@ class AcademicExtractor:
 
     async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
                     allow_empty: bool = False) -> Extraction:
-        result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id)
-        if says_none(result.text):
-            return Extraction()
-        try:
-            return self._typed(parse_extraction(result.text, chunk_id, self.entity_types))
-        except ModelOutputError as first:
-            if allow_empty:
-                raise
-            retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
-            again = await self.llm.chat(retry, purpose=purpose, document_id=doc_id)
-            try:
-                return self._typed(parse_extraction(again.text, chunk_id, self.entity_types))
-            except ModelOutputError:
-                raise ModelOutputError(first.reason, result.text) from None
+        def parse(text: str) -> Extraction:  # validated before the client caches the reply
+            if says_none(text):
+                return Extraction()
+            return parse_extraction(text, chunk_id, self.entity_types)
+
+        result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id, parse=parse)
+        if result.error is None:
+            return self._typed(_noted(result, chunk_id))
+        reason = getattr(result.error, "reason", str(result.error))
+        if allow_empty:
+            raise ModelOutputError(reason, result.text)
+        retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
+        again = await self.llm.chat(retry, purpose=purpose, document_id=doc_id, parse=parse)
+        if again.error is None:
+            return self._typed(_noted(again, chunk_id))
+        raise ModelOutputError(reason, result.text)
 
 
 def says_none(text: str) -> bool:
     """The model's explicit "nothing to extract" answer ("none", "None.", "<|COMPLETE|>")."""
     return text.strip().strip(" .`\"'").casefold() in {"none", "<|complete|>", "nothing", "n/a"}
+
+
+def _noted(result, chunk_id: str) -> Extraction:
+    found: Extraction = result.parsed
+    if result.truncated:
+        found.notes.append(f"chunk {chunk_id}: the model's reply of {result.truncated:,} characters was cut at "
+                           f"{len(result.text):,} (llm.max_reply_chars)")
+    return found
 

@@ -126,6 +126,7 @@ class GraphRefresher:
 
     async def _entities(self, ids: list[str]) -> int:
         versions = self.store.versions("entities", ids)
+        names = {i: e.name for i, e in self.store.get_entities(ids, sources=False).items()}
         merged = [merge_entity(s) for s in self.store.entity_sources(ids).values()]
         descs = await asyncio.gather(*(self._description("entity", m.name, m.description.split("\n")) for m in merged))
         texts = [entity_text(m.name, m.type, d, m.aliases) for m, d in zip(merged, descs, strict=True)]
@@ -136,6 +137,10 @@ class GraphRefresher:
         def store_rebuilt() -> int:
             rebuilt = [i for i, m in enumerate(merged) if self.store.update_entity(m, versions.get(m.id, 0.0))]
             self.store.put_vectors("entity", [merged[i].id for i in rebuilt], vectors[rebuilt])
+            # a relation's vector text names its ends: an entity that changed name makes them stale
+            renamed = [merged[i].id for i in rebuilt if names.get(merged[i].id) != merged[i].name]
+            if renamed:
+                self.store.touch_relations(self.store.relations_touching(renamed))
             return len(rebuilt)
 
         return await self.store.awrite(store_rebuilt)

@@ -3,7 +3,10 @@ themselves and with their nearest stored neighbours (vector index), groups that 
 links are merged (provenance moves, relations re-key), and the refresher rebuilds them.
 
 Incremental by construction: only groups that contain a touched entity are merged, so a run
-costs in proportion to what it added, never a pass over the whole graph.
+costs in proportion to what it added, never a pass over the whole graph. The touched entities are
+queued durably by each document's commit (``Store.queue_maintenance("resolve", ...)``) and leave
+the queue in the unit of work that merges them: a run killed before or during this pass leaves
+the work to the next one (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -26,10 +29,24 @@ def candidate_pool(store: Store, touched: set[str], k: int) -> list[Candidate]:
 
 
 def resolve_touched(store: Store, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
-    """Merge what the resolver links among ``touched`` entities and their neighbours; returns the groups."""
-    if not touched or not store.get_meta("embedding_dim"):
-        return []
-    groups = [g for g in resolve(candidate_pool(store, touched, settings.k), settings) if touched & set(g)]
-    for group in groups:
-        merge_entities(store, group[0], group[1:])
+    """Merge what the resolver links among ``touched`` entities and their neighbours, and take them
+    off the resolution queue: every merge and the queue's update are ONE unit of work, so a process
+    killed here leaves either all of it or none (the queue then still holds the entities). Returns
+    the groups."""
+    groups: list[list[str]] = []
+    if touched and store.get_meta("embedding_dim"):
+        groups = [g for g in resolve(candidate_pool(store, touched, settings.k), settings) if touched & set(g)]
+
+    def work() -> None:
+        for group in groups:
+            merge_entities(store, group[0], group[1:])
+        store.finish_maintenance("resolve", touched)
+
+    store.write(work)
     return groups
+
+
+def resolve_pending(store: Store, settings: ResolutionSettings) -> list[list[str]]:
+    """Resolve the entities indexing queued (``MaintenanceStore`` task "resolve"): this run's, and
+    any a killed run left."""
+    return resolve_touched(store, set(store.pending_maintenance("resolve")), settings)

@@ -395,4 +395,4 @@ def load(path: Path, options: LoadOptions) -> list[Document]:
     return [parse_html(path.read_bytes(), path, options)]
 
 
-SPECS = [LoaderSpec("html", (".html", ".htm"), load, "HTML pages and articles (lxml)")]
+SPECS = [LoaderSpec("html", (".html", ".htm"), load, "HTML pages and articles (lxml)", one_document=True)]

@@ -13,7 +13,8 @@ def normalise_for_hash(text: str) -> str:
 
 
 def content_md5(text: str) -> str:
-    return hashlib.md5(normalise_for_hash(text).encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate (scrubbed later, see ingest.surrogates) must not crash the hash
+    return hashlib.md5(normalise_for_hash(text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _ID_SAFE = re.compile(r"[^A-Za-z0-9._:/-]+")

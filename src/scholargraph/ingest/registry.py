@@ -16,14 +16,17 @@ from pathlib import Path
 from ..errors import LoadError, NotFoundError
 from ..models import Document
 
-MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_FILE_BYTES = 256_000_000  # settings: ingest.max_file_mb
+MAX_DOCUMENT_BYTES = 5_000_000  # settings: ingest.max_document_mb
+NOT_UTF8_NAME = "the file name is not valid UTF-8 (shown with \\x escapes); rename the file to index it"
 
 
 @dataclass
 class LoadOptions:
     include_references: bool = False
     manifest: dict[str, dict] = field(default_factory=dict)  # file name -> metadata (issue 3)
-    max_bytes: int = MAX_FILE_BYTES
+    max_bytes: int = MAX_FILE_BYTES  # any file
+    max_document_bytes: int = MAX_DOCUMENT_BYTES  # the text of one paper (see LoaderSpec.one_document)
 
 
 Loader = Callable[[Path, LoadOptions], list[Document]]
@@ -35,6 +38,9 @@ class LoaderSpec:
     suffixes: tuple[str, ...]
     load: Loader
     description: str = ""
+    # a file is one paper of (marked-up) text: its size is checked against max_document_bytes before it
+    # is read, so a 200 MB text file is refused at once instead of filling the memory
+    one_document: bool = False
 
 
 _LOADERS: dict[str, LoaderSpec] = {}
@@ -74,17 +80,38 @@ def supported(path: Path) -> bool:
     return suffix_of(path) in loaders()
 
 
-def check_readable(path: Path, options: LoadOptions) -> None:
-    """Reject files no loader can use, with the reason."""
+def display_path(path: str | Path) -> str:
+    """The path as printable, storable text: bytes of the name that are not UTF-8 shown as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _mb(size: float) -> str:
+    return f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{size / 1e6:.1f} MB"
+
+
+def check_readable(path: Path, options: LoadOptions, spec: LoaderSpec | None = None) -> None:
+    """Reject files no loader can use, with the reason (before reading them)."""
+    shown = display_path(path)
     if not path.exists():
-        raise LoadError(str(path), "file not found")
+        raise LoadError(shown, "file not found" + (" (a dangling symbolic link)" if path.is_symlink() else ""))
     if not path.is_file():
-        raise LoadError(str(path), "not a regular file")
+        raise LoadError(shown, "not a regular file")
     size = path.stat().st_size
     if size == 0:
-        raise LoadError(str(path), "empty file (0 bytes)")
+        raise LoadError(shown, "empty file (0 bytes)")
     if size > options.max_bytes:
-        raise LoadError(str(path), f"file too large ({size / 1e6:.0f} MB > {options.max_bytes / 1e6:.0f} MB limit)")
+        raise LoadError(shown, f"file too large ({_mb(size)} > the {_mb(options.max_bytes)} limit, ingest.max_file_mb)")
+    if spec is not None and spec.one_document and size > options.max_document_bytes:
+        raise LoadError(shown, f"one paper of {_mb(size)} is beyond the {_mb(options.max_document_bytes)} limit "
+                               "(ingest.max_document_mb); refused unread")
+
+
+def _check_document_size(doc: Document, options: LoadOptions) -> str | None:
+    size = sum(len(s.text) + len(s.heading) for s in doc.sections)
+    if size > options.max_document_bytes:
+        return (f"its text of {_mb(size)} is beyond the {_mb(options.max_document_bytes)} limit per paper "
+                "(ingest.max_document_mb)")
+    return None
 
 
 def missing_paths(paths: Iterable[str | Path]) -> None:
@@ -95,22 +122,42 @@ def missing_paths(paths: Iterable[str | Path]) -> None:
 
 
 def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:
+    """Parse one file; raises LoadError with a reason a user understands. Every text field of the
+    documents is valid Unicode (lone surrogates replaced, with a warning)."""
+    from .surrogates import scrub_document
+
     options = options or LoadOptions()
+    shown = display_path(path)
+    if shown != str(path):
+        raise LoadError(shown, NOT_UTF8_NAME)
     spec = loaders().get(suffix_of(path))
     if spec is None:
         known = ", ".join(sorted(loaders()))
-        raise LoadError(str(path), f"unsupported file type {path.suffix or '(none)'!r}; supported: {known}")
-    check_readable(path, options)
+        raise LoadError(shown, f"unsupported file type {path.suffix or '(none)'!r}; supported: {known}")
+    check_readable(path, options, spec)
     docs = spec.load(path, options)
     if not docs:
-        raise LoadError(str(path), "no documents with text found")
+        raise LoadError(shown, "no documents with text found")
+    kept: list[Document] = []
+    skipped: list[str] = []
     for doc in docs:
-        doc.source_path = doc.source_path or str(path)
-    if options.manifest and len(docs) == 1:
+        scrub_document(doc)
+        doc.source_path = doc.source_path or shown
+        too_big = _check_document_size(doc, options)
+        if too_big is None:
+            kept.append(doc)
+        elif len(docs) == 1:
+            raise LoadError(shown, f"parsed, but {too_big}")
+        else:
+            skipped.append(f"paper {doc.id} ({doc.title[:60]!r}) skipped: {too_big}")
+    if not kept:
+        raise LoadError(shown, "; ".join(skipped))
+    kept[0].warnings += skipped
+    if options.manifest and len(kept) == 1:
         from .manifest import apply_manifest
 
-        apply_manifest(docs[0], path, options.manifest)
-    return docs
+        apply_manifest(kept[0], path, options.manifest)
+    return kept
 
 
 def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:

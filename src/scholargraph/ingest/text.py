@@ -279,5 +279,6 @@ SPECS = [
         suffixes=(".txt", ".text", ".md", ".markdown"),
         load=load_text,
         description="plain text and Markdown (# headings become sections)",
+        one_document=True,
     )
 ]

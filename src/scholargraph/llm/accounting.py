@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from ..models import PURPOSES, Usage
 from ..store.base import FAILED_ATTEMPT, CallRecord, LLMCache
@@ -29,6 +30,9 @@ class ChatResult:
     estimated: bool
     cached: bool
     latency_s: float
+    parsed: Any = None  # what the caller's ``parse`` made of ``text``
+    error: Exception | None = None  # what ``parse`` raised instead (the reply was not cached)
+    truncated: int = 0  # the reply's length when it was cut at llm.max_reply_chars (0: not cut)
 
 
 def check_purpose(purpose: str) -> None:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..config import LLMSettings
-from ..errors import LLMError, LLMUnavailableError
+from ..errors import LLMError, LLMUnavailableError, ModelOutputError
 from ..models import QUESTION_PURPOSES, Usage
 from ..store.base import CachedResponse, LLMCache
 from .accounting import ChatResult, UsageLedger, check_purpose
@@ -41,7 +41,7 @@ from .http_errors import (
     unreachable_message,
 )
 from .http_pools import SlotPools
-from .streaming import OpenStream, StreamProgress, response_events, stream_pieces
+from .streaming import OpenStream, StreamProgress, read_at_most, response_events, stream_pieces
 from .wire import (
     Completion,
     MalformedResponse,
@@ -53,6 +53,7 @@ from .wire import (
 )
 
 T = TypeVar("T")
+MAX_BODY_BYTES = 16 * 2**20  # a reply body beyond max(this, 8 x llm.max_reply_chars) is refused unread
 _FORMAT_RANK = {"none": 0, "json_object": 1, "json_schema": 2}
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "none"}
 
@@ -116,14 +117,24 @@ class LLMClient:
         document_id: str | None = None,
         params: dict | None = None,
         use_cache: bool = True,
+        parse: Callable[[str], Any] | None = None,
     ) -> ChatResult:
-        """One completion. ``schema`` asks for structured JSON output when the server supports it."""
+        """One completion. ``schema`` asks for structured JSON output when the server supports it.
+
+        ``parse`` turns the reply into what the caller needs, raising ``ModelOutputError`` or
+        ``ValueError`` when it cannot: only a reply that parsed is cached (a cached reply that no
+        longer parses is asked for again), its value is ``result.parsed`` and the exception
+        ``result.error``. Without ``parse`` any non-empty reply is cached. A reply longer than
+        ``llm.max_reply_chars`` is cut there (``result.truncated``) and never cached."""
         check_purpose(purpose)
         merged = self._params(params)
-        key = cache_key(self.model, messages, merged, schema)
+        key = cache_key(self.base_url, self.model, messages, merged, schema)
         started = time.perf_counter()
         if (hit := self._cache_get(key, use_cache)) is not None:
-            return self._cached_result(hit, purpose, document_id, started)
+            result = self._cached_result(hit, started)
+            if _parsed(result, parse):
+                self._record(purpose, result, document_id)
+                return result
         completion = await self._with_fallbacks(
             lambda: self._body(messages, merged, schema, schema_name, stream=False),
             functools.partial(self._post_completion, urgent=purpose in QUESTION_PURPOSES),
@@ -133,7 +144,8 @@ class LLMClient:
             messages, completion.text, completion.prompt_tokens, completion.completion_tokens, started
         )
         self._record(purpose, result, document_id)
-        self._cache_put(key, purpose, result, use_cache)
+        if _parsed(result, parse) and not result.truncated:
+            self._cache_put(key, purpose, result, use_cache)
         return result
 
     async def stream_chat(
@@ -143,10 +155,11 @@ class LLMClient:
         it holds a concurrency slot until then."""
         check_purpose(purpose)
         merged = self._params(params)
-        key = cache_key(self.model, messages, merged, None)
+        key = cache_key(self.base_url, self.model, messages, merged, None)
         started = time.perf_counter()
         if (hit := self._cache_get(key, True)) is not None:
-            result = self._cached_result(hit, purpose, document_id, started)
+            result = self._cached_result(hit, started)
+            self._record(purpose, result, document_id)
             if result.text:
                 yield result.text
             return
@@ -161,7 +174,8 @@ class LLMClient:
             progress.opened = True
             async with (
                 opened.stack,
-                contextlib.aclosing(stream_pieces(opened, progress, self.base_url, self.settings.timeout)) as pieces,
+                contextlib.aclosing(stream_pieces(opened, progress, self.base_url, self.settings.timeout,
+                                                  self.settings.max_reply_chars)) as pieces,
             ):
                 async for piece in pieces:
                     yield piece
@@ -288,14 +302,21 @@ class LLMClient:
         raise error(status_error_message(status, message, str(response.request.url), self.model))
 
     async def _post_completion(self, body: dict[str, Any], urgent: bool = False) -> Completion:
+        limit = max(MAX_BODY_BYTES, 8 * self.settings.max_reply_chars)
         async with self._slot(urgent) as http:
             try:
-                response = await http.post(f"{self.base_url}/chat/completions", json=body)
+                async with http.stream("POST", f"{self.base_url}/chat/completions", json=body) as streamed:
+                    content = await read_at_most(streamed, limit)
             except httpx.TransportError as exc:
                 raise self._transport_failure(exc) from exc
+        response = httpx.Response(streamed.status_code, headers=streamed.headers, content=content or b"",
+                                  request=streamed.request)
         self._check_status(response, body)
+        if content is None:
+            raise LLMError(f"the reply from {self.base_url} (model '{self.model}') is larger than {limit / 1e6:.0f} MB: "
+                           "refused unread (the limit follows llm.max_reply_chars)")
         try:
-            return parse_completion(response.content)
+            return parse_completion(content)
         except MalformedResponse as exc:
             raise AttemptFailed(f"malformed response from server: {exc}") from exc
 
@@ -331,7 +352,9 @@ class LLMClient:
         if estimated:
             prompt, completion = self.count_tokens(messages_text(messages)), self.count_tokens(text)
         latency = time.perf_counter() - started
-        return ChatResult(text, int(prompt or 0), int(completion or 0), estimated, False, latency)
+        cut = len(text) if len(text) > self.settings.max_reply_chars else 0
+        return ChatResult(text[: self.settings.max_reply_chars], int(prompt or 0), int(completion or 0), estimated,
+                          False, latency, truncated=cut)
 
     def _cache_get(self, key: str, use_cache: bool) -> CachedResponse | None:
         if self.cache is None or not (use_cache and self.settings.cache):
@@ -344,11 +367,9 @@ class LLMClient:
         response = CachedResponse(result.text, result.prompt_tokens, result.completion_tokens, result.estimated)
         self.cache.cache_put(key, self.model, purpose, response)
 
-    def _cached_result(self, hit: CachedResponse, purpose: str, document_id: str | None, started: float) -> ChatResult:
+    def _cached_result(self, hit: CachedResponse, started: float) -> ChatResult:
         latency = time.perf_counter() - started
-        result = ChatResult(hit.text, hit.prompt_tokens, hit.completion_tokens, hit.estimated, True, latency)
-        self._record(purpose, result, document_id)
-        return result
+        return ChatResult(hit.text, hit.prompt_tokens, hit.completion_tokens, hit.estimated, True, latency)
 
     def _finish_stream(
         self,
@@ -365,7 +386,7 @@ class LLMClient:
         text = "".join(progress.pieces)
         result = self._result(messages, text, progress.prompt_tokens, progress.completion_tokens, started)
         self._record(purpose, result, document_id, status=status)  # tokens were spent even if cut short
-        if status == "ok":
+        if status == "ok" and not progress.truncated:
             self._cache_put(key, purpose, result, True)
 
     def _record(self, purpose: str, result: ChatResult, document_id: str | None, status: str = "ok") -> None:
@@ -373,3 +394,16 @@ class LLMClient:
 
     def _log_failure(self, purpose: str, document_id: str | None, started: float) -> None:
         self.ledger.record_failure(purpose, self.model, document_id, time.perf_counter() - started)
+
+
+def _parsed(result: ChatResult, parse: Callable[[str], Any] | None) -> bool:
+    """Apply the caller's ``parse`` to the reply; True when it is usable (it parsed, or there is no
+    ``parse`` and the reply is not empty)."""
+    if parse is None:
+        return bool(result.text)
+    try:
+        result.parsed = parse(result.text)
+    except (ModelOutputError, ValueError) as exc:
+        result.error = exc
+        return False
+    return True

@@ -33,6 +33,20 @@ class StreamProgress:
     pieces: list[str] = field(default_factory=list)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    truncated: bool = False  # cut at llm.max_reply_chars: the rest was never read
+
+
+async def read_at_most(response: httpx.Response, limit: int) -> bytes | None:
+    """The body of a streamed response, or None when it is longer than ``limit`` bytes (reading
+    stops there: a runaway server cannot fill the memory)."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in response.aiter_bytes():
+        size += len(part)
+        if size > limit:
+            return None
+        parts.append(part)
+    return b"".join(parts)
 
 
 async def response_events(response: httpx.Response) -> AsyncGenerator[dict[str, Any], None]:
@@ -49,17 +63,26 @@ async def response_events(response: httpx.Response) -> AsyncGenerator[dict[str, 
 
 
 async def stream_pieces(
-    opened: OpenStream, progress: StreamProgress, base_url: str, timeout: float
+    opened: OpenStream, progress: StreamProgress, base_url: str, timeout: float, max_chars: int | None = None
 ) -> AsyncGenerator[str, None]:
-    """Content pieces of an open stream, noting usage and text in ``progress``; a break is an LLMError."""
+    """Content pieces of an open stream, noting usage and text in ``progress``; a break is an LLMError.
+    Stops (``progress.truncated``) once ``max_chars`` characters came."""
+    received = 0
     try:
         async for event in opened.events():
             prompt, completion = reported_usage(event)
             if prompt is not None:
                 progress.prompt_tokens, progress.completion_tokens = prompt, completion
             if piece := event_delta(event):
-                progress.pieces.append(piece)
-                yield piece
+                if max_chars is not None and received + len(piece) > max_chars:
+                    piece = piece[: max_chars - received]
+                    progress.truncated = True
+                received += len(piece)
+                if piece:
+                    progress.pieces.append(piece)
+                    yield piece
+                if progress.truncated:
+                    return
     except (httpx.TransportError, MalformedResponse) as exc:
         reason = transport_reason(exc, timeout) if isinstance(exc, httpx.TransportError) else str(exc)
         received = sum(map(len, progress.pieces))

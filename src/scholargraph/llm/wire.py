@@ -37,8 +37,11 @@ def messages_text(messages: list[dict[str, Any]]) -> str:
     return "\n".join(content_text(m.get("content")) for m in messages if isinstance(m, dict))
 
 
-def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], schema: dict[str, Any] | None) -> str:
-    payload = {"model": model, "messages": messages, "params": params, "schema": schema}
+def cache_key(server: str, model: str, messages: list[dict[str, Any]], params: dict[str, Any],
+              schema: dict[str, Any] | None) -> str:
+    """The same request to the same model on the same server: another server (or model) never
+    answers from a reply this one gave."""
+    payload = {"server": server, "model": model, "messages": messages, "params": params, "schema": schema}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

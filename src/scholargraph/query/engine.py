@@ -118,6 +118,8 @@ class QueryEngine:
                 on_text(filt.feed(piece))
             on_text(filt.flush())
             raw = "".join(pieces)
+        if len(raw) >= self.settings.llm.max_reply_chars:  # the client cut it there (and did not cache it)
+            answer.notes.append(f"the model's answer was cut at {len(raw):,} characters (llm.max_reply_chars)")
         check = verify_citations(raw, valid)
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
         if check.removed:

@@ -227,8 +227,11 @@ async def make_keywords(question: str, clues: list[Clue], llm=None) -> Keywords:
     started = time.perf_counter()
     notes: list[str] = []
     try:
-        result = await llm.chat(messages, purpose="keywords", schema=KEYWORDS_SCHEMA, schema_name="keywords")
-        high, low = parse_keywords(result.text)
+        result = await llm.chat(messages, purpose="keywords", schema=KEYWORDS_SCHEMA, schema_name="keywords",
+                                parse=parse_keywords)  # an unusable reply is not cached
+        if result.error is not None:
+            raise result.error
+        high, low = result.parsed
         source = "llm"
         if not high:
             high = off_high

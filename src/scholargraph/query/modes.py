@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..config import QuerySettings
 from ..graph.memory import GraphCache, MemoryGraph
 from ..profiles.base import QueryContext, QueryMode, QueryRequest
 from .fusion import Budgets, build_sources, fuse
@@ -123,8 +124,15 @@ async def _query_vectors(ctx: QueryContext, req: QueryRequest, retrieval: Retrie
                         req.question)
 
 
+FuseWeight = Callable[[QuerySettings], float | None]  # None: the mode's text units are not fused
+
+
+def _graph_weight(q: QuerySettings) -> float | None:
+    return q.graph_weight
+
+
 async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, search: Search,
-                          uses_subgraph: bool, fuse: bool = True) -> Retrieval:
+                          uses_subgraph: bool, fuse: FuseWeight = _graph_weight) -> Retrieval:
     t0 = time.perf_counter()
     retrieval = Retrieval(req.question, mode, [], "", {})
     if ctx.store.count("chunks"):
@@ -136,7 +144,7 @@ async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, searc
 
 
 async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, retrieval: Retrieval,
-                        uses_subgraph: bool, fuse: bool) -> None:
+                        uses_subgraph: bool, fuse: FuseWeight) -> None:
     timings, dim, top_k = retrieval.timings, ctx.embedder.dim, req.k(ctx.settings)
     qv = await _query_vectors(ctx, req, retrieval)
 
@@ -160,8 +168,8 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
         retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
                                "showing the passages that best match the question instead")
         part = Part(retrieval.mode, chunks=passages.fused, details=part.details)
-    elif q.hybrid_passages and fuse:  # a graph mode's text units fused with the question's own passages
-        part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k))
+    elif q.hybrid_passages and (weight := fuse(q)) is not None:  # fused with the question's own passages
+        part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k), weight)
     part.chunks = await _rerank(ctx, retrieval, req.question, part.chunks, top_k)
     retrieval.details["passages"] = passages.details()
     retrieval.notes += part.notes
@@ -208,9 +216,9 @@ def _search_ppr(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: Qu
 
 
 def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False,
-                reports: bool = False, fuse: bool = True) -> QueryMode:
-    """``fuse``: the mode's text units are fused with the question's passages (false for a mode
-    whose search starts from those passages already, ``ppr``)."""
+                reports: bool = False, fuse: FuseWeight = _graph_weight) -> QueryMode:
+    """``fuse``: the RRF weight of the mode's text units when fused with the question's passages;
+    None = not fused (``ppr`` by default: its search starts from those passages already)."""
 
     async def retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
         retrieval = await _graph_retrieve(ctx, req, name, search, uses_subgraph, fuse)
@@ -233,5 +241,6 @@ CORE_MODES = (
     _graph_mode("hybrid", "subgraph + global fused, plus the question's passages (§3.4; the default)",
                 _search_hybrid, True, reports=True),
     _graph_mode("ppr", "personalised PageRank over entities and passages from the question's best passages "
-                       "(HippoRAG 2-style): finds the passages their names lead to", _search_ppr, fuse=False),
+                       "(HippoRAG 2-style): finds the passages their names lead to", _search_ppr,
+                fuse=lambda q: q.ppr_graph_weight or None),
 )

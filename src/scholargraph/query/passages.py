@@ -51,18 +51,19 @@ def search_passages(store: Store, settings: QuerySettings, question: str, query_
 
 
 def fuse_text_units(graph_units: Ranked, passages: PassageLists, settings: QuerySettings,
-                    limit: int) -> list[tuple[str, float]]:
+                    limit: int, graph_weight: float | None = None) -> list[tuple[str, float]]:
     """A graph mode's text units fused (RRF) with the question's own dense and lexical passages, so
     that a mode is never worse than its passage retrieval. With ``query.passages`` = dense or
-    lexical only that ranking joins the graph's."""
+    lexical only that ranking joins the graph's. Weights: ``graph_weight`` (default
+    ``query.graph_weight``), ``query.dense_weight``, ``query.graph_lexical_weight``."""
     lists: list[Ranked] = [graph_units]
-    weights = [settings.graph_weight]
+    weights = [settings.graph_weight if graph_weight is None else graph_weight]
     if settings.passages in ("fused", "dense"):
         lists.append(passages.dense)
         weights.append(settings.dense_weight)
     if settings.passages in ("fused", "lexical"):
         lists.append(passages.lexical)
-        weights.append(settings.lexical_weight)
+        weights.append(settings.graph_lexical_weight)
     return rrf(lists, weights, settings.rrf_k, limit)
 
 

@@ -52,7 +52,9 @@ VectorNamespace = Literal["chunk", "entity", "relation", "keyword", "community"]
 NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "community")
 # what ``Store.count`` counts
 COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "sentences", "llm_cache",
-             "llm_calls")
+             "llm_calls", "chunk_failures")
+# graph maintenance an indexing run owes, recorded in the unit of work that creates the need
+MaintenanceTask = Literal["resolve"]  # entities the resolution pass has not compared with the graph yet
 
 
 def batches(ids: Iterable, size: int = 500) -> list[list]:
@@ -202,10 +204,38 @@ class DocumentStore(Protocol):
     def delete_document(self, doc_id: str) -> None:
         """Remove the document row (its chunks, graph provenance and vectors are removed apart)."""
 
-    def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None: ...
+    # Chunk failures: chunks whose model output could not be used. They are *unrepaired* until a
+    # later run extracts the chunk: one record per (document, chunk), never duplicated.
+    def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None:
+        """Record failed chunks of a document. A chunk already recorded keeps one record: the new
+        reason and raw output replace the old, and its ``attempts`` grows by one."""
 
-    def chunk_failures(self) -> dict[str, list[ChunkFailure]]:
-        """Recorded chunk failures per document id."""
+    def clear_chunk_failures(self, doc_id: str, chunk_ids: Sequence[str] | None = None) -> None:
+        """The chunks were extracted after all (or the document is re-processed from scratch, or
+        deleted): drop their records — all of the document's when ``chunk_ids`` is None."""
+
+    def chunk_failures(self, doc_ids: Collection[str] | None = None) -> dict[str, list[ChunkFailure]]:
+        """Unrepaired chunk failures per document id (of ``doc_ids`` when given), in chunk order of
+        recording, with ``profile`` and ``attempts`` filled."""
+
+    def chunk_failure_counts(self) -> dict[str, int]:
+        """Number of unrepaired chunk failures per document that has any."""
+
+
+class MaintenanceStore(Protocol):
+    """Graph maintenance owed after a unit of work, recorded durably in that same unit of work
+    (e.g. a document's commit queues its entities for the resolution pass), so a process killed
+    before doing it leaves the work for the next one instead of losing it. Backend-neutral: a set
+    of (task, id) pairs."""
+
+    def queue_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
+        """Add ids to the task (an id already queued stays queued once)."""
+
+    def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
+        """Ids queued for the task, sorted."""
+
+    def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
+        """The task was done for these ids: remove them (ids not queued are ignored)."""
 
 
 class ChunkStore(Protocol):
@@ -340,6 +370,9 @@ class GraphEdits(Protocol):
 
     def touch_entities(self, ids: Sequence[str]) -> None:
         """Mark for rebuild; a rebuild of them already in flight will not land."""
+
+    def touch_relations(self, ids: Sequence[str]) -> None:
+        """Likewise for relations (their vector text names their ends: an end renamed makes it stale)."""
 
 
 class CommunityStore(Protocol):
@@ -500,8 +533,9 @@ class IndexingLock(Protocol):
         """Who holds it (process, host, since when), for messages."""
 
 
-class Store(Writes, MetaStore, DocumentStore, ChunkStore, GraphStore, GraphEdits, VectorStore, LLMCache, CallLog,
-            EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads, Protocol):
+class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
+            LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads,
+            Protocol):
     """Everything one workspace holds."""
 
     def count(self, what: str) -> int:

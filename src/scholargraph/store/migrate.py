@@ -55,7 +55,9 @@ TABLES: list[tuple[str, str, str, str]] = [
                           "char_end, text", "document_id, ordinal"),
     ("main", "mentions", "entity_id, chunk_id, document_id, surface, sentence, char_start, char_end, sentence_no, "
                          "section, page, category, types, description, level", "id"),
-    ("main", "extraction_failures", "chunk_id, document_id, profile, reason, raw, created_at", "rowid"),
+    ("main", "chunk_failures", "document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at",
+     "document_id, chunk_id"),
+    ("main", "maintenance", "task, id, queued_at", "task, id"),
     ("main", "sessions", "name, turn, question, answer, created_at", "name, turn"),
     ("main", "communities", "id, level, parent_id, signature, size, relations, weight", "rowid"),
     ("main", "community_members", "community_id, level, entity_id", "level, entity_id"),

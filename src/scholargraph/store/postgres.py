@@ -42,7 +42,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
 from . import postgres_lexical as lexical
-from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow
+from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, MaintenanceTask
 from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
@@ -358,16 +358,53 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
 
     def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None:
         now = time.time()
+        rows = {f.chunk_id: (doc_id, f.chunk_id, profile, f.reason, f.raw[:20000], now, now) for f in failures}
         self.write(lambda: self._many(
-            "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            [(f.chunk_id, doc_id, profile, f.reason, f.raw[:20000], now) for f in failures]))
+            "INSERT INTO chunk_failures(document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s, 1, %s, %s) ON CONFLICT (document_id, chunk_id) DO UPDATE SET "
+            "profile = excluded.profile, reason = excluded.reason, raw = excluded.raw, "
+            "attempts = chunk_failures.attempts + 1, updated_at = excluded.updated_at",
+            sorted(rows.values())))
 
-    def chunk_failures(self) -> dict[str, list[ChunkFailure]]:
+    def clear_chunk_failures(self, doc_id: str, chunk_ids: Sequence[str] | None = None) -> None:
+        if chunk_ids is None:
+            self.write(lambda: self._exec("DELETE FROM chunk_failures WHERE document_id = %s", (doc_id,)))
+        else:
+            self.write(lambda: self._exec("DELETE FROM chunk_failures WHERE document_id = %s AND chunk_id = ANY(%s)",
+                                          (doc_id, list(chunk_ids))))
+
+    def chunk_failures(self, doc_ids: Collection[str] | None = None) -> dict[str, list[ChunkFailure]]:
+        sql = "SELECT document_id, chunk_id, reason, raw, profile, attempts FROM chunk_failures"
+        order = " ORDER BY document_id, created_at, chunk_id"
+        if doc_ids is None:
+            rows = self._rows(sql + order)
+        else:
+            rows = self._rows(sql + " WHERE document_id = ANY(%s)" + order, (sorted(set(doc_ids)),))
         out: dict[str, list[ChunkFailure]] = {}
-        for r in self._rows("SELECT document_id, chunk_id, reason, raw FROM extraction_failures ORDER BY seq"):
-            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3]))
+        for r in rows:
+            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3], r[4], int(r[5])))
         return out
+
+    def chunk_failure_counts(self) -> dict[str, int]:
+        return {r[0]: int(r[1]) for r in self._rows("SELECT document_id, count(*) FROM chunk_failures GROUP BY document_id")}
+
+    # -- graph maintenance owed ----------------------------------------------------------
+
+    def queue_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
+        now = time.time()
+        rows = [(task, i, now) for i in sorted(set(ids))]
+        if rows:
+            self.write(lambda: self._many(
+                "INSERT INTO maintenance(task, id, queued_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", rows))
+
+    def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
+        sql = "SELECT id FROM maintenance WHERE task = %s ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
+        return [r[0] for r in self._rows(sql, (task,))]
+
+    def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
+        ids = sorted(set(ids))
+        if ids:
+            self.write(lambda: self._exec("DELETE FROM maintenance WHERE task = %s AND id = ANY(%s)", (task, ids)))
 
     # -- chunks --------------------------------------------------------------------------
 

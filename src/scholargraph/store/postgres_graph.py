@@ -135,7 +135,7 @@ class PostgresGraph:
                                         ("relation", "relation_sources", "relation_id"),
                                         ("keyword", "keyword_sources", "keyword_id"))
         }
-        for table in ("mentions", "sentences", "extraction_failures"):
+        for table in ("mentions", "sentences", "chunk_failures"):
             self._exec(f"DELETE FROM {table} WHERE document_id = %s", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -410,6 +410,9 @@ class PostgresGraph:
 
     def touch_entities(self, ids: Sequence[str]) -> None:
         self.write(lambda: self._touch("entities", list(ids)))
+
+    def touch_relations(self, ids: Sequence[str]) -> None:
+        self.write(lambda: self._touch("relations", list(ids)))
 
 
 def _like(text: str) -> str:

@@ -281,7 +281,36 @@ ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
 ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4]
+# v5 (issue 14, the same change as SQLite schema v6): one chunk-failure record per (document, chunk),
+# attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
+V4_TO_V5 = """
+CREATE TABLE chunk_failures (
+    document_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 1,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (document_id, chunk_id)
+);
+INSERT INTO chunk_failures(document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at)
+    SELECT DISTINCT ON (document_id, chunk_id) document_id, chunk_id, profile, reason, raw,
+           count(*) OVER w, min(created_at) OVER w, created_at
+    FROM extraction_failures WINDOW w AS (PARTITION BY document_id, chunk_id)
+    ORDER BY document_id, chunk_id, seq DESC;
+DROP TABLE extraction_failures;
+
+CREATE TABLE maintenance (
+    task TEXT NOT NULL,
+    id TEXT NOT NULL,
+    queued_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (task, id)
+);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

@@ -279,7 +279,41 @@ ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
 ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
+# v6 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
+# replaces its record and counts the attempt; a repaired chunk's record goes — so what is listed is
+# what is still missing ("unrepaired"). Existing rows keep the latest record of each chunk. And the
+# graph maintenance an indexing run still owes (entities the resolution pass has not compared yet)
+# is recorded, so a run killed in its final phase is finished by the next one.
+V5_TO_V6 = """
+CREATE TABLE chunk_failures (
+    document_id TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 1,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (document_id, chunk_id)
+) WITHOUT ROWID;
+INSERT INTO chunk_failures(document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at)
+    SELECT f.document_id, f.chunk_id, f.profile, f.reason, f.raw,
+           (SELECT COUNT(*) FROM extraction_failures g WHERE g.document_id = f.document_id AND g.chunk_id = f.chunk_id),
+           (SELECT MIN(created_at) FROM extraction_failures g WHERE g.document_id = f.document_id AND g.chunk_id = f.chunk_id),
+           f.created_at
+    FROM extraction_failures f
+    WHERE f.rowid = (SELECT MAX(rowid) FROM extraction_failures g WHERE g.document_id = f.document_id AND g.chunk_id = f.chunk_id);
+DROP TABLE extraction_failures;
+
+CREATE TABLE maintenance (
+    task TEXT NOT NULL,
+    id TEXT NOT NULL,
+    queued_at REAL NOT NULL,
+    PRIMARY KEY (task, id)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own

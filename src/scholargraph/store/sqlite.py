@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
 from . import sqlite_lexical as lexical
-from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, batches
+from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, MaintenanceTask, batches
 from .schema import migrate
 from .sqlite_analysis import SQLiteAnalysis
 from .sqlite_graph import SQLiteGraph
@@ -291,15 +291,58 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     def record_chunk_failures(self, doc_id: str, profile: str, failures: Sequence[ChunkFailure]) -> None:
         now = time.time()
         self.write(lambda: self._wconn().executemany(
-            "INSERT INTO extraction_failures(chunk_id, document_id, profile, reason, raw, created_at) VALUES (?,?,?,?,?,?)",
-            [(f.chunk_id, doc_id, profile, f.reason, f.raw[:20000], now) for f in failures],
+            """INSERT INTO chunk_failures(document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at)
+               VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+               ON CONFLICT(document_id, chunk_id) DO UPDATE SET profile = excluded.profile, reason = excluded.reason,
+                   raw = excluded.raw, attempts = attempts + 1, updated_at = excluded.updated_at""",
+            [(doc_id, f.chunk_id, profile, f.reason, f.raw[:20000], now, now) for f in failures],
         ))
 
-    def chunk_failures(self) -> dict[str, list[ChunkFailure]]:
+    def clear_chunk_failures(self, doc_id: str, chunk_ids: Sequence[str] | None = None) -> None:
+        def work() -> None:
+            if chunk_ids is None:
+                self._wconn().execute("DELETE FROM chunk_failures WHERE document_id = ?", (doc_id,))
+                return
+            for part in batches(chunk_ids):
+                self._wconn().execute(f"DELETE FROM chunk_failures WHERE document_id = ? AND chunk_id IN ({_in(part)})",
+                                      [doc_id, *part])
+
+        self.write(work)
+
+    def chunk_failures(self, doc_ids: Collection[str] | None = None) -> dict[str, list[ChunkFailure]]:
+        sql = "SELECT document_id, chunk_id, reason, raw, profile, attempts FROM chunk_failures"
+        if doc_ids is None:
+            rows = self._rows(f"{sql} ORDER BY document_id, created_at, chunk_id")
+        else:
+            rows = []
+            for part in batches(sorted(set(doc_ids))):
+                rows += self._rows(f"{sql} WHERE document_id IN ({_in(part)}) ORDER BY document_id, created_at, chunk_id",
+                                   part)
         out: dict[str, list[ChunkFailure]] = {}
-        for r in self._rows("SELECT document_id, chunk_id, reason, raw FROM extraction_failures ORDER BY rowid"):
-            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3]))
+        for r in rows:
+            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3], r[4], r[5]))
         return out
+
+    def chunk_failure_counts(self) -> dict[str, int]:
+        return {r[0]: r[1] for r in self._rows("SELECT document_id, COUNT(*) FROM chunk_failures GROUP BY document_id")}
+
+    # -- graph maintenance owed ----------------------------------------------------------
+
+    def queue_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
+        now = time.time()
+        rows = [(task, i, now) for i in dict.fromkeys(ids)]
+        if rows:
+            self.write(lambda: self._wconn().executemany(
+                "INSERT OR IGNORE INTO maintenance(task, id, queued_at) VALUES (?, ?, ?)", rows))
+
+    def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
+        sql = "SELECT id FROM maintenance WHERE task = ? ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
+        return [r[0] for r in self._rows(sql, (task,))]
+
+    def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
+        rows = [(task, i) for i in dict.fromkeys(ids)]
+        if rows:
+            self.write(lambda: self._wconn().executemany("DELETE FROM maintenance WHERE task = ? AND id = ?", rows))
 
     # -- chunks --------------------------------------------------------------------------
 

@@ -132,7 +132,7 @@ class SQLiteGraph:
             "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
         }
         for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "sentences",
-                      "extraction_failures"):
+                      "chunk_failures"):
             c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -309,8 +309,10 @@ class SQLiteGraph:
             where.append("e.type = ? COLLATE NOCASE")
             params.append(type_)
         if search:
-            where.append("e.id IN (SELECT entity_id FROM entity_sources WHERE name LIKE ? OR name_key LIKE ?)")
-            params += [f"%{search}%", f"%{search.lower()}%"]
+            # the search is literal text: LIKE's own wildcards (% _) and the escape are escaped
+            where.append("e.id IN (SELECT entity_id FROM entity_sources "
+                         "WHERE name LIKE ? ESCAPE '\\' OR name_key LIKE ? ESCAPE '\\')")
+            params += [f"%{_like_literal(search)}%", f"%{_like_literal(search.lower())}%"]
         sql = (
             "SELECT e.*, (SELECT COUNT(*) FROM relations r WHERE r.source_id = e.id OR r.target_id = e.id) AS degree "
             f"FROM entities e {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY degree DESC, e.name LIMIT ?"
@@ -439,5 +441,15 @@ class SQLiteGraph:
         self.write(work)
 
     def touch_entities(self, ids: Sequence[str]) -> None:
+        self._touch("entities", ids)
+
+    def touch_relations(self, ids: Sequence[str]) -> None:
+        self._touch("relations", ids)
+
+    def _touch(self, table: str, ids: Sequence[str]) -> None:
         self.write(lambda: self._wconn().executemany(
-            "UPDATE entities SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", [(VERSION_STEP, e) for e in ids]))
+            f"UPDATE {table} SET dirty = 1, updated_at = updated_at + ? WHERE id = ?", [(VERSION_STEP, e) for e in ids]))
+
+
+def _like_literal(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

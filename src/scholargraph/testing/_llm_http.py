@@ -39,6 +39,20 @@ def unit_vector(text: str, dim: int) -> list[float]:
     return (vector / np.linalg.norm(vector)).round(7).tolist()
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def word_vector(text: str, dim: int) -> list[float]:
+    """A deterministic unit vector in which texts sharing words are similar (a bag of hashed
+    lower-case words): lets tests exercise similarity thresholds without an embedding model."""
+    vector = np.zeros(dim)
+    for word in _WORD.findall(text.lower()):
+        digest = hashlib.sha256(word.encode("utf-8")).digest()
+        vector[int.from_bytes(digest[:4], "little") % dim] += 1.0 if digest[4] & 1 else -1.0
+    norm = np.linalg.norm(vector)
+    return unit_vector(text, dim) if norm == 0 else (vector / norm).round(7).tolist()
+
+
 def _encode(vector: list[float], encoding: str) -> list[float] | str:
     """``base64``: little-endian float32 bytes, as the OpenAI API sends them."""
     return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode() if encoding == "base64" else vector
@@ -251,7 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
         if encoding not in app.embedding_encodings:
             self._send_error_json(400, f"unsupported encoding_format {encoding!r}")
             return
-        data = [{"object": "embedding", "index": i, "embedding": _encode(unit_vector(t, dim), encoding)}
+        data = [{"object": "embedding", "index": i, "embedding": _encode(app.embedding_fn(t, dim), encoding)}
                 for i, t in enumerate(texts)]
         tokens = sum(app.count_tokens(t) for t in texts)
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}

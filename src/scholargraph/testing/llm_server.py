@@ -8,7 +8,8 @@
 
 Endpoints (also without the ``/v1`` prefix): ``GET /v1/models``, ``POST /v1/chat/completions``
 (plain or ``stream: true`` server-sent events), ``POST /v1/embeddings`` (deterministic unit
-vectors, as float lists or base64 float32 per ``encoding_format``) and ``POST /v1/rerank``
+vectors from ``embedding_fn``: random per text by default, ``word_vector`` for texts that share
+words to be similar; as float lists or base64 float32 per ``encoding_format``) and ``POST /v1/rerank``
 (``{"query", "documents", "top_n"}`` -> ``{"results": [{"index", "relevance_score"}]}``, scored by
 ``rerank_score``). Each connection is served by its own thread with HTTP/1.1 keep-alive, so hundreds of
 slow requests can be in flight at once. Injected faults (``fail_next``, ``hang_next``,
@@ -24,10 +25,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..llm.wire import estimate_tokens, messages_text
-from ._llm_http import LLMHTTPServer, unit_vector
+from ._llm_http import LLMHTTPServer, unit_vector, word_vector
 from .llm_script import Fault, Reply, ReplySpec, Rule, ServerStats
 
-__all__ = ["Reply", "Rule", "ScriptedLLMServer", "ServerStats", "unit_vector"]
+__all__ = ["Reply", "Rule", "ScriptedLLMServer", "ServerStats", "unit_vector", "word_vector"]
 
 
 def _shared_words(query: str, document: str) -> float:
@@ -61,6 +62,7 @@ class ScriptedLLMServer:
         count_tokens: Callable[[str], int] | None = None,
         embedding_dim: int = 384,
         embedding_latency: float = 0.0,
+        embedding_fn: Callable[[str, int], list[float]] = unit_vector,
         embedding_encodings: tuple[str, ...] = ("float", "base64"),
         api_key: str | None = None,
         strict_models: bool = False,
@@ -79,6 +81,7 @@ class ScriptedLLMServer:
         self.count_tokens = count_tokens or estimate_tokens
         self.embedding_dim = embedding_dim
         self.embedding_latency = embedding_latency
+        self.embedding_fn = embedding_fn  # (text, dim) -> unit vector; word_vector makes shared words similar
         self.embedding_encodings = embedding_encodings  # an encoding_format not listed is answered 400
         self.api_key = api_key
         self.strict_models = strict_models  # 404 for a model not in ``models``, like Ollama

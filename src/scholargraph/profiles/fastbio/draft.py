@@ -231,17 +231,18 @@ class DraftStage:
     async def _draft(self, doc: Document, abstract: str, chunk_id: str) -> Extraction:
         user = self.draft_prompt.user.format(title=doc.title or "", abstract=abstract)
         messages = [{"role": "system", "content": self._draft_system}, {"role": "user", "content": user}]
-        result = await self._chat(messages, "extract", doc.id, DRAFT_SCHEMA)
-        try:
-            return self._parse_draft(result.text, chunk_id)
-        except ModelOutputError as first:
-            retry = messages + [{"role": "assistant", "content": result.text[:4000]},
-                                {"role": "user", "content": REPAIR_NOTE}]
-            again = await self._chat(retry, "extract", doc.id, DRAFT_SCHEMA)
-            try:
-                return self._parse_draft(again.text, chunk_id)
-            except ModelOutputError:
-                return Extraction(failures=[ChunkFailure(chunk_id, f"draft (abstract): {first.reason}", result.text)])
+        def parse(text: str) -> Extraction:
+            return self._parse_draft(text, chunk_id)
+
+        result = await self._chat(messages, "extract", doc.id, DRAFT_SCHEMA, parse)
+        if result.error is None:
+            return result.parsed
+        reason = getattr(result.error, "reason", str(result.error))
+        retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
+        again = await self._chat(retry, "extract", doc.id, DRAFT_SCHEMA, parse)
+        if again.error is None:
+            return again.parsed
+        return Extraction(failures=[ChunkFailure(chunk_id, f"draft (abstract): {reason}", result.text)])
 
     def _parse_draft(self, raw: str, chunk_id: str) -> Extraction:
         parsed = parse_extraction(raw, chunk_id, self.parse_types, default_type=OTHER_TYPE)

@@ -148,8 +148,9 @@ class FastBioExtractor(DraftStage, RefineStage):
             found.failures += await self._refine_all(doc, found, passages)
         return found
 
-    async def _chat(self, messages: list[dict], purpose: str, doc_id: str, schema: dict | None = None):
-        kwargs: dict[str, Any] = {"purpose": purpose, "document_id": doc_id}
+    async def _chat(self, messages: list[dict], purpose: str, doc_id: str, schema: dict | None = None, parse=None):
+        """``parse`` validates the reply before it is cached (see ``LLMClient.chat``)."""
+        kwargs: dict[str, Any] = {"purpose": purpose, "document_id": doc_id, "parse": parse}
         if schema is not None:
             kwargs.update(schema=schema, schema_name="biomedical_graph")
         return await self.llm.chat(messages, **kwargs)

@@ -153,8 +153,10 @@ async def llm_parse(llm, question: str, settings) -> BioQuery:
     prompt = load_prompt("bio_parse", __package__)
     messages = prompt.messages(types=", ".join(_entity_types(settings)),
                                relation_types=", ".join(_relation_types(settings)), question=question)
-    result = await llm.chat(messages, purpose="parse", schema=PARSE_SCHEMA, schema_name="bio_query")
-    value = parse_json(result.text)
+    result = await llm.chat(messages, purpose="parse", schema=PARSE_SCHEMA, schema_name="bio_query", parse=parse_json)
+    if result.error is not None:
+        raise ModelOutputError(f"question parse: {result.error}", result.text)
+    value = result.parsed
     if isinstance(value, list):
         value = next((v for v in value if isinstance(v, dict)), None)
     if not isinstance(value, dict):

@@ -269,11 +269,13 @@ class RefineStage:
                                               text="\n\n".join(p.text for p in picked))
         messages = [{"role": "system", "content": self._refine_system}, {"role": "user", "content": user}]
         if limit is None:
-            result = await self._chat(messages, "refine", doc.id)
+            result = await self._chat(messages, "refine", doc.id, parse=clean_refined)
         else:
             async with limit:
-                result = await self._chat(messages, "refine", doc.id)
-        return clean_refined(result.text)
+                result = await self._chat(messages, "refine", doc.id, parse=clean_refined)
+        if result.error is not None:
+            raise result.error
+        return result.parsed
 
 
 __all__ = ["DEFAULT_REFINE_PARAGRAPHS", "DEFAULT_REFINE_THRESHOLD", "MAX_DESCRIPTION_CHARS", "MAX_PASSAGE_CHARS",

@@ -1,0 +1,114 @@
+"""What an indexing run reports: the documents it processed, skipped or failed, and one outcome per
+input file — every path given (or found in a directory given) appears once (issue 14)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .models import Usage
+
+# outcomes of one input file, worst first (a file of several papers takes the worst of theirs)
+FILE_OUTCOMES = ("failed", "pending", "incomplete", "indexed", "duplicate", "already indexed")
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    outcome: str = "indexed"
+    documents: list[str] = field(default_factory=list)
+    duplicate_of: str | None = None  # duplicate: the path whose paper this file repeats
+    error: str | None = None  # failed: why
+
+    def to_json(self) -> dict:
+        out = {"path": self.path, "outcome": self.outcome, "documents": self.documents}
+        if self.duplicate_of is not None:
+            out["duplicate_of"] = self.duplicate_of
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass
+class IndexReport:
+    profile: str
+    added: list[str] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    failed: list[dict] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: list[FileOutcome] = field(default_factory=list)
+    chunks: int = 0
+    chunk_failures: int = 0  # chunks of this run's papers still without usable model output
+    incomplete: list[str] = field(default_factory=list)  # papers processed with such chunks
+    usage: dict[str, Usage] = field(default_factory=dict)
+    seconds: float = 0.0
+    stopped: str | None = None
+
+    def to_json(self) -> dict:
+        from .models import usage_to_json
+
+        return {
+            "profile": self.profile, "processed": self.added, "skipped": self.skipped, "failed": self.failed,
+            "resumed": self.resumed, "warnings": self.warnings, "notes": self.notes,
+            "files": [f.to_json() for f in self.files], "chunks": self.chunks,
+            "chunk_failures": self.chunk_failures, "incomplete": self.incomplete, "usage": usage_to_json(self.usage),
+            "seconds": round(self.seconds, 3), "stopped": self.stopped,
+        }
+
+    @property
+    def ok(self) -> bool:
+        """Nothing failed, nothing is missing, nothing left for later."""
+        return not self.failed and self.stopped is None and not self.chunk_failures
+
+
+class FileLedger:
+    """Which input file led to which document, and how each document fared, for ``report.files``."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, FileOutcome] = {}
+        self._first_path: dict[str, str] = {}  # document id -> the first path of this run that holds it
+        self._document_outcome: dict[str, tuple[str, str | None]] = {}  # id -> (outcome, duplicate_of | error)
+
+    def failed_file(self, path: str, reason: str) -> None:
+        self._files[path] = FileOutcome(path, "failed", error=reason)
+
+    def document(self, path: str, doc_id: str, outcome: str, detail: str | None = None) -> None:
+        """``outcome`` of a document registered from ``path``: queued (to process), already indexed,
+        or duplicate (``detail``: the other path)."""
+        entry = self._files.setdefault(path, FileOutcome(path))
+        if doc_id not in entry.documents:
+            entry.documents.append(doc_id)
+        first = self._first_path.setdefault(doc_id, path)
+        if first != path:
+            outcome, detail = "duplicate", first
+        self._document_outcome[f"{path}\0{doc_id}"] = (outcome, detail)
+
+    def first_path(self, doc_id: str) -> str | None:
+        return self._first_path.get(doc_id)
+
+    def outcomes(self, report: IndexReport, pending: set[str]) -> list[FileOutcome]:
+        """One outcome per file, in the order the files were read."""
+        failed = {f["id"]: f["error"] for f in report.failed if "id" in f}
+        processed, incomplete = set(report.added), set(report.incomplete)
+        out = []
+        for path, entry in self._files.items():
+            if entry.outcome == "failed" and not entry.documents:
+                out.append(entry)
+                continue
+            worst, detail = "already indexed", None
+            for doc_id in entry.documents:
+                outcome, extra = self._document_outcome[f"{path}\0{doc_id}"]
+                if outcome == "queued":
+                    outcome = ("failed" if doc_id in failed else "incomplete" if doc_id in incomplete
+                               else "indexed" if doc_id in processed else "pending" if doc_id in pending else "indexed")
+                    extra = failed.get(doc_id)
+                if FILE_OUTCOMES.index(outcome) < FILE_OUTCOMES.index(worst):
+                    worst, detail = outcome, extra
+            entry.outcome = worst
+            if worst == "duplicate":
+                entry.duplicate_of = detail
+            elif worst == "failed":
+                entry.error = detail
+            out.append(entry)
+        return out

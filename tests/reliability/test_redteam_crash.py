@@ -1,0 +1,68 @@
+"""kill -9 at several points of `index`, `entities --merge` and `delete` (issue 14, defect 2 and the
+crash cases that must keep holding): after the recovery command the workspace is the one a clean
+run makes, whatever point the kill hit."""
+
+from __future__ import annotations
+
+import pytest
+from crashtest import KillPoint, check_crash, copy_workspace, run_killed
+from redteam import differences, snapshot, write_papers
+
+pytestmark = pytest.mark.slow
+
+N_PAPERS = 6
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return write_papers(tmp_path / "corpus", N_PAPERS)
+
+
+@pytest.fixture
+def clean(scholar, corpus, tmp_path):
+    """A workspace indexed without interruption (in this process)."""
+    run = scholar.at(tmp_path / "clean")
+    result = run("index", str(corpus), "--profile", "academic")
+    assert result.code == 0, result.err
+    assert any("entity resolution merged" in n for n in result.json["notes"])  # the final phase has work
+    return run.workdir
+
+
+INDEX_KILLS = [
+    KillPoint("scholargraph.pipeline:Pipeline._commit", nth=3, when="return"),  # in the 3rd paper's commit
+    KillPoint("scholargraph.graph.resolution_pass:resolve_touched"),  # all papers in, resolution not started
+    KillPoint("scholargraph.graph.resolution_pass:merge_entities", nth=1, when="return"),  # mid-resolution
+    KillPoint("scholargraph.graph.refresh:GraphRefresher.refresh", nth=2),  # resolution done, rebuild not
+]
+
+
+@pytest.mark.parametrize("point", INDEX_KILLS, ids=str)
+def test_kill_during_index_then_a_plain_rerun_gives_the_clean_graph(scholar, corpus, clean, point):
+    check_crash(scholar, ["index", str(corpus), "--profile", "academic"], point, clean)
+
+
+@pytest.mark.parametrize("recovery", ["index", "delete"])
+def test_kill_during_entities_merge_is_finished_by_the_next_write(scholar, clean, corpus, tmp_path, recovery):
+    merge = ["entities", "--merge", "Contrastive Learning", "Sentence Embeddings"]
+    merged = scholar.at(copy_workspace(clean, tmp_path / "merged"))
+    assert merged(*merge).code == 0
+    # the next writing command: `index`, or one that is not about the graph at all (`delete` of no document)
+    recover = ["index", str(corpus), "--profile", "academic"] if recovery == "index" else ["delete", "no-such-paper"]
+    scholar.workdir = copy_workspace(clean, tmp_path / "victim")
+    # the merge committed, the rebuild of what it touched had not started
+    check_crash(scholar, merge, KillPoint("scholargraph.kb:KnowledgeBase.refresh_graph"), merged.workdir,
+                recover=recover)
+
+
+def test_kill_during_delete_is_all_or_nothing(scholar, clean, tmp_path):
+    doc_id = next(d for d in snapshot(clean)["documents"])
+    gone = scholar.at(copy_workspace(clean, tmp_path / "deleted"))
+    assert gone("delete", doc_id).code == 0
+    scholar.workdir = copy_workspace(clean, tmp_path / "victim")
+    # inside the unit of work: nothing happened
+    run_killed(scholar, ["delete", doc_id], KillPoint("scholargraph.store.sqlite:SQLiteStore.delete_chunks_of",
+                                                      when="return"))
+    assert not differences(snapshot(scholar.workdir), snapshot(clean))
+    # after its commit, before the rebuild: rerunning the command finishes it
+    check_crash(scholar, ["delete", doc_id], KillPoint("scholargraph.graph.refresh:GraphRefresher.refresh"),
+                gone.workdir)
