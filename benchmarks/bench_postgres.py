@@ -46,6 +46,8 @@ from scholargraph.query.engine import QueryEngine
 from scholargraph.store import copy_to_postgres, open_store
 from scholargraph.testing.postgres import TempPostgres
 
+PG_ROWS = ["naive", "local", "subgraph", "global", "hybrid", "ppr"]  # the core modes, on both stores
+
 # maintenance_work_mem 2 GB: the HNSW graph of 1M 384-d vectors (~1.7 GB) is built in memory, not on disk
 SERVER_SETTINGS = {"shared_buffers": "1GB", "maintenance_work_mem": "2GB", "max_parallel_maintenance_workers": "2"}
 LOADED = ("taken on a loaded machine (load average at start above half the cores, see 'machine'); "
@@ -138,7 +140,7 @@ def bench_retrieval(chunks: int, queries: int, pg: TempPostgres, tmp: Path) -> d
         store = open_store(ws, backend, **options)
         settings = Settings(workdir=ws, query=QuerySettings(clue_threshold=0.5))
         engine = QueryEngine(store, settings, BagOfWords(words), Chars(), None)
-        out["modes"][name] = asyncio.run(measure(engine, np.random.default_rng(7), queries))  # same questions
+        out["modes"][name] = asyncio.run(measure(engine, np.random.default_rng(7), queries, PG_ROWS))  # same questions
         store.close()
     out["p95_ratio_postgres_to_sqlite"] = {
         mode: round(out["modes"]["postgres"][mode]["p95_ms"] / out["modes"]["sqlite"][mode]["p95_ms"], 2)
