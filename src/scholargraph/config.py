@@ -52,6 +52,15 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+
+def http_url(v: str | None) -> str | None:
+    """An http(s) base URL without its trailing slash; empty means none."""
+    if v is None or v == "":
+        return None
+    if not v.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return v.rstrip("/")
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -78,11 +87,7 @@ class LLMSettings(_Section):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str | None) -> str | None:
-        if v is None or v == "":
-            return None
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return v.rstrip("/")
+        return http_url(v)
 
     @property
     def configured(self) -> bool:
@@ -173,11 +178,7 @@ class RerankSettings(_Section):
     @field_validator("url")
     @classmethod
     def _url(cls, v: str | None) -> str | None:
-        if v is None or v == "":
-            return None
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return v.rstrip("/")
+        return http_url(v)
 
     @model_validator(mode="after")
     def _complete(self) -> RerankSettings:
