@@ -256,6 +256,7 @@ class StoreSettings(_Section):
     dsn: SecretStr | None = Field(None, description="postgres: e.g. postgresql://user:pass@host:5432/dbname "
                                                     "(options=-csearch_path=NAME keeps several knowledge bases apart)")
     pool_size: int = Field(8, ge=2, le=256, description="postgres: pooled read connections per process")
+    hnsw_ef_search: int = Field(100, ge=10, le=1000, description="postgres: candidates an HNSW vector search examines (pgvector's hnsw.ef_search); higher = closer to the exact top-k, proportionally slower")
 
     @field_validator("dsn", mode="before")
     @classmethod
@@ -276,7 +277,7 @@ class StoreSettings(_Section):
     def options(self) -> dict[str, Any]:
         """Keyword options of ``open_store`` for this backend."""
         if self.backend == "postgres" and self.dsn is not None:
-            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size}
+            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search}
         return {}
 
 

@@ -118,6 +118,19 @@ def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
         i for i in indexes if "vectors_chunk_hnsw" in i]  # only the namespace that reached the threshold
 
 
+def test_hnsw_ef_search_comes_from_the_store_settings(open_pg):
+    from scholargraph.config import StoreSettings
+
+    options = StoreSettings(backend="postgres", dsn="postgresql://u@h/db", hnsw_ef_search=400).options()
+    assert options["ef_search"] == 400
+    store = open_pg(ef_search=options["ef_search"])
+    with store.pool.connection() as conn:  # every pooled search connection walks 400 candidates
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "400"
+    default = open_pg("other")
+    with default.pool.connection() as conn:
+        assert conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "100"
+
+
 def test_vectors_of_another_dimension_are_refused(open_pg):
     store = open_pg()
     store.put_vectors("chunk", ["a"], np.ones((1, 4), dtype=np.float32))

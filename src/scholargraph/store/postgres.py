@@ -99,10 +99,11 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
-                 hnsw_min_rows: int = HNSW_MIN_ROWS):
+                 hnsw_min_rows: int = HNSW_MIN_ROWS, ef_search: int = EF_SEARCH_DEFAULT):
         self.workdir = Path(workdir)
         self.dsn = dsn
         self.where = redacted(dsn)
+        self.ef_search = int(ef_search)  # set on every connection; larger k raises it per query
         try:
             conn = connect(dsn, connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as exc:
@@ -138,7 +139,7 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
 
     def _configure(self, conn: psycopg.Connection) -> None:
         register_vector(conn)
-        conn.execute(f"SET hnsw.ef_search = {EF_SEARCH_DEFAULT}")
+        conn.execute(f"SET hnsw.ef_search = {self.ef_search}")
 
     def _open_writer(self) -> psycopg.Connection:
         conn = connect(self.dsn, connect_timeout=CONNECT_TIMEOUT_S)
@@ -567,7 +568,7 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
             raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
         if self._vector_dim() != dim:
             self.write(lambda: self._ensure_vector_tables(dim))
-        return PgVectorIndex(self._rows, dim, namespace)
+        return PgVectorIndex(self._rows, dim, namespace, self.ef_search)
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not len(ids) or self._vector_dim() is None:

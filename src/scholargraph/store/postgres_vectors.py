@@ -16,7 +16,7 @@ import numpy as np
 
 from .postgres_schema import vector_table
 
-EF_SEARCH_DEFAULT = 100  # set on every pooled connection; larger k sets it per query
+EF_SEARCH_DEFAULT = 100  # set on every connection (store.hnsw_ef_search); larger k sets it per query
 EF_SEARCH_MAX = 1000  # pgvector's limit
 
 
@@ -39,11 +39,12 @@ def _score(value: Any) -> float:
 class PgVectorIndex:
     """:class:`~scholargraph.store.base.VectorIndex` over ``vectors_<namespace>``."""
 
-    def __init__(self, rows: Callable[..., list], dim: int, namespace: str):
+    def __init__(self, rows: Callable[..., list], dim: int, namespace: str, ef_search: int = EF_SEARCH_DEFAULT):
         self._rows = rows  # (sql, params, ef_search=None) -> rows, on a pooled or the unit of work's connection
         self.dim = dim
         self.namespace = namespace
         self.table = vector_table(namespace)
+        self.ef_search = ef_search  # the connection's setting
 
     def _query(self, query: np.ndarray) -> np.ndarray | None:
         q = np.asarray(query, dtype=np.float32)
@@ -56,9 +57,8 @@ class PgVectorIndex:
             raise ValueError("query contains non-finite values")
         return None if norm == 0.0 else q / norm
 
-    @staticmethod
-    def _ef(k: int) -> int | None:
-        return None if 2 * k <= EF_SEARCH_DEFAULT else min(EF_SEARCH_MAX, 2 * k)
+    def _ef(self, k: int) -> int | None:
+        return None if 2 * k <= self.ef_search else min(EF_SEARCH_MAX, 2 * k)
 
     def search(self, query: np.ndarray, k: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
         q = self._query(query)
