@@ -198,7 +198,8 @@ def bench_indexing(docs: list[dict], workers: int, limit: int, latency: float, p
             "documents": len(docs), "processed": processed,
             "per_worker": [r["processed"] for r in rows], "chunks": check["chunks"], "status": check["documents"],
             "wall_s": round(wall, 1), "documents_per_s": round(processed / wall, 2),
-            "llm_calls": stats["calls"], "llm_active_s": round(stats["active_seconds"], 1),
+            "llm_calls": stats["calls"], "llm_calls_by_kind": {k: v["calls"] for k, v in sorted(stats["by_kind"].items())},
+            "llm_active_s": round(stats["active_seconds"], 1),
             "outside_llm_s": round(wall - stats["active_seconds"], 1),
             "mean_in_flight": round(stats["mean_concurrency"], 1),
             "mean_in_flight_pct_of_total_limit": round(100 * stats["mean_concurrency"] / (limit * workers), 1)}

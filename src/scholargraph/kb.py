@@ -309,6 +309,10 @@ class KnowledgeBase:
             if cites.references:
                 report.notes.append(cites.note())
         if self.settings.communities.auto_update and (report.added or report.resumed):
+            if busy := self._indexed_elsewhere():
+                report.notes.append(f"communities left to the worker that finishes last ({busy} document(s) still "
+                                    "being indexed by other workers)")
+                return
             try:
                 run = await self._update_communities()
             except LLMUnavailableError as exc:
@@ -317,6 +321,13 @@ class KnowledgeBase:
             if run.computed:
                 report.notes.append(f"communities: {', '.join(f'{n} at level {lv}' for lv, n in run.levels.items())}; "
                                     f"{run.reports_written} report(s) written, {run.reports_kept} kept")
+
+    def _indexed_elsewhere(self) -> int:
+        """Documents other live workers are indexing now (several workers on one PostgreSQL database).
+        Communities and their reports computed before those land would be redone by the last worker,
+        so a worker that finishes early leaves them to it."""
+        processing = self.store.status_counts().get(DocStatus.PROCESSING.value, 0)
+        return max(0, processing - len(self.store.interrupted_ids())) if processing else 0
 
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))

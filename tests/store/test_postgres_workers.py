@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from scholargraph import KnowledgeBase
+from scholargraph.models import Document, Section
 from scholargraph.store import open_store
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_script import Rule
@@ -190,3 +191,31 @@ def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
         assert records[0] > 0 and records[0] == records[1]
         assert q("SELECT count(*) FROM vectors_chunk")[0][0] == 24
         assert q("SELECT count(*) FROM entities WHERE dirty")[0][0] == 0
+
+
+def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communities_to_it(tmp_path, pg_dsn, llm_server):
+    """Community reports written over a half-indexed graph are written again by the worker that finishes
+    last: with two workers every report was paid twice. The early worker leaves them to the last one."""
+    server = llm_server(rules=default_rules())
+    texts = [(tmp_path / "papers" / name).read_text() for name in write_corpus(tmp_path / "papers", 12)]
+    dsn = pg_dsn()
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    try:
+        other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
+                          "full", "academic")
+        assert other.claim_pending(1) == ["elsewhere"]  # another live worker is on it
+        report = kb.insert(texts=texts[:6])
+        assert len(report.added) == 6
+        assert any("left to the worker that finishes last (1 document" in n for n in report.notes), report.notes
+        assert server.stats.by_kind.get("report", {}).get("calls", 0) == 0
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM communities").fetchone()[0] == 0
+        other.close()  # that worker is gone: its document is no one's now
+        report = kb.insert(texts=texts[6:])
+        assert not any("left to the worker" in n for n in report.notes), report.notes
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM communities").fetchone()[0] > 0
+    finally:
+        kb.close()
+        other.close()
