@@ -3,7 +3,13 @@
 The graph has one node per entity and one per chunk (passage). Relations join entities (weight =
 the relation's weight); an entity joins every chunk that states it with weight 1 / (the number of
 chunks stating it): a passage's rare names (a person, a gene) carry the walk further than its
-common terms, which join it to hundreds of passages. A walk starts from the seeds and, at each
+common terms, which join it to hundreds of passages. Entity names that contain one another ("Nicki
+Minaj" / "singer Nicki Minaj", "Frank Lloyd" / "Frank William George Lloyd") are joined too
+(:func:`name_links`, weight = the shorter name's specificity times ``ppr_name_links``): HippoRAG's
+synonym edges, by words rather than by vectors, because the offline graph's entity vectors embed
+the name with its context sentence (on 2Wiki "Nicki Minaj" / "singer Nicki Minaj" have cosine
+0.53 while unrelated phrases of one sentence reach 0.9) and embedding every name alone would
+cost about as much as embedding the entities again. A walk starts from the seeds and, at each
 step, follows an edge with probability ``damping`` or jumps back to a seed; passages are ranked by
 how often the walk visits them.
 
@@ -12,8 +18,9 @@ weighted by their fused score), so that the walk goes from what the question mat
 passages its names lead to (the second hop of a multi-hop question); and the entities the question
 matches, as in HippoRAG 2 (Gutiérrez et al., 2025, §3), each divided by the number of passages
 stating it (node specificity). By default only the entities the question names exactly seed the
-walk (``ppr_entity_min_score`` = 1): on the offline noun-phrase graph the nearest-vector matches
-and the facts' ends are noisy ("director" matches every "British film director") and lowered
+walk (``ppr_entity_min_score`` = 1; an exact match counts only when the question itself says the
+name, :func:`question_seeds`, not for the graph phrases the offline keywords add): on the offline
+noun-phrase graph the nearest-vector matches and the facts' ends are noisy ("director" matches every "British film director") and lowered
 2Wiki recall@10 of ppr from 0.82 to 0.75 (``docs/benchmarks.md``); with an LLM-built graph a
 lower threshold may help.
 
@@ -23,16 +30,23 @@ lower threshold may help.
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..store.base import Store
+from ..text.names import fold_plural, normalise_name
 
-__all__ = ["PassageGraph", "personalized_pagerank", "seed_vector"]
+__all__ = ["PassageGraph", "name_links", "name_tokens", "named_in", "personalized_pagerank", "question_seeds",
+           "seed_vector"]
+
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+_WORD = re.compile(r"\w+")
+MAX_NAME_WORDS = 8  # longer names are phrases, not names: they are not searched for shorter ones
 
 
 def personalized_pagerank(adjacency: sp.spmatrix, seeds: np.ndarray, damping: float = 0.5, tol: float = 1e-8,
@@ -71,6 +85,73 @@ def seed_vector(n: int, weights: Mapping[int, float]) -> np.ndarray:
     return vec
 
 
+def name_tokens(name: str) -> tuple[str, ...]:
+    """An entity name's words as compared for containment: its merge key (:func:`normalise_name`:
+    casefolded, hyphens as spaces, last word plural-folded) without possessives or punctuation."""
+    return tuple(_WORD.findall(_POSSESSIVE.sub("", normalise_name(name))))
+
+
+def named_in(text: str, name: str) -> bool:
+    """Whether ``name``'s words occur in ``text`` as a contiguous run (case, punctuation, possessives
+    and plurals aside): "Gaby: A True Story" names "True Story", not "born American film director"."""
+    words = tuple(fold_plural(w) for w in name_tokens(name))
+    if not words:
+        return False
+    found = tuple(fold_plural(w) for w in _WORD.findall(_POSSESSIVE.sub("", text.casefold())))
+    n = len(words)
+    return any(found[i : i + n] == words for i in range(len(found) - n + 1))
+
+
+def question_seeds(matched: Mapping[str, float], names: Mapping[str, str], question: str, min_score: float,
+                 weight: float) -> dict[str, float]:
+    """The matched entities (id -> match score) that seed the walk, times ``weight``: those scoring at
+    least ``min_score``, an exact match (score 1) only when the question itself names it (``names``:
+    id -> name). The offline keywords add the graph's own phrases most similar to the question
+    (clues such as "born American film director" for "...the director of film Gaby...") and they
+    match exactly, but they name the passages they come from, not the question's entities."""
+    if weight <= 0:
+        return {}
+    return {e: weight * w for e, w in matched.items()
+            if w >= min_score and (w < 1.0 or (e in names and named_in(question, names[e])))}
+
+
+def name_links(names: Sequence[str]) -> list[tuple[int, int, float]]:
+    """Links between entity names that name the same thing as far as their words tell: (i, j, weight)
+    with i < j, where one name's words are a contiguous run of the other's ("Nicki Minaj" in "singer
+    Nicki Minaj", "Palme" in "Swedish prime minister Olof Palme"), or the other with its middle words
+    left out ("Frank Lloyd" / "Frank William George Lloyd"), or both have the same words.
+
+    The weight is the shorter name's specificity: 1 / (the number of names containing it), as the
+    passage edges are weighted by 1 / (passages stating the entity): a generic word contained in
+    hundreds of names ("film", "director") links to each of them with a negligible weight, a full
+    name contained in one other name links to it with weight 1. This is the cheap, string-level
+    counterpart of HippoRAG's synonym edges (Gutierrez et al. 2024, §3; HippoRAG 2, 2025, §3), for
+    an offline graph whose noun phrases keep a title or role with the name ("singer Nicki Minaj")."""
+    tokens = [name_tokens(n) for n in names]
+    by_key: dict[tuple[str, ...], list[int]] = {}
+    for i, t in enumerate(tokens):
+        if t:
+            by_key.setdefault(t, []).append(i)
+    contains: dict[int, set[int]] = {}  # short name -> the names containing it
+    for i, t in enumerate(tokens):
+        if not t or len(t) > MAX_NAME_WORDS:
+            continue
+        runs = {t[a:b] for a in range(len(t)) for b in range(a + 1, len(t) + 1)}
+        if len(t) >= 3:
+            runs.add((t[0], t[-1]))
+        for run in runs:
+            for j in by_key.get(run, ()):
+                if j != i:
+                    contains.setdefault(j, set()).add(i)
+    links: dict[tuple[int, int], float] = {}
+    for short, longer in contains.items():
+        weight = 1.0 / len(longer)
+        for other in longer:
+            pair = (min(short, other), max(short, other))
+            links[pair] = max(links.get(pair, 0.0), weight)
+    return [(i, j, w) for (i, j), w in sorted(links.items())]
+
+
 @dataclass
 class PassageGraph:
     """Entity and chunk nodes of one workspace and their weighted adjacency (symmetric)."""
@@ -83,7 +164,9 @@ class PassageGraph:
     load_seconds: float = 0.0
 
     @classmethod
-    def build(cls, store: Store) -> PassageGraph:
+    def build(cls, store: Store, name_link_weight: float = 0.0) -> PassageGraph:
+        """The matrix of ``store``'s entities and chunks; ``name_link_weight`` > 0 also joins entity
+        names that contain one another (:func:`name_links`, each weight multiplied by it)."""
         started = time.perf_counter()
         entity_ids = store.all_entity_ids()
         index = {e: i for i, e in enumerate(entity_ids)}
@@ -99,12 +182,14 @@ class PassageGraph:
             vals += [max(float(w), 1e-6)] * 2
         nodes = list(entity_ids)
         passages_of = np.zeros(len(entity_ids))
+        names = [""] * len(entity_ids)
         chunk_index: dict[str, int] = {}
         batch = 2000
         for start in range(0, len(entity_ids), batch):
             part = entity_ids[start : start + batch]
             for eid, entity in store.get_entities(part).items():
                 ie = index[eid]
+                names[ie] = entity.name
                 distinct = dict.fromkeys(entity.chunk_ids)
                 passages_of[ie] = len(distinct)
                 specificity = 1.0 / max(len(distinct), 1)
@@ -116,6 +201,11 @@ class PassageGraph:
                     rows += [ie, ic]
                     cols += [ic, ie]
                     vals += [specificity, specificity]
+        if name_link_weight > 0:
+            for ia, ib, w in name_links(names):
+                rows += [ia, ib]
+                cols += [ib, ia]
+                vals += [name_link_weight * w] * 2
         n = len(nodes)
         adjacency = sp.csr_matrix((np.asarray(vals), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
                                   shape=(n, n))
