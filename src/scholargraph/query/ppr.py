@@ -132,7 +132,8 @@ def name_links(names: Sequence[str]) -> list[tuple[int, int, float]]:
     for i, t in enumerate(tokens):
         if t:
             by_key.setdefault(t, []).append(i)
-    contains: dict[int, set[int]] = {}  # short name -> the names containing it
+    shorter: list[int] = []  # (shorter[k], longer[k]): a name and a name containing it
+    longer: list[int] = []
     for i, t in enumerate(tokens):
         if not t or len(t) > MAX_NAME_WORDS:
             continue
@@ -142,14 +143,19 @@ def name_links(names: Sequence[str]) -> list[tuple[int, int, float]]:
         for run in runs:
             for j in by_key.get(run, ()):
                 if j != i:
-                    contains.setdefault(j, set()).add(i)
-    links: dict[tuple[int, int], float] = {}
-    for short, longer in contains.items():
-        weight = 1.0 / len(longer)
-        for other in longer:
-            pair = (min(short, other), max(short, other))
-            links[pair] = max(links.get(pair, 0.0), weight)
-    return [(i, j, w) for (i, j), w in sorted(links.items())]
+                    shorter.append(j)
+                    longer.append(i)
+    if not shorter:
+        return []
+    short, long_ = np.asarray(shorter), np.asarray(longer)
+    weight = 1.0 / np.bincount(short)[short]  # each contained name: 1 / the names containing it
+    first, second = np.minimum(short, long_), np.maximum(short, long_)
+    # names with the same words contain each other: one link per pair, the heavier weight
+    order = np.lexsort((-weight, second, first))
+    first, second, weight = first[order], second[order], weight[order]
+    keep = np.ones(len(first), dtype=bool)
+    keep[1:] = (first[1:] != first[:-1]) | (second[1:] != second[:-1])
+    return list(zip(first[keep].tolist(), second[keep].tolist(), weight[keep].tolist(), strict=True))
 
 
 @dataclass
