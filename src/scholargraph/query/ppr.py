@@ -49,25 +49,34 @@ _WORD = re.compile(r"\w+")
 MAX_NAME_WORDS = 8  # longer names are phrases, not names: they are not searched for shorter ones
 
 
+def transition(adjacency: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The walk's step on ``adjacency``: the column-stochastic matrix (row i: the probability of
+    stepping into i from each node, by edge weight) and the mask of nodes with no out-edge."""
+    n = adjacency.shape[0]
+    matrix = sp.csr_matrix(adjacency, dtype=np.float64)
+    out_weight = np.asarray(matrix.sum(axis=1)).ravel()
+    dangling = out_weight == 0
+    inv = np.divide(1.0, out_weight, out=np.zeros(n), where=~dangling)
+    return (sp.diags(inv) @ matrix).T.tocsr(), dangling
+
+
 def personalized_pagerank(adjacency: sp.spmatrix, seeds: np.ndarray, damping: float = 0.5, tol: float = 1e-8,
-                          max_iter: int = 100) -> np.ndarray:
+                          max_iter: int = 100,
+                          step: tuple[sp.csr_matrix, np.ndarray] | None = None) -> np.ndarray:
     """Stationary distribution of a walk on the (weighted, symmetric or not) ``adjacency`` that
     follows an out-edge (chosen by weight) with probability ``damping`` and restarts from
     ``seeds`` (normalised to a distribution) otherwise. A node without out-edges restarts.
 
     Power iteration until the L1 change is below ``tol``; returns one score per node, summing to 1.
-    All-zero seeds give all-zero scores."""
+    All-zero seeds give all-zero scores. ``step``: :func:`transition` of ``adjacency`` when the
+    caller keeps it (a graph walked for many questions)."""
     n = adjacency.shape[0]
     seeds = np.asarray(seeds, dtype=np.float64)
     total = seeds.sum()
     if n == 0 or total <= 0:
         return np.zeros(n)
     restart = seeds / total
-    matrix = sp.csr_matrix(adjacency, dtype=np.float64)
-    out_weight = np.asarray(matrix.sum(axis=1)).ravel()
-    dangling = out_weight == 0
-    inv = np.divide(1.0, out_weight, out=np.zeros(n), where=~dangling)
-    transition_t = (sp.diags(inv) @ matrix).T.tocsr()  # column-stochastic (row i of the transpose: into i)
+    transition_t, dangling = step if step is not None else transition(adjacency)
     p = restart.copy()
     for _ in range(max_iter):
         lost = p[dangling].sum()  # mass at nodes with no way out restarts
@@ -168,6 +177,11 @@ class PassageGraph:
     adjacency: sp.csr_matrix
     passages_of: np.ndarray  # per entity node: number of chunks stating it
     load_seconds: float = 0.0
+    step: tuple[sp.csr_matrix, np.ndarray] | None = None  # transition(adjacency), computed once
+
+    def __post_init__(self) -> None:
+        if self.step is None:
+            self.step = transition(self.adjacency)
 
     @classmethod
     def build(cls, store: Store, name_link_weight: float = 0.0) -> PassageGraph:
@@ -216,7 +230,8 @@ class PassageGraph:
         adjacency = sp.csr_matrix((np.asarray(vals), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
                                   shape=(n, n))
         index.update({f"chunk:{c}": i for c, i in chunk_index.items()})
-        return cls(nodes, index, len(entity_ids), adjacency, passages_of, time.perf_counter() - started)
+        step = transition(adjacency)
+        return cls(nodes, index, len(entity_ids), adjacency, passages_of, time.perf_counter() - started, step)
 
     def chunk_node(self, chunk_id: str) -> int | None:
         return self.index.get(f"chunk:{chunk_id}")
@@ -237,7 +252,8 @@ class PassageGraph:
                 weights[i] = weights.get(i, 0.0) + w
         if not weights:
             return [], []
-        scores = personalized_pagerank(self.adjacency, seed_vector(len(self.nodes), weights), damping, tol=1e-6)
+        scores = personalized_pagerank(self.adjacency, seed_vector(len(self.nodes), weights), damping, tol=1e-6,
+                                       step=self.step)
         chunk_scores = scores[self.n_entities :]
         entity_scores = scores[: self.n_entities]
         top_c = _top(chunk_scores, limit)
