@@ -4,8 +4,11 @@ element extraction flow.
 * Process: files are parsed, each document gets its id (given paper id or content MD5) and a
   PENDING row holding the parsed document, so work can resume without the source file.
 * Index: pending documents are claimed (``Store.claim_pending``: PENDING -> PROCESSING, largest
-  first, in batches; documents registered while the run goes on are claimed as they arrive) and
-  processed concurrently (bounded); each one is chunked, embedded and extracted, then committed
+  first) and processed concurrently (bounded). Every pending document is the run's work: those
+  pending at the start, those its files register as they are parsed, and those other workers
+  register meanwhile (PostgreSQL: processes share one queue). A worker claims only what it can
+  start now, plus one ready for the next free slot, so the others find the rest. Each document is
+  chunked, embedded and extracted, then committed
   as ONE unit of work together with its PROCESSED status — a crash never leaves half a document.
   Documents left PROCESSING by a crash are resumed.
 * Extraction failures of single chunks are recorded and the document continues, marked
@@ -52,6 +55,7 @@ from .report import FileLedger, IndexReport
 from .store.base import DocumentRow, GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
+CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
 T = TypeVar("T")
 __all__ = ["IndexReport", "Pipeline", "select_scope"]
 
@@ -67,6 +71,23 @@ class _Analysis:
     keyword_texts: list[str]
     keyword_vectors: np.ndarray | None
     repair: bool = False  # only the document's failed chunks, extracted again (its chunks are stored)
+
+
+class _Slots:
+    """Documents being read and analysed at once (``Pipeline.parallel_documents``); ``free`` says how
+    many more could start now (a worker claims no more than that, plus one)."""
+
+    def __init__(self, n: int):
+        self._semaphore = asyncio.Semaphore(n)
+        self.free = n
+
+    async def acquire(self) -> None:
+        await self._semaphore.acquire()
+        self.free -= 1
+
+    def release(self) -> None:
+        self.free += 1
+        self._semaphore.release()
 
 
 def select_scope(doc: Document, scope: str) -> Document:
@@ -258,8 +279,9 @@ class Pipeline:
         retried = self.requeue_failed_chunks(only)
         if retried:
             report.notes.append(f"retrying the failed chunks of {len(retried)} paper(s) marked incomplete")
-        self.progress.start(len(self.store.pending_ids(only)))
-        reading = asyncio.Semaphore(self.parallel_documents())
+        counted = set(self.store.pending_ids(only))  # documents in the progress total
+        self.progress.start(len(counted))
+        reading = _Slots(self.parallel_documents())
         arrived: asyncio.Queue[list[str] | None] = asyncio.Queue()
 
         # CPU work runs off the event loop in ONE thread each (parsing, chunking; the store has its own
@@ -268,10 +290,10 @@ class Pipeline:
         with (ThreadPoolExecutor(1, thread_name_prefix="scholargraph-parsing") as self._parser,
               ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
               _long_lived_objects_frozen()):
-            intake = asyncio.create_task(self._intake(arriving, only, arrived))
+            intake = asyncio.create_task(self._intake(arriving, only, arrived, counted))
             tasks: list[asyncio.Task] = []
             try:
-                await self._feed(report, reading, only, arrived, tasks)
+                await self._feed(report, reading, only, arrived, tasks, counted)
                 await intake
                 await asyncio.gather(*tasks)
             except BaseException:
@@ -286,35 +308,44 @@ class Pipeline:
         self.progress.finish()
 
     async def _intake(self, arriving: Callable[[], AsyncIterator[list[str]]] | None, only: set[str] | None,
-                      arrived: asyncio.Queue[list[str] | None]) -> None:
-        """Hand the ids each parsed file registers to the feeder; None when no more will come."""
+                      arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
+        """Tell the feeder each time a parsed file has registered its documents; None when no more will come."""
         try:
             async for ids in arriving() if arriving else _nothing():
-                ids = [d for d in ids if only is None or d in only]
+                ids = [d for d in ids if (only is None or d in only) and d not in counted]
+                counted.update(ids)
                 self.progress.add_total(len(ids))
                 await arrived.put(ids)
         finally:
             arrived.put_nowait(None)
 
-    async def _feed(self, report: IndexReport, reading: asyncio.Semaphore, only: set[str] | None,
-                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task]) -> None:
-        """Claim documents and start one task per document as ``reading`` lets them in: the pending
-        ones first, in batches (largest first), then each parsed file's as it arrives."""
+    async def _feed(self, report: IndexReport, reading: _Slots, only: set[str] | None,
+                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task], counted: set[str]) -> None:
+        """Claim pending documents (any worker's, largest first) and start one task per document as
+        ``reading`` lets them in; claim only what can start now, plus one ready for the next free slot
+        (other workers find the rest). While nothing is pending, wait for this run's next parsed file
+        (looking again every ``CLAIM_POLL_S`` for documents other workers register); stop when
+        nothing is pending and every file has been read."""
         claimed: deque[str] = deque()
-        backlog = True  # documents pending at the start are not all claimed yet
-        batch = self.parallel_documents()
+        reading_files = True
+        next_file: asyncio.Future[list[str] | None] | None = None
         try:
             while self._stop is None:
                 if not claimed:
-                    if backlog:
-                        ids = await self.store.awrite(lambda: self.store.claim_pending(batch, only))
-                        backlog = bool(ids)
-                    else:
-                        new = await arrived.get()
-                        if new is None:
-                            return
-                        ids = await self.store.awrite(functools.partial(self.store.claim_pending, len(new), new))
-                    claimed.extend(ids)
+                    ids = await self.store.awrite(functools.partial(self.store.claim_pending, reading.free + 1, only))
+                    if ids:
+                        unseen = [d for d in ids if d not in counted]  # registered by another worker
+                        counted.update(unseen)
+                        self.progress.add_total(len(unseen))
+                        claimed.extend(ids)
+                        continue
+                    if not reading_files:
+                        return
+                    next_file = next_file or asyncio.ensure_future(arrived.get())
+                    done, _ = await asyncio.wait({next_file}, timeout=CLAIM_POLL_S)
+                    if done:
+                        reading_files = next_file.result() is not None
+                        next_file = None
                     continue
                 await reading.acquire()
                 if self._stop is not None:
@@ -324,6 +355,8 @@ class Pipeline:
                 task.add_done_callback(lambda _: self.progress.advance())  # documents done / total
                 tasks.append(task)
         finally:
+            if next_file is not None:
+                next_file.cancel()
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
@@ -367,7 +400,7 @@ class Pipeline:
                 return doc, stored, True
         return doc, self._chunks(doc), False
 
-    async def _process(self, doc_id: str, report: IndexReport, reading: asyncio.Semaphore) -> None:
+    async def _process(self, doc_id: str, report: IndexReport, reading: _Slots) -> None:
         """One claimed document; ``reading`` (acquired by the feeder) is released once it is
         analysed, so a slow commit never keeps the next document from starting."""
         repair = False

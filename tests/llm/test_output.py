@@ -3,13 +3,29 @@ record is dropped with its reason, never the whole reply)."""
 
 from __future__ import annotations
 
+import re
+from typing import Annotated
+
 import pytest
 
+from scholargraph.errors import ModelOutputError
 from scholargraph.evaluation.judge import parse_verdict
 from scholargraph.evaluation.questions import QuestionSet
 from scholargraph.extract.parse import EXTRACTION_SCHEMA, ExtractionReply
 from scholargraph.graph.community_reports import ReportReply
-from scholargraph.llm.output import Invalid, validate
+from scholargraph.llm.output import (
+    Invalid,
+    Items,
+    Keys,
+    LenientModel,
+    Names,
+    Text,
+    first_of,
+    names,
+    output_schema,
+    parse_reply,
+    validate,
+)
 from scholargraph.profiles.fastbio.draft import DRAFT_SCHEMA, EntityExtra, RelationExtra
 from scholargraph.profiles.fastbio.query_parse import PARSE_SCHEMA, BioQueryReply
 from scholargraph.query.keywords import KEYWORDS_SCHEMA
@@ -83,3 +99,50 @@ def test_fastbio_draft_extras_read_key_variants():
         "IL-1β", "interleukin-1 beta"]
     with pytest.raises(ValueError):
         RelationExtra.model_validate({"name": "IL1B"})
+
+
+class _Thing(LenientModel):
+    name: Annotated[Text, Keys("entity", "label")]
+    kinds: Annotated[Names, Keys("kind")] = []
+
+
+class _Things(LenientModel):
+    bare_field = "things"
+
+    things: Annotated[Items[_Thing], Keys("entities", "items")]
+
+
+def test_key_variants_names_and_bare_replies():
+    """A field under another key, names as "a, b | c", and a bare array for the one list."""
+    problems: list[str] = []
+    got = validate([{"entity": "BERT", "kind": "model | encoder"}, {"name": "", "label": "GLUE"},
+                    {"kinds": ["x"]}], _Things, problems)
+    assert [(t.name, t.kinds) for t in got.things] == [("BERT", ["model", "encoder"]), ("GLUE", [])]
+    assert problems == ["$.things[2]: dropped: missing required 'name'"]
+    assert validate({"items": [], "other": 1}, _Things).things == []  # an empty answer is an answer
+    with pytest.raises(Invalid, match="missing required 'things'"):
+        validate({"results": [{"name": "x"}]}, _Things)  # a key it does not name is no answer
+    # the schema names each field by its own key only
+    assert output_schema(_Things) == {"type": "object", "properties": {"things": {"type": "array", "items": {
+        "type": "object", "properties": {"name": _S, "kinds": _LIST}, "required": ["name"]}}},
+        "required": ["things"]}
+
+
+def test_names_and_first_of():
+    assert names(["a, b", ["c | d", 3], None, True, {"x": 1}, " ; "]) == ["a", "b", "c", "d", "3"]
+    assert names("IL-1b | interleukin 1, beta", re.compile(r"\s*[|;]\s*")) == ["IL-1b", "interleukin 1, beta"]
+    assert names(None) == [] and names(False) == []
+    assert first_of({"a": "", "b": [], "c": None, "d": 0, "e": "x"}, ("a", "b", "c", "d", "e")) == 0
+    assert first_of({"a": ""}, ("a", "b")) is None
+
+
+def test_parse_reply_raises_with_the_raw_answer():
+    assert [t.name for t in parse_reply('```json\n{"things": [{"name": "A"}]}\n```', _Things).things] == ["A"]
+    with pytest.raises(ModelOutputError, match="answer does not match _Things: missing required 'things'") as bad:
+        parse_reply('{"nodes": []}', _Things)
+    assert bad.value.raw == '{"nodes": []}'
+    with pytest.raises(ModelOutputError, match="empty model output"):
+        parse_reply("", _Things)
+    with pytest.raises(ModelOutputError) as none:
+        parse_reply("<think>hmm</think>", _Things)
+    assert none.value.raw == "<think>hmm</think>"

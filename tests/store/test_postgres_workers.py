@@ -1,5 +1,6 @@
-"""Two `scholargraph index` processes on one PostgreSQL database finish a corpus together: every
-document processed once, no chunk missing, none duplicated (issue 12, item 3)."""
+"""Workers on one PostgreSQL database share a corpus (issue 12, item 3): a worker takes the documents
+other workers registered, holds no more claims than it can start, and two `scholargraph index`
+processes finish a corpus together, every document processed once, no chunk missing or duplicated."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import time
 import psycopg
 import pytest
 
+from scholargraph import KnowledgeBase
+from scholargraph.store import open_store
 from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_script import Rule
 
@@ -42,10 +45,13 @@ def index_process(corpus, workdir, dsn: str, server_url: str) -> subprocess.Pope
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def gated(rules: list[Rule], gate: threading.Event) -> list[Rule]:
-    """The same replies, held until ``gate`` opens (both workers hold claims: neither can finish alone)."""
+def gated(rules: list[Rule], gate: threading.Event, held: list | None = None) -> list[Rule]:
+    """The same replies, held until ``gate`` opens (both workers hold claims: neither can finish alone);
+    each request held is noted in ``held``."""
     def hold(respond):
         def reply(request):
+            if held is not None:
+                held.append(request)
             gate.wait(WAIT)
             return respond(request) if callable(respond) else respond
         return reply
@@ -66,6 +72,88 @@ def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
                 break
             time.sleep(0.05)
     gate.set()
+
+
+def worker_kb(dsn: str, workdir, server_url: str, **overrides) -> KnowledgeBase:
+    return KnowledgeBase(workdir, store={"backend": "postgres", "dsn": dsn},
+                         llm={"base_url": server_url, "model": "scripted-model", "timeout": 2 * WAIT},
+                         embeddings={"provider": "openai", "base_url": server_url, "model": "scripted-embed",
+                                     "dimension": 384},
+                         extraction={"profile": "academic"}, **overrides)
+
+
+def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(tmp_path, pg_dsn, llm_server,
+                                                                               monkeypatch):
+    """Two workers started together on the same folder: this one's first claim finds nothing, then the
+    other reads faster and registers every file first. This worker must still take those documents
+    (it used to claim only the ones it registered itself: it stopped with none, the other did all)."""
+    import scholargraph.pipeline as pipeline_module
+
+    server = llm_server(rules=default_rules())
+    write_corpus(tmp_path / "papers", 6)
+    dsn = pg_dsn()
+    kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    claims: list[list[str]] = []
+    first_claims: list[list[str]] = []  # those made before any file was read
+    registered = threading.Event()
+    real_claim, real_load = kb.store.claim_pending, pipeline_module.load_file
+
+    def claim_pending(limit, only=None):
+        ids = real_claim(limit, only)
+        claims.append(ids)
+        return ids
+
+    def load_file(path, options):  # this worker's parsing thread
+        if not registered.is_set():  # the other worker registers the whole folder once this one has claimed
+            deadline = time.monotonic() + 60
+            while not claims and time.monotonic() < deadline:
+                time.sleep(0.01)
+            first_claims.extend(claims)
+            for paper in sorted((tmp_path / "papers").iterdir()):
+                for doc in real_load(paper, options):
+                    other.add_pending(doc, "full", "academic")
+            registered.set()
+        return real_load(path, options)
+
+    monkeypatch.setattr(kb.store, "claim_pending", claim_pending)
+    monkeypatch.setattr(pipeline_module, "load_file", load_file)
+    try:
+        report = kb.insert([tmp_path / "papers"])
+        assert first_claims and not any(first_claims)  # it looked for work before the other worker registered any
+        assert len(report.added) == 6, report.added
+        assert other.status_counts() == {"PROCESSED": 6}
+    finally:
+        kb.close()
+        other.close()
+
+
+def test_a_worker_claims_no_more_documents_than_it_can_start(tmp_path, pg_dsn, llm_server):
+    """While a worker's documents wait for the LLM, it holds those it works on and at most one more:
+    the rest stay PENDING for other workers (it used to hold twice its parallel documents)."""
+    gate, held = threading.Event(), []
+    server = llm_server(rules=gated(default_rules(), gate, held))
+    texts = [(tmp_path / "papers" / name).read_text() for name in write_corpus(tmp_path / "papers", 12)]
+    dsn = pg_dsn()
+    kb = worker_kb(dsn, tmp_path / "this", server.base_url, max_parallel_documents=3)
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    run = threading.Thread(target=lambda: kb.insert(texts=texts), daemon=True)  # all pending when the run starts
+    run.start()
+    try:
+        deadline = time.monotonic() + 120
+        while len(held) < 3 and time.monotonic() < deadline:  # three documents are with the LLM
+            time.sleep(0.05)
+        assert len(held) >= 3
+        time.sleep(1.0)  # time enough to claim more, if it were going to
+        taken = other.claim_pending(100)
+        assert len(taken) >= 12 - 3 - 1, other.status_counts()
+        other.release(taken)
+    finally:
+        gate.set()
+        run.join(timeout=2 * WAIT)
+        kb.close()
+        other.close()
+    assert not run.is_alive()
 
 
 @pytest.mark.slow

@@ -16,12 +16,13 @@ import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import field_validator
 
 from ..errors import ConfigError, ModelOutputError
-from ..llm.repair import parse_json
+from ..llm.output import Items, Keys, LenientModel, Text, parse_reply, validate
 from ..prompts import load_prompt
 from ..text.names import normalise_name
 from .kgfacts import Embed, Fact, PaperKG, entity_relevance, load_paper_kg, summary
@@ -29,21 +30,57 @@ from .kgfacts import Embed, Fact, PaperKG, entity_relevance, load_paper_kg, summ
 MAX_FACTS = 40  # one-hop triples given to one answer (most relevant first)
 MATCH_THRESHOLD = 0.5  # cosine of a question entity to a graph entity, when no name matches
 TEXT_CHARS = 24_000  # the paper text an answer (or the Teacher) reads
+_PAIR = {"question", "answer"}
+
+
+class QAPair(LenientModel):
+    """A question and its true answer (a blank one is no pair)."""
+
+    question: Text
+    answer: Text
+
+    @field_validator("question", "answer")
+    @classmethod
+    def _filled(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("blank")
+        return v
+
+
+class QAPairs(LenientModel):
+    """A questions file or the Teacher's reply: ``{"pairs": [...]}`` or the bare list."""
+
+    bare_field = "pairs"
+
+    pairs: Annotated[Items[QAPair], Keys("questions", "items")]
+
+
+class QuestionEntities(LenientModel):
+    """The entities a question names: ``{"entities": [...]}`` or the bare list."""
+
+    bare_field = "entities"
+
+    entities: Items[Text]
 
 
 def read_qa_pairs(path: str | Path) -> list[dict[str, str]]:
-    """``[{"question", "answer"}]`` as a JSON array or JSON lines."""
+    """``[{"question", "answer"}]`` as a JSON array or JSON lines (a pair that is not one is skipped)."""
     text = Path(path).read_text(encoding="utf-8")
     try:
         data = json.loads(text)
-        items = data if isinstance(data, list) else [data]
     except json.JSONDecodeError:
-        items = [json.loads(line) for line in text.splitlines() if line.strip()]
-    pairs = [{"question": str(i["question"]), "answer": str(i["answer"])} for i in items
-             if isinstance(i, dict) and i.get("question") and i.get("answer")]
+        data = [_line(path, n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    pairs = validate(data if isinstance(data, list) else [data], QAPairs).pairs
     if not pairs:
         raise ConfigError(f"{path}: no question/answer pairs (expected JSON objects with 'question' and 'answer')")
-    return pairs
+    return [p.model_dump(include=_PAIR) for p in pairs]
+
+
+def _line(path: str | Path, number: int, line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{number}: not JSON ({exc.msg}); expected a JSON array or one object a line") from None
 
 
 async def kg_qa(kb: Any, doc_id: str, pairs: Sequence[dict[str, str]] | None = None, count: int = 10,
@@ -65,13 +102,13 @@ async def _teacher(kb: Any, kg: PaperKG, count: int) -> list[dict[str, str]]:
     reply = await kb.llm.chat(load_prompt("kgqa_questions").messages(count=count, title=kg.title,
                                                                      text=kg.text[:TEXT_CHARS]),
                               purpose="kgqa", document_id=kg.doc_id)
-    data = parse_json(reply.text)
-    items = data.get("pairs") if isinstance(data, dict) else data
-    pairs = [{"question": str(i["question"]), "answer": str(i["answer"])} for i in items or []
-             if isinstance(i, dict) and i.get("question") and i.get("answer")]
+    try:
+        pairs = parse_reply(reply.text, QAPairs).pairs
+    except ModelOutputError:
+        pairs = []
     if not pairs:
         raise ModelOutputError("question generation returned no question/answer pairs", reply.text)
-    return pairs[:count]
+    return [p.model_dump(include=_PAIR) for p in pairs[:count]]
 
 
 async def _one(kb: Any, kg: PaperKG, relevance: dict[str, float], pair: dict[str, str], embed: Embed
@@ -95,11 +132,10 @@ async def _question_entities(kb: Any, kg: PaperKG, question: str) -> list[str]:
     reply = await kb.llm.chat(load_prompt("kgqa_entities").messages(question=question), purpose="kgqa",
                               document_id=kg.doc_id)
     try:
-        data = parse_json(reply.text)
+        found = parse_reply(reply.text, QuestionEntities).entities
     except ModelOutputError:
         return []
-    items = data.get("entities") if isinstance(data, dict) else data
-    return [str(x).strip() for x in items or [] if isinstance(x, str) and x.strip()]
+    return [x.strip() for x in found if x.strip()]
 
 
 async def _match(kb: Any, kg: PaperKG, names: list[str]) -> list[str]:

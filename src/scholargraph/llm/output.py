@@ -15,7 +15,11 @@ numbers out of a :class:`Clamp` range are clamped; a string where a list belongs
 commas/semicolons and a single value is wrapped (:data:`Items`); invalid list items and invalid
 optional fields are dropped; ``None`` for a required field counts as missing; numbers become
 text and a list of scalars becomes "a, b" (:data:`Text`); yes/no are booleans (:data:`Flag`);
-enums match case-insensitively (:class:`OneOf`); keys the model does not name are kept.
+enums match case-insensitively (:class:`OneOf`); keys the model does not name are kept. A field
+may come under other keys (:class:`Keys`), a list of names as "a, b | c" (:data:`Names`), and a
+reply that is a bare array or string may stand for one field (``LenientModel.bare_field``).
+:func:`parse_reply` is the whole way from a raw answer to a model, or a
+:class:`~scholargraph.errors.ModelOutputError` carrying the raw answer.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Annotated, Any, TypeVar, overload
+from typing import Annotated, Any, ClassVar, TypeVar, overload
 
 from pydantic import (
     BaseModel,
@@ -45,14 +49,17 @@ from pydantic import (
 from pydantic_core import PydanticCustomError, core_schema
 
 from ..errors import ModelOutputError
+from .repair import parse_json
 
-__all__ = ["SPLIT_RE", "Clamp", "Flag", "Integer", "Invalid", "Items", "LenientModel", "Number", "OneOf", "Text",
-           "coerce", "output_schema", "validate"]
+__all__ = ["NAME_SPLIT_RE", "SPLIT_RE", "Clamp", "Flag", "Integer", "Invalid", "Items", "Keys", "LenientModel",
+           "Names", "Number", "OneOf", "Text", "coerce", "first_of", "names", "output_schema", "parse_reply",
+           "validate"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 SPLIT_RE = re.compile(r"\s*[,;]\s*")
+NAME_SPLIT_RE = re.compile(r"\s*[,;|]\s*")
 _LEADING_NUMBER_RE = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)")
 _TRUE = {"true", "yes", "y", "1"}
 _FALSE = {"false", "no", "n", "0"}
@@ -152,12 +159,27 @@ def _flag(value: Any) -> Any:
     raise ValueError(f"expected boolean, got {_kind(value)}")
 
 
+def _split(text: str, pattern: re.Pattern[str], quotes: str = "") -> list[str]:
+    return [p.strip().strip(quotes) for p in pattern.split(text) if p.strip().strip(quotes)]
+
+
+def names(value: Any, split: re.Pattern[str] = NAME_SPLIT_RE) -> list[str]:
+    """The names in ``value``, however a model lists them: a string split on ``split`` (commas,
+    semicolons and bars by default: "a, b | c"), a list flattened with its strings split too,
+    numbers as text; null, booleans and objects hold none. Never fails (:data:`Names`)."""
+    if value is None or isinstance(value, (bool, dict)):
+        return []
+    if isinstance(value, list):
+        return [n for v in value for n in names(v, split)]
+    return _split(str(value), split)
+
+
 def _items(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> list[Any]:
     if isinstance(value, str):
         text = value.strip()
         if text[:1] == "[" and text[-1:] == "]":
             text = text[1:-1]
-        value = [p.strip().strip("\"'") for p in SPLIT_RE.split(text) if p.strip().strip("\"'")]
+        value = _split(text, SPLIT_RE, "\"'")
     elif not isinstance(value, list):
         value = [value]  # a single object (or scalar) where a list belongs
     path = _path(info)
@@ -176,6 +198,46 @@ Number = Annotated[float, BeforeValidator(_number)]
 Integer = Annotated[int, BeforeValidator(_integer)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 Items = Annotated[list[T], WrapValidator(_items)]
+Names = Annotated[list[str], BeforeValidator(names)]
+
+
+def first_of(data: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The value of the first of ``keys`` in ``data`` that holds one (not null, "" or []), else None."""
+    for key in keys:
+        if data.get(key) not in (None, "", []):
+            return data[key]
+    return None
+
+
+@dataclass(frozen=True, init=False)
+class Keys:
+    """``Annotated[Text, Keys("entity", "name")]``: the other keys a model may put the field under.
+    The first of the field's own name and these keys that holds a value (not null, "" or []) is
+    the field's value; when none holds one, the first that is there with "" or [] is (so
+    ``{"entities": []}`` is an empty list, while an answer with none of the keys lacks the field).
+    The schema names only the field itself."""
+
+    names: tuple[str, ...] = field(default=())
+
+    def __init__(self, *names: str):
+        object.__setattr__(self, "names", names)
+
+
+@lru_cache(maxsize=256)
+def _variants(model: type[BaseModel]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``(field, (field, *other keys))`` for each field of ``model`` with :class:`Keys`."""
+    return tuple((name, (name, *meta.names)) for name, info in model.model_fields.items()
+                 for meta in info.metadata if isinstance(meta, Keys))
+
+
+def _gather(data: dict[str, Any], variants: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, Any]:
+    """``data`` with each field's value taken from the first of its keys that holds one."""
+    for name, keys in variants:
+        key = next((k for k in keys if data.get(k) not in (None, "", [])), None) or next(
+            (k for k in keys if data.get(k) is not None), None)
+        if key is not None and key != name:
+            data[name] = data.pop(key)
+    return data
 
 
 @dataclass(frozen=True)
@@ -240,23 +302,36 @@ class OneOf:
 class LenientModel(BaseModel):
     """Base of every LLM reply model: unknown keys are kept, ``None`` for a required field is
     missing, and an optional field that does not validate is dropped (noted) instead of failing
-    the object."""
+    the object. Fields marked with :class:`Keys` are read from their key variants. A model whose
+    ``bare_field`` names a field reads a bare array or string (where the object belongs) as that
+    field's value: ``["a", "b"]`` is ``{"mentions": ["a", "b"]}``, ``"ANU"`` is ``{"text": "ANU"}``;
+    a model that reads other shapes overrides :meth:`bare`."""
 
     model_config = ConfigDict(extra="allow")
+    bare_field: ClassVar[str | None] = None
+
+    @classmethod
+    def bare(cls, data: Any) -> Any:
+        """The object that ``data``, a reply that is not an object, stands for (else ``data``)."""
+        if cls.bare_field and isinstance(data, (list, str)):
+            return {cls.bare_field: data}
+        return data
 
     @model_validator(mode="wrap")
     @classmethod
     def _lenient(cls, data: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
         if not isinstance(data, dict):
+            data = cls.bare(data)
+        if not isinstance(data, dict):
             if isinstance(data, BaseModel):
                 return handler(data)
             raise PydanticCustomError("object_type", "expected object, got {kind}", {"kind": _kind(data)})
+        data = _gather(dict(data), _variants(cls))
         fields = cls.model_fields
         missing = [k for k, f in fields.items() if f.is_required() and data.get(k) is None]
         if missing:
             raise PydanticCustomError("missing_required", "missing required {names}",
                                       {"names": ", ".join(map(repr, missing))})
-        data = dict(data)
         path = _path(info) if info.field_name is None else (info.context or {}).get("path", "$")
         while True:
             try:
@@ -284,6 +359,17 @@ def validate(data: Any, model: Any, problems: list[str] | None = None, path: str
     leniently; repairs that lost something are appended to ``problems``. Raises :class:`Invalid`
     (why) when ``data`` itself cannot fit."""
     return _validate(_adapter(model), data, problems, path)
+
+
+def parse_reply(raw: str, model: type[M], problems: list[str] | None = None) -> M:
+    """A model's raw answer as ``model``: its JSON found and repaired (:func:`~.repair.parse_json`),
+    then validated leniently (:func:`validate`). Raises :class:`ModelOutputError` (why, and the raw
+    answer) when there is no JSON or it cannot fit: "answer does not match Model: why"."""
+    value = parse_json(raw)
+    try:
+        return validate(value, model, problems)
+    except Invalid as err:
+        raise ModelOutputError(f"answer does not match {model.__name__}: {err}", raw) from None
 
 
 def _validate(adapter: TypeAdapter[Any], data: Any, problems: list[str] | None, path: str) -> Any:

@@ -18,7 +18,7 @@ from ...errors import ModelOutputError
 from ...extract.parse import parse_extraction
 from ...extract.types import PRESETS
 from ...extract.types import entity_types as resolve_entity_types
-from ...llm.output import Clamp, Items, LenientModel, Number, Text, output_schema
+from ...llm.output import Clamp, Items, LenientModel, Number, Text, first_of, names, output_schema
 from ...llm.repair import parse_json, strip_reasoning
 from ...models import ChunkFailure, Document, EntityRecord, Extraction, RelationRecord
 from ...prompts import Prompt
@@ -65,6 +65,7 @@ _SRC_KEYS = ("source", "source_entity", "src", "src_id", "head", "subject", "fro
 _TGT_KEYS = ("target", "target_entity", "tgt", "tgt_id", "tail", "object", "to")
 _RTYPE_KEYS = ("type", "relation_type", "relationship_type", "relation", "relationship", "label", "predicate")
 _CONF_KEYS = ("confidence", "probability", "certainty", "score", "strength")
+_ALIAS_SPLIT = re.compile(r"\s*[|;]\s*")  # not commas: "interleukin 1, beta" is one name
 
 # words that name a relation type without being it ("up-regulates" is a Regulation link)
 RELATION_TYPE_HINTS: dict[str, tuple[str, ...]] = {
@@ -111,22 +112,6 @@ def map_relation_type(raw: str, relation_types: Sequence[str]) -> str | None:
     return None
 
 
-def first_value(d: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    for k in keys:
-        v = d.get(k)
-        if v not in (None, "", []):
-            return v
-    return None
-
-
-def _as_names(value: Any) -> list[str]:
-    if value is None or isinstance(value, (dict, bool)):
-        return []
-    if isinstance(value, list):
-        return [n for v in value for n in _as_names(v)]
-    return [p.strip() for p in re.split(r"\s*[|;]\s*", str(value)) if p.strip()]
-
-
 def _confidence(value: Any) -> float | None:
     try:
         x = float(value)
@@ -151,12 +136,12 @@ class RelationExtra(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _variants(cls, d: Any) -> Any:
-        src, tgt = first_value(d, _SRC_KEYS), first_value(d, _TGT_KEYS)
+        src, tgt = first_of(d, _SRC_KEYS), first_of(d, _TGT_KEYS)
         if not (isinstance(src, str) and isinstance(tgt, str)):
             raise ValueError("no source and target")
-        rtype = first_value(d, _RTYPE_KEYS)
+        rtype = first_of(d, _RTYPE_KEYS)
         return {"source": src, "target": tgt, "type": rtype if isinstance(rtype, str) else None,
-                "confidence": _confidence(first_value(d, _CONF_KEYS))}
+                "confidence": _confidence(first_of(d, _CONF_KEYS))}
 
 
 class EntityExtra(BaseModel):
@@ -168,10 +153,10 @@ class EntityExtra(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _variants(cls, d: Any) -> Any:
-        name = first_value(d, _NAME_KEYS)
+        name = first_of(d, _NAME_KEYS)
         if not isinstance(name, str):
             raise ValueError("no name")
-        return {"name": name, "aliases": _as_names(first_value(d, _ALIAS_KEYS))}
+        return {"name": name, "aliases": names(first_of(d, _ALIAS_KEYS), _ALIAS_SPLIT)}
 
 
 class _Extras:

@@ -20,12 +20,12 @@ import numpy as np
 
 from ...errors import LLMError, LLMUnavailableError, ModelOutputError
 from ...ingest.chunking import layout
+from ...llm.output import first_of
 from ...llm.repair import parse_json, strip_reasoning
 from ...models import Chunk, ChunkFailure, Document, Extraction, RelationRecord
 from ...prompts import Prompt
 from ...text.sentences import sentence_spans
 from ...text.stopwords import STOPWORDS
-from .draft import first_value
 from .normalise import match_key
 
 DEFAULT_REFINE_THRESHOLD = 0.6
@@ -157,8 +157,8 @@ def clean_refined(raw: str) -> str | None:
         except ModelOutputError:
             value = None
         if isinstance(value, dict):
-            value = first_value({str(k).lower(): v for k, v in value.items()},
-                          ("description", "updated_description", "relationship_description", "text", "answer"))
+            value = first_of({str(k).lower(): v for k, v in value.items()},
+                             ("description", "updated_description", "relationship_description", "text", "answer"))
         if not isinstance(value, str):
             raise ModelOutputError("refine output is structured data, not a description", raw)
         text = value

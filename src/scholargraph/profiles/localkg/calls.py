@@ -18,9 +18,10 @@ from pydantic import BaseModel
 
 from ...config import LocalKGSettings
 from ...errors import ModelOutputError
+from ...llm.output import output_schema, parse_reply
 from ...models import ChunkFailure
 from ...prompts import Prompt, load_prompt
-from .outputs import parse_output, plain_text
+from .outputs import plain_text
 
 M = TypeVar("M", bound=BaseModel)
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
@@ -55,11 +56,11 @@ class StageContext:
         """Prompt ``name`` filled with ``values``; the answer as ``output``, or None (recorded) when
         the model's answer is unusable."""
         messages = prompt(name).messages(**values)
-        schema = output.model_json_schema()
+        schema = output_schema(output)
         result = await self.llm.chat(messages, purpose=purpose, schema=schema, schema_name=output.__name__,
                                      document_id=self.doc_id)
         try:
-            return parse_output(result.text, output)
+            return parse_reply(result.text, output)
         except ModelOutputError as first:
             if self.settings.repair:
                 retry = [*messages, {"role": "assistant", "content": result.text[:4000]},
@@ -67,7 +68,7 @@ class StageContext:
                 again = await self.llm.chat(retry, purpose=purpose, schema=schema, schema_name=output.__name__,
                                             document_id=self.doc_id)
                 try:
-                    return parse_output(again.text, output)
+                    return parse_reply(again.text, output)
                 except ModelOutputError:
                     pass
             self.fail(purpose, where, chunk_id, first.reason, result.text)
