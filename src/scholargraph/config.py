@@ -223,6 +223,9 @@ class QuerySettings(_Section):
     ppr_entity_min_score: float = Field(1.0, ge=-1, le=1, description="match score an entity needs to seed the walk: "
                                                                       "1 = named exactly in the question; lower also "
                                                                       "seeds nearest-vector matches and facts' ends")
+    ppr_name_links: float = Field(1.0, ge=0, description="weight of the edges joining an entity name to the longer "
+                                                         "names containing it ('Nicki Minaj' / 'singer Nicki "
+                                                         "Minaj'), times the shorter name's specificity; 0 = none")
     ppr_facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
     bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
     bio_min_edge_weight: float | None = Field(None, ge=0)

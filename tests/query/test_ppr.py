@@ -13,7 +13,7 @@ from query_workspace import BagOfWordsEmbedder, WordTokenizer
 from scholargraph.config import QuerySettings, Settings
 from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, Section
 from scholargraph.query.engine import QueryEngine
-from scholargraph.query.ppr import PassageGraph, personalized_pagerank
+from scholargraph.query.ppr import PassageGraph, name_links, named_in, personalized_pagerank, question_seeds
 from scholargraph.store import open_store
 from scholargraph.text.names import normalise_name
 
@@ -100,12 +100,12 @@ BRIDGE_DOCS = {
 }
 
 
-def _bridge_store(tmp_path):
+def _bridge_store(tmp_path, docs=BRIDGE_DOCS):
     embedder = BagOfWordsEmbedder()
     store = open_store(tmp_path / "bridge")
     store.set_meta("embedding_model", embedder.name)
     store.set_meta("embedding_dim", str(embedder.dim))
-    for cid, (text, _) in BRIDGE_DOCS.items():
+    for cid, (text, _) in docs.items():
         store.add_pending(Document(id=f"doc-{cid}", title=cid, sections=[Section("Text", text)]), "full", "test")
         store.insert_chunks([Chunk(cid, f"doc-{cid}", 0, text, len(text.split()), section="Text")])
         store.put_vectors("chunk", [cid], asyncio.run(embedder.embed([text])))
@@ -113,7 +113,7 @@ def _bridge_store(tmp_path):
     store.write(lambda: store.write_entities([
         EntityRecord(name, "Thing", "", cid, id=f"e-{normalise_name(name)}", key=normalise_name(name),
                      document_id=f"doc-{cid}")
-        for cid, (_, names) in BRIDGE_DOCS.items() for name in names]))
+        for cid, (_, names) in docs.items() for name in names]))
     return store
 
 
@@ -143,5 +143,74 @@ def test_ppr_finds_the_second_hop_passage_that_passage_retrieval_misses(tmp_path
 
         assert "pb" not in top4("naive")  # the premise: the question's own passages miss the second hop
         assert {"p0", "pb"} <= set(top4("ppr"))  # the walk from p0 through "Leo Fong" finds it
+    finally:
+        store.close()
+
+
+# --- names split by the offline graph: name links ---------------------------------------------
+
+
+def test_a_name_links_to_the_longer_names_containing_it_weighted_by_its_specificity():
+    names = ["Nicki Minaj", "singer Nicki Minaj", "Frank Lloyd", "Frank William George Lloyd",
+             "film", "film director", "British film", "Gaby film", "Frank Sinatra's album", "Frank Sinatra",
+             "Olof Palme", "Nicki"]
+    links = {(names[i], names[j]): w for i, j, w in name_links(names)}
+    assert links[("Nicki Minaj", "singer Nicki Minaj")] == 1.0  # a role word kept with the name
+    assert links[("Frank Lloyd", "Frank William George Lloyd")] == 1.0  # middle names left out
+    assert links[("Frank Sinatra's album", "Frank Sinatra")] == 1.0  # possessive dropped
+    # a generic word is contained in many names: each of its links is weak (1 / the names holding it)
+    assert links[("film", "film director")] == pytest.approx(1 / 3)
+    assert links[("Nicki Minaj", "Nicki")] == pytest.approx(1 / 2)
+    assert ("Olof Palme", "Frank Lloyd") not in links and ("Nicki Minaj", "Olof Palme") not in links
+    assert ("film director", "British film") not in links  # overlapping, neither contains the other
+
+
+def test_named_in_looks_for_the_names_words_in_a_row():
+    question = "What is the place of birth of the director of film Gaby: A True Story?"
+    assert named_in(question, "True Story") and named_in(question, "directors")
+    assert not named_in(question, "born American film director") and not named_in(question, "film director")
+    assert not named_in(question, "") and named_in("Where was Frank Sinatra's wife born?", "Frank Sinatra")
+
+
+def test_exact_matches_seed_the_walk_only_when_the_question_names_them():
+    question = "Where was the director of film Gaby born?"
+    matched = {"gaby": 1.0, "clue": 1.0, "near": 0.7}  # "clue": a graph phrase the offline keywords added
+    names = {"gaby": "Gaby", "clue": "born American film director"}
+    assert question_seeds(matched, names, question, 1.0, 2.0) == {"gaby": 2.0}
+    assert question_seeds(matched, names, question, 0.6, 1.0) == {"gaby": 1.0, "near": 0.7}
+    assert question_seeds(matched, names, question, 0.6, 0.0) == {}
+
+
+# "singer Nicki Minaj" in the song's passage and "Nicki Minaj" in her own are two entities of the
+# offline graph; "singer" is a generic word also held by the passages of three other singers.
+SPLIT_DOCS = {
+    "song": ("Changed It is a song by singer Nicki Minaj.", ["Changed It", "singer Nicki Minaj"]),
+    "minaj": ("Nicki Minaj was born in Port of Spain.", ["Nicki Minaj", "Port of Spain"]),
+    **{f"s{i}": (f"{n} is a singer.", [n, "singer"]) for i, n in
+       enumerate(["singer Ann Lee", "singer Bo Ek", "singer Cy Tam"])},
+}
+
+
+def test_the_walk_crosses_a_name_split_in_two_entities_when_names_are_linked(tmp_path):
+    store = _bridge_store(tmp_path, SPLIT_DOCS)
+    try:
+        without, _ = PassageGraph.build(store).rank({}, {"song": 1.0}, damping=0.5, limit=6)
+        assert "minaj" not in [c for c, _ in without]  # no entity joins the two passages
+        linked, _ = PassageGraph.build(store, name_link_weight=1.0).rank({}, {"song": 1.0}, damping=0.5, limit=6)
+        order = [c for c, _ in linked]
+        assert order[:2] == ["song", "minaj"], order
+    finally:
+        store.close()
+
+
+def test_a_generic_word_inside_a_name_does_not_carry_the_walk(tmp_path):
+    # "singer" is contained in "singer Nicki Minaj" as much as "Nicki Minaj" is, but also in three
+    # other names and stated by three passages: the walk from the song reaches the singers' passages
+    # far less than Nicki Minaj's
+    store = _bridge_store(tmp_path, SPLIT_DOCS)
+    try:
+        linked, _ = PassageGraph.build(store, name_link_weight=1.0).rank({}, {"song": 1.0}, damping=0.5, limit=6)
+        scores = dict(linked)
+        assert all(scores.get(f"s{i}", 0.0) < scores["minaj"] / 5 for i in range(3)), scores
     finally:
         store.close()

@@ -4,7 +4,8 @@ Seeds (:mod:`.ppr`): the question's best ``ppr_seed_passages`` passages (dense +
 weighted by their fused score, and the entities the question matches (:func:`.graph_modes.match_nodes`:
 its terms' nearest entities and exact names, and the two ends of the ``ppr_facts`` relations most
 similar to the question, its "facts", HippoRAG 2-style) whose match score reaches
-``ppr_entity_min_score`` (default 1: the entities the question names exactly).
+``ppr_entity_min_score`` (default 1: the entities the question names exactly, :func:`.ppr.question_seeds`).
+The walk also crosses between entity names that contain one another (``ppr_name_links``).
 Passages come out ranked by PageRank; entities likewise; the relations are the matched facts.
 The passages already seed the walk, so the mode's text units are not fused with them again.
 """
@@ -16,27 +17,27 @@ from ..graph.memory import MemoryGraph
 from ..store.base import Store
 from .graph_modes import GraphParams, Part, QueryVectors, match_nodes
 from .passages import PassageLists
-from .ppr import PassageGraph
+from .ppr import PassageGraph, question_seeds
 
 DERIVED_KEY = "ppr_passage_graph"
 
 
-def passage_graph(store: Store, graph: MemoryGraph) -> tuple[PassageGraph, bool]:
+def passage_graph(store: Store, graph: MemoryGraph, name_link_weight: float = 0.0) -> tuple[PassageGraph, bool]:
     """The entity + passage matrix for ``graph``'s version, built once (and again when chunks were
     added or removed without a relation changing). Returns (matrix, built now)."""
     chunks = store.count("chunks")
     cached = graph.derived.get(DERIVED_KEY)
-    if isinstance(cached, tuple) and cached[0] == chunks:
-        return cached[1], False
-    built = PassageGraph.build(store)
-    graph.derived[DERIVED_KEY] = (chunks, built)
+    if isinstance(cached, tuple) and cached[:2] == (chunks, name_link_weight):
+        return cached[2], False
+    built = PassageGraph.build(store, name_link_weight)
+    graph.derived[DERIVED_KEY] = (chunks, name_link_weight, built)
     return built, True
 
 
 def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int,
                  passages: PassageLists, settings: QuerySettings) -> Part:
     part = Part("ppr")
-    pgraph, built = passage_graph(store, graph)
+    pgraph, built = passage_graph(store, graph, settings.ppr_name_links)
     if built:
         part.details["passage_graph_loaded"] = {"nodes": len(pgraph.nodes), "seconds": round(pgraph.load_seconds, 4)}
     seeds = dict(match_nodes(store, vecs, params, dim))
@@ -51,8 +52,9 @@ def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: G
     best = passages.fused[0][1] if passages.fused else 0.0
     top = passages.fused[: settings.ppr_seed_passages]
     passage_seeds = {c: s / best for c, s in top} if best > 0 else {}
-    entity_seeds = {e: settings.ppr_entity_weight * w for e, w in seeds.items()
-                    if w >= settings.ppr_entity_min_score and settings.ppr_entity_weight > 0}
+    exact = store.get_entities([e for e, w in seeds.items() if w >= 1.0], sources=False)
+    entity_seeds = question_seeds(seeds, {e: x.name for e, x in exact.items()}, vecs.text,
+                                  settings.ppr_entity_min_score, settings.ppr_entity_weight)
     ranked, entities = pgraph.rank(entity_seeds, passage_seeds, settings.ppr_damping,
                                    max(params.top_k, settings.fusion_depth))
     reached = {c for c, _ in ranked}
