@@ -214,3 +214,19 @@ def test_a_generic_word_inside_a_name_does_not_carry_the_walk(tmp_path):
         assert all(scores.get(f"s{i}", 0.0) < scores["minaj"] / 5 for i in range(3)), scores
     finally:
         store.close()
+
+
+def test_ppr_mode_crosses_the_split_name_unless_ppr_name_links_is_0(tmp_path):
+    store = _bridge_store(tmp_path, SPLIT_DOCS)
+    try:
+        def top2(**settings):
+            query = QuerySettings(node_threshold=0.9, ppr_seed_passages=1, **settings)  # the walk starts at the song
+            engine = QueryEngine(store, Settings(workdir=store.workdir, query=query), BagOfWordsEmbedder(),
+                                 WordTokenizer(), None)
+            r = asyncio.run(engine.retrieve("Which city is the hometown of the performer of Changed It?", "ppr", top_k=2))
+            return [s.chunk_id for s in r.sources if s.kind == "chunk"]
+
+        assert top2() == ["song", "minaj"]  # default: linked names
+        assert "minaj" not in top2(ppr_name_links=0)
+    finally:
+        store.close()
