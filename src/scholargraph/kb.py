@@ -483,7 +483,15 @@ class KnowledgeBase:
         llm = self.llm if use_llm(self.settings.communities, self.llm) else None
         if llm is not None:
             await self._ensure_llm_ready()
-        return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild)
+        lock = self.store.communities_lock()  # another worker updating them: wait, then find them up to date
+        if not await asyncio.to_thread(lock.acquire):
+            log.info("%s; waiting for it to finish…", lock.holder())
+            while not await asyncio.to_thread(lock.acquire):
+                await asyncio.sleep(0.5)
+        try:
+            return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild)
+        finally:
+            lock.release()
 
     async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
         """Recompute the communities when the graph changed enough (``force``: anyway; ``rebuild``:

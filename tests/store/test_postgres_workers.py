@@ -219,3 +219,31 @@ def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communiti
     finally:
         kb.close()
         other.close()
+
+
+def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_path, pg_dsn, llm_server):
+    """Two workers finishing at the same moment both see no one else indexing: the second one's
+    update waits for the first's, then keeps its communities and reports (no report paid twice)."""
+    server = llm_server(rules=default_rules())
+    texts = [(tmp_path / "papers" / name).read_text() for name in write_corpus(tmp_path / "papers", 8)]
+    dsn = pg_dsn()
+    first = worker_kb(dsn, tmp_path / "first", server.base_url)
+    second = worker_kb(dsn, tmp_path / "second", server.base_url)
+    try:
+        first.insert(texts=texts)  # indexes and writes the communities' reports
+        reports = server.stats.by_kind.get("report", {}).get("calls", 0)
+        assert reports > 0
+        held = first.store.communities_lock()
+        assert held.acquire()  # the first worker is (still) updating them
+        result: dict = {}
+        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True)), daemon=True)
+        update.start()
+        time.sleep(1.5)
+        assert update.is_alive() and not result  # it waits rather than computing beside the first
+        held.release()
+        update.join(timeout=120)
+        assert not update.is_alive() and result
+        assert server.stats.by_kind["report"]["calls"] == reports  # the same communities: every report kept
+    finally:
+        first.close()
+        second.close()

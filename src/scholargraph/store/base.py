@@ -549,4 +549,9 @@ class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, Grap
         (the others wait or stop, with the holder named); PostgreSQL workers share a database through
         ``claim_pending``, so its lock only keeps two runs of one process apart."""
 
+    def communities_lock(self) -> IndexingLock:
+        """Held while the communities and their reports are updated: one process (of any machine,
+        on PostgreSQL) at a time per knowledge base, so that two workers finishing together do
+        not both pay for the same reports; the second then finds them up to date."""
+
     def close(self) -> None: ...

@@ -95,6 +95,37 @@ class _RunLock:
         return "another indexing run of this process"
 
 
+class _DatabaseLock:
+    """A session advisory lock of the whole database (every worker, every machine), held on its own
+    connection: PostgreSQL drops it when that connection ends, however the worker ends."""
+
+    def __init__(self, dsn: str, name: str):
+        self._dsn, self._name = dsn, name
+        self._conn: psycopg.Connection | None = None
+
+    def acquire(self, blocking: bool = False) -> bool:
+        if self._conn is not None:
+            raise RuntimeError(f"the {self._name} lock is already held")
+        conn = connect(self._dsn, connect_timeout=CONNECT_TIMEOUT_S)
+        fn = "pg_advisory_lock" if blocking else "pg_try_advisory_lock"
+        # per schema: several knowledge bases in one database do not wait for one another
+        row = conn.execute(f"SELECT {fn}(hashtextextended(%s || current_schema(), 0))",
+                           (f"scholargraph-{self._name}:",)).fetchone()
+        if not blocking and not (row and row[0]):
+            conn.close()
+            return False
+        self._conn = conn
+        return True
+
+    def release(self) -> None:
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            conn.close()  # ends the session: the lock goes with it
+
+    def holder(self) -> str:
+        return f"another worker updating the {self._name}"
+
+
 class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
@@ -203,6 +234,9 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
 
     def indexing_lock(self) -> _RunLock:
         return _RunLock(self._run_lock)
+
+    def communities_lock(self) -> _DatabaseLock:
+        return _DatabaseLock(self.dsn, "communities")
 
     # -- meta ------------------------------------------------------------------------------
 

@@ -49,7 +49,7 @@ from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow
 from .schema import migrate
 from .sqlite_analysis import SQLiteAnalysis
 from .sqlite_graph import SQLiteGraph
-from .sqlite_lock import FileLock
+from .sqlite_lock import COMMUNITIES_LOCK_NAME, FileLock
 from .sqlite_mentions import SQLiteMentions
 from .sqlite_records import TABLES as RECORD_TABLES
 from .sqlite_records import SQLiteRecords
@@ -155,6 +155,9 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
     def indexing_lock(self) -> FileLock:
         return FileLock(self.workdir)
+
+    def communities_lock(self) -> FileLock:
+        return FileLock(self.workdir, COMMUNITIES_LOCK_NAME)
 
     # -- meta ------------------------------------------------------------------------------
 

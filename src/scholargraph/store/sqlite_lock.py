@@ -1,4 +1,5 @@
-"""One indexing process per SQLite workspace: an advisory lock on ``index.lock`` in the workspace.
+"""One indexing process per SQLite workspace: an advisory lock on ``index.lock`` in the workspace
+(and one community update at a time: ``communities.lock``).
 
 The operating system drops the lock when its process ends, however it ends (``kill -9``
 included), so a crashed run never leaves the workspace locked. The file names the holder
@@ -18,16 +19,17 @@ except ImportError:  # pragma: no cover - not POSIX: no cross-process lock, runs
     fcntl = None  # type: ignore[assignment]
 
 LOCK_NAME = "index.lock"
+COMMUNITIES_LOCK_NAME = "communities.lock"
 
 
 class FileLock:
-    def __init__(self, workdir: Path):
-        self.path = Path(workdir) / LOCK_NAME
+    def __init__(self, workdir: Path, name: str = LOCK_NAME):
+        self.path = Path(workdir) / name
         self._fd: int | None = None
 
     def acquire(self, blocking: bool = False) -> bool:
         if self._fd is not None:
-            raise RuntimeError("this indexing lock is already held")
+            raise RuntimeError(f"this lock ({self.path.name}) is already held")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         if fcntl is not None:
             try:

@@ -62,3 +62,20 @@ def test_references_stubs_and_retargeting(store):
     assert store.stub_papers() == []
     store.delete_document("B")  # a document's reference list goes with it
     assert store.references() == []
+
+
+def test_one_community_update_at_a_time_per_knowledge_base(open_workspace):
+    """Two workers (here two stores on one workspace) finishing together: the second waits for the
+    first's communities and reports instead of paying for the same reports."""
+    first, second, elsewhere = open_workspace("ws"), open_workspace("ws"), open_workspace("other")
+    held = first.communities_lock()
+    assert held.acquire()
+    waiting = second.communities_lock()
+    assert not waiting.acquire()
+    assert waiting.holder()  # named in the message while it waits
+    other_kb = elsewhere.communities_lock()
+    assert other_kb.acquire()  # another knowledge base is not held up
+    other_kb.release()
+    held.release()
+    assert waiting.acquire()
+    waiting.release()
