@@ -16,6 +16,9 @@ Concurrency model
   (even ``kill -9`` or a lost machine) PostgreSQL drops the lock and the next run puts its
   documents back to PENDING (``reset_stale_processing``). The indexing lock only keeps two runs
   of one process apart.
+* Communities and their reports are updated by one worker at a time (``communities_lock``: a
+  session advisory lock per schema); a worker that finishes while others still index leaves
+  them to the last one.
 * The LLM cache, call log and embedding cache are tables of the same database, written behind
   by their own thread and connection (:mod:`.postgres_records`): the event loop never waits for
   them and they never hold a graph transaction open.
