@@ -244,8 +244,11 @@ class KnowledgeBase:
             pipeline.estimate(docs + [_text_document(t) for t in texts], scope, report)
             report.seconds = time.perf_counter() - started
             return report
-        # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end
-        await self.refresh_graph(pipeline.refresher)
+        # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end.
+        # Not while other workers index: what they state is dirty until their own end, and rebuilding it
+        # here would keep this worker from claiming documents for as long as they go on
+        if not self._indexed_elsewhere():
+            await self.refresh_graph(pipeline.refresher)
         docs = [_text_document(t) for t in texts]
         if only and paths:  # the selection may name documents of these files: read them all first
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) + docs

@@ -247,3 +247,40 @@ def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_pat
     finally:
         first.close()
         second.close()
+
+
+def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, pg_dsn, llm_server, monkeypatch):
+    """A worker started while another indexes used to rebuild the other's dirty entities first, and
+    kept at it for as long as the other stated new ones: it claimed few documents. Now it claims first;
+    alone, it still rebuilds what an interrupted run left before claiming."""
+    server = llm_server(rules=default_rules())
+    texts = [(tmp_path / "papers" / name).read_text() for name in write_corpus(tmp_path / "papers", 4)]
+    dsn = pg_dsn()
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    events: list[str] = []
+    real_refresh, real_claim = kb.refresh_graph, kb.store.claim_pending
+
+    async def refresh_graph(refresher=None):
+        events.append("refresh")
+        await real_refresh(refresher)
+
+    def claim_pending(limit, only=None):
+        events.append("claim")
+        return real_claim(limit, only)
+
+    monkeypatch.setattr(kb, "refresh_graph", refresh_graph)
+    monkeypatch.setattr(kb.store, "claim_pending", claim_pending)
+    try:
+        other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
+                          "full", "academic")
+        assert other.claim_pending(1) == ["elsewhere"]  # another live worker is indexing
+        kb.insert(texts=texts[:2])
+        assert events and events[0] == "claim", events
+        other.close()
+        events.clear()
+        kb.insert(texts=texts[2:])
+        assert events[0] == "refresh", events  # alone: an interrupted run's leftovers are rebuilt first
+    finally:
+        kb.close()
+        other.close()
