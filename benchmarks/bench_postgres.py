@@ -167,7 +167,7 @@ def _worker(dsn: str | None, base_url: str, docs: list[dict], limit: int, workdi
     end = time.time()
     kb.close()
     out.put({"start": start, "end": end, "processed": len(report.added), "failed": len(report.failed),
-             "chunks": report.chunks})
+             "chunks": report.chunks, "notes": report.notes})
 
 
 def bench_indexing(docs: list[dict], workers: int, limit: int, latency: float, pg: TempPostgres | None,
@@ -192,11 +192,15 @@ def bench_indexing(docs: list[dict], workers: int, limit: int, latency: float, p
     store.close()
     if pg:
         pg.drop_database(name)
-    wall = max(r["end"] for r in rows) - min(r["start"] for r in rows)
+    first = min(r["start"] for r in rows)
+    wall = max(r["end"] for r in rows) - first
     processed = sum(r["processed"] for r in rows)
     return {"store": "postgres" if pg else "sqlite", "workers": workers, "llm_limit_per_worker": limit,
             "documents": len(docs), "processed": processed,
-            "per_worker": [r["processed"] for r in rows], "chunks": check["chunks"], "status": check["documents"],
+            "per_worker": [r["processed"] for r in rows],
+            "per_worker_span_s": [[round(r["start"] - first, 1), round(r["end"] - first, 1)] for r in rows],
+            "per_worker_notes": [r["notes"] for r in rows],
+            "chunks": check["chunks"], "status": check["documents"],
             "wall_s": round(wall, 1), "documents_per_s": round(processed / wall, 2),
             "llm_calls": stats["calls"], "llm_calls_by_kind": {k: v["calls"] for k, v in sorted(stats["by_kind"].items())},
             "llm_active_s": round(stats["active_seconds"], 1),
