@@ -3,20 +3,11 @@ the PostgreSQL store, with the same semantics as :mod:`.sqlite_mentions`."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 from ..models import Entity, MentionRecord, Relation, SentenceRecord
-
-_SENTENCE_COLUMNS = "document_id, ordinal, text, chunk_id, section, section_no, paragraph_no, page, char_start, char_end"
-_MENTION_COLUMNS = ("surface, sentence_no, char_start, char_end, chunk_id, category, types, description, level, sentence, "
-                    "section, page, entity_id, document_id")
-
-
-def _mention(r: Sequence) -> MentionRecord:
-    return MentionRecord(r[0], r[1], r[2], r[3], r[4], category=r[5], types=json.loads(r[6] or "[]"), description=r[7],
-                         level=r[8], sentence=r[9], section=r[10], page=r[11], entity_id=r[12], document_id=r[13])
+from .mention_rows import MENTION_COLUMNS, SENTENCE_COLUMNS, keyset_pages, mention_from_row, mention_row, sentence_row
 
 
 class PostgresMentions:
@@ -29,31 +20,28 @@ class PostgresMentions:
     get_relations: Callable[..., dict[str, Relation]]
 
     def write_sentences(self, records: Sequence[SentenceRecord]) -> None:
-        rows = [(s.document_id, s.ordinal, s.text, s.chunk_id, s.section, s.section_no, s.paragraph_no, s.page,
-                 s.char_start, s.char_end) for s in records]
+        rows = [sentence_row(s) for s in records]
         if rows:
             self.write(lambda: self._many(
-                f"INSERT INTO sentences({_SENTENCE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                f"INSERT INTO sentences({SENTENCE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (document_id, ordinal) DO UPDATE SET text = excluded.text, chunk_id = excluded.chunk_id, "
                 "section = excluded.section, section_no = excluded.section_no, paragraph_no = excluded.paragraph_no, "
                 "page = excluded.page, char_start = excluded.char_start, char_end = excluded.char_end", rows))
 
     def write_mentions(self, records: Sequence[MentionRecord]) -> None:
-        rows = [(m.surface, m.sentence_no, m.char_start, m.char_end, m.chunk_id, m.category,
-                 json.dumps(list(m.types), ensure_ascii=False), m.description, m.level, m.sentence, m.section, m.page,
-                 m.entity_id, m.document_id) for m in records]
+        rows = [mention_row(m) for m in records]
         if rows:
             self.write(lambda: self._many(
-                f"INSERT INTO mentions({_MENTION_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows))
+                f"INSERT INTO mentions({MENTION_COLUMNS}) VALUES ({', '.join(['%s'] * 14)})", rows))
 
     def sentences_of(self, doc_id: str) -> list[SentenceRecord]:
-        rows = self._rows(f"SELECT {_SENTENCE_COLUMNS} FROM sentences WHERE document_id = %s ORDER BY ordinal", (doc_id,))
+        rows = self._rows(f"SELECT {SENTENCE_COLUMNS} FROM sentences WHERE document_id = %s ORDER BY ordinal", (doc_id,))
         return [SentenceRecord(*r) for r in rows]
 
     def mentions_of(self, doc_id: str) -> list[MentionRecord]:
-        rows = self._rows(f"SELECT {_MENTION_COLUMNS} FROM mentions WHERE document_id = %s "
+        rows = self._rows(f"SELECT {MENTION_COLUMNS} FROM mentions WHERE document_id = %s "
                           "ORDER BY sentence_no, char_start, id", (doc_id,))
-        return [_mention(r) for r in rows]
+        return [mention_from_row(r) for r in rows]
 
     # -- paged reads (exports) -----------------------------------------------------------------
 
@@ -65,18 +53,15 @@ class PostgresMentions:
 
     def _pages(self, table: str, sources: str, column: str, doc_ids: Collection[str] | None, size: int,
                load: Callable[..., dict]) -> Iterator[list]:
-        """Keyset pages of ids (never an OFFSET scan, never the whole table at once)."""
-        after = ""
+        """Keyset pages of ids (:func:`.mention_rows.keyset_pages`)."""
         docs = sorted(set(doc_ids)) if doc_ids is not None else None
-        while True:
+
+        def page_ids(after: str) -> list[str]:
             if docs is None:
                 rows = self._rows(f"SELECT id FROM {table} WHERE id > %s ORDER BY id LIMIT %s", (after, size))
             else:
                 rows = self._rows(f"SELECT DISTINCT {column} FROM {sources} WHERE document_id = ANY(%s) "
                                   f"AND {column} > %s ORDER BY {column} LIMIT %s", (docs, after, size))
-            ids = [r[0] for r in rows]
-            if not ids:
-                return
-            found = load(ids)
-            yield [found[i] for i in ids if i in found]
-            after = ids[-1]
+            return [r[0] for r in rows]
+
+        yield from keyset_pages(page_ids, load)
