@@ -33,7 +33,19 @@ def test_academic_indexing_calls_and_cache(llm_server, workdir):
         again = kb.insert(texts=[TEXT_A, TEXT_B], force=True)  # re-extract: every call answered from the cache
         assert server.stats.calls == calls and again.usage["extract"].cached_calls == 2
     extract_requests = [r for r in server.stats.requests if "Build a knowledge graph" in json.dumps(r)]
+    # the server takes a JSON schema: compact tuples, bounded lists, and a completion budget per chunk
+    schema = extract_requests[0]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["entities"]["items"]["prefixItems"][1]["enum"]
+    assert schema["properties"]["entities"]["maxItems"] and extract_requests[0]["max_tokens"] >= 512
+
+
+def test_records_format_sends_no_schema(llm_server, workdir):
+    server = llm_server(rules=default_rules())
+    with kb_for(server, workdir, extraction={"format": "records"}) as kb:
+        assert kb.insert(texts=[TEXT_A]).ok and kb.stats()["entities"] >= 3
+    extract_requests = [r for r in server.stats.requests if "Build a knowledge graph" in json.dumps(r)]
     assert "response_format" not in extract_requests[0]  # records, one per line: no JSON schema to impose
+    assert "entity|name|type|description" in json.dumps(extract_requests[0])
 
 
 def test_malformed_output_is_recorded_and_document_continues(llm_server, workdir):

@@ -430,6 +430,19 @@ def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0
 
 
+def cmd_llm(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """``llm serve FILE.gguf``: llama.cpp's OpenAI-compatible server on loopback until Ctrl-C."""
+    from .llm.local_server import plan_server, serve
+
+    plan = plan_server(Path(args.model_file).expanduser(), port=args.port, threads=args.threads, slots=args.slots,
+                       context_per_slot=args.context, alias=args.alias)
+    show.err.print(f"serving {plan.model_path.name} as '{plan.alias}' at {plan.base_url} ({plan.threads} threads, "
+                   f"{plan.slots} slot(s) of {plan.context_per_slot} tokens); Ctrl-C stops it.\n"
+                   f"Use it: --llm-url {plan.base_url} --llm-model {plan.alias}")
+    serve(plan)
+    return 0
+
+
 def cmd_keygen(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .server.security import ADMIN, READ, generate_key, key_file_line
 

@@ -32,6 +32,7 @@ from pydantic_settings import (
 from .errors import ConfigError
 
 CONFIG_FILE = "scholargraph.toml"
+LOCAL_MODEL_PREFIX = "local:"
 ENV_PREFIX = "SCHOLARGRAPH_"
 DEFAULT_WORKDIR = Path("scholargraph_workspace")
 
@@ -43,6 +44,12 @@ PRESETS: dict[str, dict[str, Any]] = {
                      "extraction": {"gleaning": 0}, "chunking": {"size": 800}},
     "ollama": {"llm": {"base_url": "http://localhost:11434/v1", "model": "qwen2.5:7b", "max_concurrency": 4,
                        "timeout": 300.0}},
+    # llama.cpp on a laptop (`scholargraph llm serve FILE.gguf`, or llm.base_url = "local:FILE.gguf"): the
+    # client sends no more requests than the server's slots (read from its /props), long timeouts for a
+    # CPU, no gleaning (half the calls)
+    "llamacpp": {"llm": {"base_url": "http://127.0.0.1:8080/v1", "max_concurrency": 4, "timeout": 600.0,
+                         "retries": 2},
+                 "extraction": {"gleaning": 0}},
     # a vLLM server: many requests in flight (set llm.model to the served model)
     "vllm": {"llm": {"base_url": "http://localhost:8000/v1", "max_concurrency": 64}},
     # OpenAI: the key from llm.api_key, else $OPENAI_API_KEY
@@ -68,7 +75,8 @@ class _Section(BaseModel):
 class LLMSettings(_Section):
     """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio, OpenAI)."""
 
-    base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama")
+    base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama, or local:PATH.gguf "
+                                                   "to run a GGUF model in llama.cpp (pip install 'scholargraph[local]')")
     model: str | None = None
     api_key: SecretStr | None = None
     max_concurrency: int = Field(8, ge=1, le=1024)
@@ -87,11 +95,20 @@ class LLMSettings(_Section):
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str | None) -> str | None:
+        if v and v.startswith(LOCAL_MODEL_PREFIX):
+            if not v.removeprefix(LOCAL_MODEL_PREFIX).strip():
+                raise ValueError("local: needs the path of a GGUF model file, e.g. local:~/models/qwen2.5-7b.gguf")
+            return v
         return http_url(v)
 
     @property
+    def local_model(self) -> bool:
+        """``base_url`` names a GGUF file that scholargraph serves itself (llama.cpp, in a child process)."""
+        return bool(self.base_url and self.base_url.startswith(LOCAL_MODEL_PREFIX))
+
+    @property
     def configured(self) -> bool:
-        return bool(self.base_url and self.model)
+        return bool(self.base_url and (self.model or self.local_model))
 
 
 class EmbeddingSettings(_Section):
@@ -136,6 +153,9 @@ class ExtractionSettings(_Section):
     profile: str = Field("auto", description="auto (academic with an LLM, else offline), or a registered profile: "
                                               "none, offline, academic, fastbio, ... (scholargraph.profiles)")
     gleaning: int = Field(1, ge=0, le=5)
+    format: Literal["auto", "json", "records"] = Field(
+        "auto", description="LLM extraction reply: json = compact tuples under a JSON schema, records = one "
+                            "|-separated record per line; auto = json when the server takes a JSON schema")
     entity_types: str | list[str] = Field("paper", description="preset name (paper, kgrag, syllabus, biomedical) or a list")
     relation_types: list[str] | None = None
     description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")

@@ -57,3 +57,8 @@ class WorkspaceBusyError(WorkspaceError):
     """Another process is indexing the same workspace (and we were told not to wait)."""
 
     exit_code = 6
+
+
+class PromptTooLongError(LLMError):
+    """A prompt that does not fit the server's context window: refused before it is sent (a server
+    would cut it silently or fail it)."""

@@ -56,6 +56,7 @@ from .text.names import normalise_name
 if TYPE_CHECKING:
     from .graph.community_update import CommunityRun
     from .llm.client import LLMClient
+    from .llm.local_server import LocalServer
     from .store.base import DocumentRow
 
 T = TypeVar("T")
@@ -78,6 +79,8 @@ class KnowledgeBase:
         self._embedder: Embedder | None = None
         self._tokenizer: TextTokenizer | None = None
         self._llm: LLMClient | None = None
+        self._local_server: LocalServer | None = None  # llama.cpp serving a local:PATH.gguf model
+        self._llm_identity: str | None = None
         self._llm_checked = False
         self._embedder_checked = False
         self._reranker: Reranker | None = None
@@ -128,8 +131,12 @@ class KnowledgeBase:
 
     def _settle_llm_model(self) -> None:
         """``llm.base_url`` without ``llm.model``: use the server's only model (asked once, when an LLM
-        is first needed), or stop with the list of the served ones; never fall back silently."""
+        is first needed), or stop with the list of the served ones; never fall back silently.
+        ``local:PATH.gguf``: start llama.cpp on that file (stopped by :meth:`close`)."""
         llm = self.settings.llm
+        if llm.local_model and self._local_server is None:
+            self._start_local_model()
+            return
         if not llm.base_url or llm.model:
             return
         from .llm.health import discover_model
@@ -139,6 +146,18 @@ class KnowledgeBase:
         log.info("llm.model not set: using %s, the only model %s serves", model, llm.base_url)
         self.settings = self.settings.model_copy(update={"llm": llm.model_copy(update={"model": model})})
 
+    def _start_local_model(self) -> None:
+        from .llm.local_server import start_for
+
+        llm = self.settings.llm
+        assert llm.base_url is not None
+        self.progress.log(f"starting llama.cpp on {llm.base_url.removeprefix('local:')} (log: llm-server.log)")
+        server = start_for(llm.base_url, llm.model, self.workdir / "llm-server.log")
+        self._local_server = server
+        self._llm_identity = llm.base_url  # cached replies follow the model file, not the port it got
+        served = {"base_url": server.base_url, "model": server.plan.alias}
+        self.settings = self.settings.model_copy(update={"llm": llm.model_copy(update=served)})
+
     @property
     def llm(self) -> LLMClient | None:
         """The LLM client, or None when no LLM is configured."""
@@ -146,7 +165,8 @@ class KnowledgeBase:
         if self._llm is None and self.settings.llm.configured:
             from .llm.client import LLMClient
 
-            self._llm = LLMClient(self.settings.llm, cache=self.store, count_tokens=self.tokenizer.count)
+            self._llm = LLMClient(self.settings.llm, cache=self.store, count_tokens=self.tokenizer.count,
+                                  cache_identity=self._llm_identity)
         return self._llm
 
     async def _ensure_llm_ready(self) -> None:
@@ -640,6 +660,9 @@ class KnowledgeBase:
 
     def close(self) -> None:
         self.store.close()
+        if self._local_server is not None:
+            self._local_server.stop()
+            self._local_server = None
 
     def __enter__(self) -> KnowledgeBase:
         return self

@@ -258,6 +258,7 @@ class Extraction:
     keywords: list[KeywordRecord] = field(default_factory=list)
     failures: list[ChunkFailure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was cut or dropped from usable output
+    cut_off: bool = False  # the model's reply ended inside a record: only its complete records are here
     # sentence-level provenance (localkg): the sentences read and the mentions found in them
     sentences: list[SentenceRecord] = field(default_factory=list)
     mentions: list[MentionRecord] = field(default_factory=list)
@@ -268,6 +269,7 @@ class Extraction:
         self.keywords.extend(other.keywords)
         self.failures.extend(other.failures)
         self.notes.extend(other.notes)
+        self.cut_off = self.cut_off or other.cut_off
         self.sentences.extend(other.sentences)
         self.mentions.extend(other.mentions)
 

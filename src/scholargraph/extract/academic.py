@@ -1,9 +1,17 @@
 """academic profile (thesis 000 §3.2, §4.3, §5.2.1): one LLM call per chunk returns entities,
-relations and the chunk's content keywords, one |-separated record per line (compact: completion
-tokens are the slow part of a local model; the parser also reads JSON, for models that answer in
-it anyway); optional gleaning rounds ask only for what was missed. Unusable output for a chunk is recorded (raw text + reason) and the document goes on;
-a call that fails after its retries fails the document (a rerun retries it, paid calls come from
-the cache); an unreachable server stops the run."""
+relations and the chunk's content keywords; optional gleaning rounds ask only for what was missed.
+
+Two reply formats (``extraction.format``): compact JSON tuples under a JSON schema that the server
+enforces (``prompts/extract_json.txt``, :mod:`.schema`; the default where the server takes a
+schema: real small models follow it, and its bounds stop a looping reply), or one |-separated
+record per line (``prompts/extract.txt``; for servers without structured output). The parser reads
+both, and JSON in any usual shape.
+
+A reply cut for length (``finish_reason`` "length", or ending inside a record) is never cached: the
+chunk is asked again with twice the completion budget, and if that is cut too its complete records
+are kept with a warning. Unusable output for a chunk is recorded (raw text + reason) and the
+document goes on, marked incomplete; a call that fails after its retries fails the document (a
+rerun retries it, paid calls come from the cache); an unreachable server stops the run."""
 
 from __future__ import annotations
 
@@ -15,10 +23,18 @@ from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
 from ..text.names import normalise_name
 from .parse import parse_extraction
+from .schema import compact_extraction_schema
 
-REPAIR_NOTE = ("Your previous reply could not be read. Reply with the records only, one per line: "
-               "entity|name|type|description, relation|source|target|keywords|description|strength, "
-               "keywords|phrase, phrase")
+REPAIR_NOTES = {
+    "records": ("Your previous reply could not be read. Reply with the records only, one per line: "
+                "entity|name|type|description, relation|source|target|keywords|description|strength, "
+                "keywords|phrase, phrase"),
+    "json": ('Your previous reply could not be read. Reply with one JSON object only: {"entities": [[name, type, '
+             'description], ...], "relations": [[source, target, keywords, description, strength], ...], '
+             '"keywords": [phrase, ...]}'),
+}
+BUDGET_PER_CHUNK_TOKEN = 1.0  # completion budget: about the chunk's own length (replies run 0.2-0.6x) ...
+MIN_BUDGET, MAX_BUDGET = 512, 4096  # ... within these bounds; a cut reply is asked again with twice as much
 
 
 class AcademicExtractor:
@@ -31,12 +47,35 @@ class AcademicExtractor:
         self.settings = settings
         self.entity_types = entity_types
         self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
-        self.extract_prompt = load_prompt("extract")
         self.glean_prompt = load_prompt("glean")
-        self._system = self.extract_prompt.system.format(types=", ".join(entity_types))
+        self._prompts = {"records": load_prompt("extract"), "json": load_prompt("extract_json")}
+        self._schema = compact_extraction_schema(entity_types)
+
+    @property
+    def reply_format(self) -> str:
+        """"json" (compact tuples under a schema) or "records"; ``auto`` is json while the server takes
+        a JSON schema (the client stops sending one when the server rejects it)."""
+        chosen = self.settings.format
+        if chosen == "auto":
+            takes_schema = getattr(self.llm, "response_format_mode", "none") == "json_schema"
+            return "json" if takes_schema else "records"
+        return chosen
+
+    @property
+    def extract_prompt(self):
+        return self._prompts[self.reply_format]
+
+    @property
+    def _system(self) -> str:
+        system = self.extract_prompt.system.format(types=", ".join(self.entity_types))
         if self.relation_types:
-            self._system += ("\nThe first keyword of each relation is its type, one of: "
-                             + ", ".join(self.relation_types) + ".")
+            system += "\nThe first keyword of each relation is its type, one of: " + ", ".join(self.relation_types) + "."
+        return system
+
+    @staticmethod
+    def budget(chunk: Chunk) -> int:
+        """The completion budget (max_tokens) of one chunk's extraction."""
+        return max(MIN_BUDGET, min(MAX_BUDGET, int(chunk.tokens * BUDGET_PER_CHUNK_TOKEN)))
 
     def estimate(self, chunks: list[Chunk], count) -> dict[str, Usage]:
         """Calls and tokens this profile would spend (before spending): prompts are counted exactly
@@ -61,7 +100,7 @@ class AcademicExtractor:
         user = self.extract_prompt.user.format(header=chunk.header, text=chunk.text)
         messages = [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
         try:
-            found = await self._call(messages, doc_id, chunk.id, "extract")
+            found = await self._call(messages, doc_id, chunk, "extract")
         except ModelOutputError as exc:
             return Extraction(failures=[ChunkFailure(chunk.id, exc.reason, exc.raw)])
         for _ in range(self.settings.gleaning):
@@ -76,7 +115,7 @@ class AcademicExtractor:
         user = self.glean_prompt.user.format(header=chunk.header, text=chunk.text, found=names)
         messages = [{"role": "system", "content": self._system}, {"role": "user", "content": user}]
         try:
-            return await self._call(messages, doc_id, chunk.id, "glean", allow_empty=True)
+            return await self._call(messages, doc_id, chunk, "glean", allow_empty=True)
         except ModelOutputError:
             return None  # a failed gleaning round loses nothing already found
 
@@ -89,24 +128,54 @@ class AcademicExtractor:
                 r.types = list(dict.fromkeys(found[:1] + r.types)) if found else r.types
         return extraction
 
-    async def _call(self, messages: list[dict], doc_id: str, chunk_id: str, purpose: str,
+    async def _call(self, messages: list[dict], doc_id: str, chunk: Chunk, purpose: str,
                     allow_empty: bool = False) -> Extraction:
+        chunk_id = chunk.id
+
         def parse(text: str) -> Extraction:  # validated before the client caches the reply
             if says_none(text):
                 return Extraction()
-            return parse_extraction(text, chunk_id, self.entity_types)
+            found = parse_extraction(text, chunk_id, self.entity_types)
+            if found.cut_off:  # ended inside a record although the server said "stop": never cached
+                raise CutOff(found)
+            return found
 
-        result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id, parse=parse)
-        if result.error is None:
+        result = await self._ask(messages, doc_id, purpose, parse, self.budget(chunk))
+        if result.error is None or isinstance(result.error, CutOff):
             return self._typed(_noted(result, chunk_id))
         reason = getattr(result.error, "reason", str(result.error))
         if allow_empty:
             raise ModelOutputError(reason, result.text)
-        retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
-        again = await self.llm.chat(retry, purpose=purpose, document_id=doc_id, parse=parse)
-        if again.error is None:
+        repair = REPAIR_NOTES[self.reply_format]
+        retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": repair}]
+        again = await self._ask(retry, doc_id, purpose, parse, self.budget(chunk))
+        if again.error is None or isinstance(again.error, CutOff):
             return self._typed(_noted(again, chunk_id))
         raise ModelOutputError(reason, result.text)
+
+    async def _ask(self, messages: list[dict], doc_id: str, purpose: str, parse, budget: int):
+        """One extraction call; a reply cut for length is asked once more with twice the budget."""
+        schema = self._schema if self.reply_format == "json" else None
+        result = None
+        for max_tokens in (budget, 2 * budget):
+            result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id, parse=parse, schema=schema,
+                                         schema_name="extraction", params={"max_tokens": max_tokens})
+            if not _was_cut(result):
+                break
+        return result
+
+
+class CutOff(ValueError):
+    """A reply that parsed but ended inside a record: usable, never cached as complete."""
+
+    def __init__(self, found: Extraction):
+        super().__init__("the reply ends inside a record")
+        self.found = found
+
+
+def _was_cut(result) -> bool:
+    return result.cut_off or isinstance(result.error, CutOff) or (
+        result.error is None and getattr(result.parsed, "cut_off", False))
 
 
 def says_none(text: str) -> bool:
@@ -115,9 +184,12 @@ def says_none(text: str) -> bool:
 
 
 def _noted(result, chunk_id: str) -> Extraction:
-    found: Extraction = result.parsed
+    found: Extraction = result.error.found if isinstance(result.error, CutOff) else result.parsed
     if result.truncated:
         found.notes.append(f"chunk {chunk_id}: the model's reply of {result.truncated:,} characters was cut at "
                            f"{len(result.text):,} (llm.max_reply_chars)")
+    elif _was_cut(result):
+        found.notes.append(f"chunk {chunk_id}: the model's reply was cut off twice (finish_reason "
+                           f"{result.finish_reason or 'stop'}, {result.completion_tokens:,} completion tokens); its "
+                           "complete records are kept, nothing was cached")
     return found
-

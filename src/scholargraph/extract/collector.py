@@ -131,8 +131,14 @@ class Collector:
                 (self.entity if kind == "entities" else self.relation)(_norm_keys(item))
             elif kind == "entities" and isinstance(item, str):
                 self.entities.append({"name": item})
+            elif kind == "entities" and isinstance(item, list) and 1 <= len(item) <= 3:
+                self.entity(dict(zip(("name", "type", "description"), item, strict=False)))  # compact tuple
             elif kind == "relations" and isinstance(item, list) and len(item) == 3:
                 self.relation({"source": item[0], "relation": item[1], "target": item[2]})
+            elif kind == "relations" and isinstance(item, list) and len(item) in (4, 5):
+                # compact tuple (extract/schema.py): source, target, keywords, description[, strength]
+                self.relation(dict(zip(("source", "target", "keywords", "description", "strength"), item,
+                                       strict=False)))
             else:
                 self.problems.append(f"{kind}: ignored item {str(item)[:60]!r}")
 

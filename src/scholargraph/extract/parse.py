@@ -214,6 +214,7 @@ def _parse_extraction(raw: str, chunk_id: str, entity_types: list[str], default_
                 isinstance(v, dict) for v in value)):
             out.json_value(value)
     result = _build(out, chunk_id, entity_types, default_type)
+    result.cut_off = truncated or out.cut_off
     problems.extend(out.problems)
     if result.entities or result.relations or result.keywords:
         return result

@@ -33,6 +33,12 @@ class ChatResult:
     parsed: Any = None  # what the caller's ``parse`` made of ``text``
     error: Exception | None = None  # what ``parse`` raised instead (the reply was not cached)
     truncated: int = 0  # the reply's length when it was cut at llm.max_reply_chars (0: not cut)
+    finish_reason: str | None = None  # the server's; "length": cut by max_tokens or the context
+
+    @property
+    def cut_off(self) -> bool:
+        """The reply did not end by itself: the server stopped it for length, or the client cut it."""
+        return self.finish_reason == "length" or bool(self.truncated)
 
 
 def check_purpose(purpose: str) -> None:

@@ -20,11 +20,11 @@ from typing import Any, TypeVar
 import httpx
 
 from ..config import LLMSettings
-from ..errors import LLMError, LLMUnavailableError, ModelOutputError
+from ..errors import LLMError, LLMUnavailableError, ModelOutputError, PromptTooLongError
 from ..models import QUESTION_PURPOSES, Usage
 from ..store.base import CachedResponse, LLMCache
 from .accounting import ChatResult, UsageLedger, check_purpose
-from .health import check_server
+from .health import ServerLimits, check_server, server_limits
 from .http_errors import (
     RETRY_AFTER_STATUS,
     RETRYABLE_STATUS,
@@ -55,13 +55,24 @@ from .wire import (
 T = TypeVar("T")
 MAX_BODY_BYTES = 16 * 2**20  # a reply body beyond max(this, 8 x llm.max_reply_chars) is refused unread
 _FORMAT_RANK = {"none": 0, "json_object": 1, "json_schema": 2}
+# Completion budget per purpose when llm.max_tokens is not set. Without one, a small local model
+# that starts repeating itself writes until the context is full and the call times out; with one,
+# the server stops it and says so (finish_reason "length"), and the caller decides what to do.
+DEFAULT_MAX_TOKENS = {"extract": 2048, "glean": 1024, "keywords": 256, "parse": 256, "judge": 768,
+                      "summarise": 512, "refine": 1024}
+FALLBACK_MAX_TOKENS = 1536
+PROMPT_MARGIN = 1.15  # our tokenizer is not the server's: leave room for the difference
+MIN_COMPLETION_ROOM = 64
 _DOWNGRADE = {"json_schema": "json_object", "json_object": "none"}
 
 class LLMClient:
     """Chat completions with retries, a response cache, bounded concurrency and usage accounting."""
 
-    def __init__(self, settings: LLMSettings, cache: LLMCache | None = None, count_tokens: TokenCounter | None = None):
+    def __init__(self, settings: LLMSettings, cache: LLMCache | None = None, count_tokens: TokenCounter | None = None,
+                 cache_identity: str | None = None):
+        """``cache_identity``: the server as cached replies know it (default: the base URL)."""
         self.settings = settings
+        self.cache_identity = cache_identity
         self.cache = cache
         self.count_tokens: TokenCounter = count_tokens or estimate_tokens
         self.ledger = UsageLedger(cache)
@@ -75,6 +86,7 @@ class LLMClient:
         self._stream_options = True
         self._rng = random.Random()
         self._state: SlotPools | None = None
+        self.server: ServerLimits | None = None  # what a llama.cpp server said of its slots and context
 
     # -- configuration -------------------------------------------------------------------
     @property
@@ -93,6 +105,8 @@ class LLMClient:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
             self._state = SlotPools(self.settings)
+            if self.server is not None and self.server.slots:
+                self._state.limit(self.server.slots)
         return self._state
 
     async def aclose(self) -> None:
@@ -127,8 +141,8 @@ class LLMClient:
         ``result.error``. Without ``parse`` any non-empty reply is cached. A reply longer than
         ``llm.max_reply_chars`` is cut there (``result.truncated``) and never cached."""
         check_purpose(purpose)
-        merged = self._params(params)
-        key = cache_key(self.base_url, self.model, messages, merged, schema)
+        merged = self._fitted(messages, self._params(purpose, params))
+        key = cache_key(self.cache_identity or self.base_url, self.model, messages, _keyed(merged), schema)
         started = time.perf_counter()
         if (hit := self._cache_get(key, use_cache)) is not None:
             result = self._cached_result(hit, started)
@@ -141,10 +155,11 @@ class LLMClient:
             functools.partial(self._log_failure, purpose, document_id),
         )
         result = self._result(
-            messages, completion.text, completion.prompt_tokens, completion.completion_tokens, started
+            messages, completion.text, completion.prompt_tokens, completion.completion_tokens, started,
+            completion.finish_reason,
         )
         self._record(purpose, result, document_id)
-        if _parsed(result, parse) and not result.truncated:
+        if _parsed(result, parse) and not result.cut_off:
             self._cache_put(key, purpose, result, use_cache)
         return result
 
@@ -154,8 +169,8 @@ class LLMClient:
         """Content pieces as the server sends them. Consume it fully or close it (``contextlib.aclosing``):
         it holds a concurrency slot until then."""
         check_purpose(purpose)
-        merged = self._params(params)
-        key = cache_key(self.base_url, self.model, messages, merged, None)
+        merged = self._fitted(messages, self._params(purpose, params))
+        key = cache_key(self.cache_identity or self.base_url, self.model, messages, _keyed(merged), None)
         started = time.perf_counter()
         if (hit := self._cache_get(key, True)) is not None:
             result = self._cached_result(hit, started)
@@ -187,8 +202,20 @@ class LLMClient:
             self._finish_stream(key, messages, purpose, document_id, progress, status, started)
 
     async def health_check(self) -> None:
-        """Raise LLMUnavailableError unless the server answers and serves ``settings.model``."""
-        await check_server(self._pools().http, self.base_url, self.model, min(10.0, self.settings.timeout))
+        """Raise LLMUnavailableError unless the server answers and serves ``settings.model``. A
+        llama.cpp server also says how many requests it runs at once: no more are sent."""
+        pools = self._pools()
+        timeout = min(10.0, self.settings.timeout)
+        await check_server(pools.http, self.base_url, self.model, timeout)
+        self.server = await server_limits(pools.http, self.base_url, timeout)
+        if self.server is not None and self.server.slots:
+            pools.limit(self.server.slots)
+
+    @property
+    def concurrency(self) -> int:
+        """Requests sent at once: ``llm.max_concurrency``, or fewer when the server has fewer slots."""
+        slots = self.server.slots if self.server is not None else None
+        return min(self.settings.max_concurrency, slots or self.settings.max_concurrency)
 
     def usage_snapshot(self) -> dict[str, Usage]:
         return self.ledger.snapshot()
@@ -198,12 +225,28 @@ class LLMClient:
         return self.ledger.since(snapshot)
 
     # -- request building ----------------------------------------------------------------
-    def _params(self, params: dict | None) -> dict[str, Any]:
+    def _params(self, purpose: str, params: dict | None) -> dict[str, Any]:
         merged: dict[str, Any] = {"temperature": self.settings.temperature}
-        if self.settings.max_tokens is not None:
-            merged["max_tokens"] = self.settings.max_tokens
+        merged["max_tokens"] = self.settings.max_tokens or DEFAULT_MAX_TOKENS.get(purpose, FALLBACK_MAX_TOKENS)
         merged.update(params or {})
         return merged
+
+    def _fitted(self, messages: list[dict], params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with ``max_tokens`` lowered to what the server's context leaves after the prompt;
+        a prompt that leaves too little is refused with the sizes (never cut silently)."""
+        context = self.server.context_per_slot if self.server is not None else None
+        if not context:
+            return params
+        prompt = int(self.count_tokens(messages_text(messages)) * PROMPT_MARGIN) + 8 * len(messages)
+        room = context - prompt
+        if room < MIN_COMPLETION_ROOM:
+            raise PromptTooLongError(
+                f"a prompt of about {prompt:,} tokens does not fit the {context:,}-token context of each slot of "
+                f"{self.base_url} (llama.cpp gives each of its slots n_ctx / n_parallel): start the server with "
+                "a larger context or fewer slots, or lower chunking.size / query.max_context_tokens")
+        if params.get("max_tokens") and params["max_tokens"] > room:
+            return {**params, "max_tokens": room}
+        return params
 
     def _body(
         self, messages: list[dict], params: dict[str, Any], schema: dict | None, schema_name: str, *, stream: bool
@@ -346,7 +389,8 @@ class LLMClient:
 
     # -- results, cache, accounting ------------------------------------------------------
     def _result(
-        self, messages: list[dict], text: str, prompt: int | None, completion: int | None, started: float
+        self, messages: list[dict], text: str, prompt: int | None, completion: int | None, started: float,
+        finish_reason: str | None = None,
     ) -> ChatResult:
         estimated = prompt is None or completion is None
         if estimated:
@@ -354,7 +398,7 @@ class LLMClient:
         latency = time.perf_counter() - started
         cut = len(text) if len(text) > self.settings.max_reply_chars else 0
         return ChatResult(text[: self.settings.max_reply_chars], int(prompt or 0), int(completion or 0), estimated,
-                          False, latency, truncated=cut)
+                          False, latency, truncated=cut, finish_reason=finish_reason)
 
     def _cache_get(self, key: str, use_cache: bool) -> CachedResponse | None:
         if self.cache is None or not (use_cache and self.settings.cache):
@@ -384,9 +428,10 @@ class LLMClient:
         if not progress.opened:
             return  # every attempt to open it was logged as a failed attempt
         text = "".join(progress.pieces)
-        result = self._result(messages, text, progress.prompt_tokens, progress.completion_tokens, started)
+        result = self._result(messages, text, progress.prompt_tokens, progress.completion_tokens, started,
+                              progress.finish_reason)
         self._record(purpose, result, document_id, status=status)  # tokens were spent even if cut short
-        if status == "ok" and not progress.truncated:
+        if status == "ok" and not progress.truncated and not result.cut_off:
             self._cache_put(key, purpose, result, True)
 
     def _record(self, purpose: str, result: ChatResult, document_id: str | None, status: str = "ok") -> None:
@@ -394,6 +439,13 @@ class LLMClient:
 
     def _log_failure(self, purpose: str, document_id: str | None, started: float) -> None:
         self.ledger.record_failure(purpose, self.model, document_id, time.perf_counter() - started)
+
+
+def _keyed(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters a cached reply depends on: not ``max_tokens``, since only a reply that ended by
+    itself is cached, and that one is the same whatever budget it was given (a reply that a smaller
+    budget cut is asked again with a larger one, and found in the cache the next time)."""
+    return {k: v for k, v in params.items() if k != "max_tokens"}
 
 
 def _parsed(result: ChatResult, parse: Callable[[str], Any] | None) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -104,3 +105,34 @@ def discover_model(base_url: str, api_key: str | None, timeout: float) -> str:
         raise ConfigError(f"llm.model (--llm-model) is not set and {base_url} serves {len(available)} models: "
                           f"{listed}; choose one, e.g. --llm-model {available[0] if available else 'NAME'}")
     return available[0]
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """What a llama.cpp server says of itself (``GET /props``): requests it runs at once, and the
+    context of each (llama.cpp splits ``n_ctx`` between its slots)."""
+
+    slots: int | None
+    context_per_slot: int | None
+
+
+async def server_limits(http: httpx.AsyncClient, base_url: str, timeout: float) -> ServerLimits | None:
+    """llama.cpp's ``/props`` (at the server root, or under the base URL); None from other servers."""
+    root = base_url.removesuffix("/v1")
+    for url in dict.fromkeys((f"{root}/props", f"{base_url}/props")):
+        try:
+            response = await http.get(url, timeout=timeout)
+            data = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            continue
+        if isinstance(data, dict) and ("total_slots" in data or "default_generation_settings" in data):
+            return limits_from_props(data)
+    return None
+
+
+def limits_from_props(data: dict[str, Any]) -> ServerLimits:
+    slots = data.get("total_slots")
+    generation = data.get("default_generation_settings")
+    n_ctx = generation.get("n_ctx") if isinstance(generation, dict) else None
+    return ServerLimits(slots if isinstance(slots, int) and slots > 0 else None,
+                        n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None)

@@ -31,6 +31,11 @@ class SlotPools:
         self.pools = [_new_pool(settings, min(POOL_SIZE, slots), tls) for _ in range(0, slots, POOL_SIZE)]
         self._slots = FairSlots(slots)
 
+    def limit(self, slots: int) -> None:
+        """Send at most ``slots`` requests at once from now on (the server runs no more than that:
+        more would wait in its queue, where the client's timeout runs)."""
+        self._slots.cap(slots)
+
     @property
     def http(self) -> httpx.AsyncClient:
         """A pool for requests outside the slots (the health check)."""
@@ -63,6 +68,7 @@ class FairSlots:
     """
 
     def __init__(self, n: int):
+        self._cap = n
         self._free = list(range(n - 1, -1, -1))
         self._urgent: collections.deque[asyncio.Future[int]] = collections.deque()
         self._waiters: collections.deque[asyncio.Future[int]] = collections.deque()
@@ -82,7 +88,14 @@ class FairSlots:
                 queue.remove(waiter)
             raise
 
+    def cap(self, n: int) -> None:
+        """Hand out only slots ``0..n-1`` from now on; higher ones in use are retired when released."""
+        self._cap = max(1, n)
+        self._free = [i for i in self._free if i < self._cap]
+
     def release(self, index: int) -> None:
+        if index >= self._cap:
+            return  # retired by cap()
         for queue in (self._urgent, self._waiters):
             while queue:
                 waiter = queue.popleft()

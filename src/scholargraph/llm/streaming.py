@@ -11,7 +11,7 @@ import httpx
 
 from ..errors import LLMError
 from .http_errors import transport_reason
-from .wire import MalformedResponse, event_delta, parse_completion, reported_usage, sse_events
+from .wire import MalformedResponse, event_delta, event_finish_reason, parse_completion, reported_usage, sse_events
 
 
 @dataclass
@@ -34,6 +34,7 @@ class StreamProgress:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     truncated: bool = False  # cut at llm.max_reply_chars: the rest was never read
+    finish_reason: str | None = None  # the server's, from the last chunk that gave one
 
 
 async def read_at_most(response: httpx.Response, limit: int) -> bytes | None:
@@ -56,7 +57,8 @@ async def response_events(response: httpx.Response) -> AsyncGenerator[dict[str, 
         usage = None
         if completion.prompt_tokens is not None:
             usage = {"prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens}
-        yield {"choices": [{"delta": {"content": completion.text}}], "usage": usage}
+        yield {"choices": [{"delta": {"content": completion.text}, "finish_reason": completion.finish_reason}],
+               "usage": usage}
         return
     async for event in sse_events(response.aiter_lines()):
         yield event
@@ -73,6 +75,7 @@ async def stream_pieces(
             prompt, completion = reported_usage(event)
             if prompt is not None:
                 progress.prompt_tokens, progress.completion_tokens = prompt, completion
+            progress.finish_reason = event_finish_reason(event) or progress.finish_reason
             if piece := event_delta(event):
                 if max_chars is not None and received + len(piece) > max_chars:
                     piece = piece[: max_chars - received]

@@ -53,6 +53,7 @@ class Completion:
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
+    finish_reason: str | None = None  # "stop", "length" (cut by max_tokens or the context), ...
 
 
 class MalformedResponse(ValueError):
@@ -95,7 +96,7 @@ def parse_completion(body: bytes | str) -> Completion:
     # Reasoning models may add `reasoning_content`; only `content` is the answer.
     text = content_text(message.get("content")) if isinstance(message, dict) else ""
     prompt, completion = reported_usage(data)
-    return Completion(text, prompt, completion)
+    return Completion(text, prompt, completion, event_finish_reason(data))
 
 
 def _preview(body: bytes | str, limit: int = 200) -> str:
@@ -123,6 +124,15 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]
         if (err := _embedded_error(event)) is not None:
             raise MalformedResponse(f"server reported an error mid-stream: {err}")
         yield event
+
+
+def event_finish_reason(event: dict[str, Any]) -> str | None:
+    """``choices[0].finish_reason`` of a response or stream chunk (None when absent)."""
+    choices = event.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    reason = choices[0].get("finish_reason")
+    return reason if isinstance(reason, str) and reason else None
 
 
 def event_delta(event: dict[str, Any]) -> str:

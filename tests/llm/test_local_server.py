@@ -1,0 +1,51 @@
+"""Serving a GGUF file (``local:PATH.gguf``, ``scholargraph llm serve``): the plan and the errors a
+user can cause. Starting llama.cpp itself is measured in benchmarks (benchmarks/local_model.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scholargraph.config import LLMSettings
+from scholargraph.errors import LLMUnavailableError
+from scholargraph.llm.local_server import LocalServer, model_path_of, plan_server
+
+
+def test_local_urls_name_a_model_file(tmp_path):
+    settings = LLMSettings(base_url=f"local:{tmp_path}/m.gguf")
+    assert settings.local_model and settings.configured  # the model name comes from the file
+    assert model_path_of(settings.base_url) == tmp_path / "m.gguf"
+    assert model_path_of("http://localhost:8080/v1") is None
+
+
+def test_an_empty_local_url_is_refused():
+    with pytest.raises(ValueError, match="GGUF model file"):
+        LLMSettings(base_url="local:")
+
+
+def test_the_plan_fits_the_machine(tmp_path):
+    plan = plan_server(tmp_path / "qwen.gguf", port=9000)
+    assert plan.threads >= 1 and plan.slots >= 1 and plan.alias == "qwen"
+    assert plan.base_url == "http://127.0.0.1:9000/v1"
+    assert plan.argv()[-2:] == ["--alias", "qwen"]
+
+
+def test_a_missing_model_file_is_a_clear_error(tmp_path):
+    with pytest.raises(LLMUnavailableError, match="not found"):
+        LocalServer(plan_server(tmp_path / "nope.gguf")).start()
+
+
+def test_a_file_that_is_not_gguf_is_refused(tmp_path):
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"<html>not a model</html>")
+    with pytest.raises(LLMUnavailableError, match="not a GGUF"):
+        LocalServer(plan_server(fake)).start()
+
+
+def test_a_local_model_in_a_knowledge_base_fails_clearly_before_any_work(tmp_path):
+    from scholargraph import KnowledgeBase
+
+    with KnowledgeBase(tmp_path / "ws", llm={"base_url": f"local:{tmp_path}/absent.gguf"},
+                       extraction={"profile": "academic"}) as kb, pytest.raises(LLMUnavailableError, match="not found"):
+        kb.insert(texts=["GraphRAG builds a knowledge graph."])
+    with KnowledgeBase(tmp_path / "ws") as kb:
+        assert kb.stats()["documents"] == 0  # nothing half-indexed
