@@ -182,13 +182,26 @@ def evaluate(
 ) -> dict:
     extractor = OfflineExtractor(entity_types)
     fallback = type_map.get(guess_type("", entity_types), guess_type("", entity_types))
-    pred_items: list[dict] = []  # one per (doc, key)
-    gold_items: list[dict] = []
     started = time.perf_counter()
     extractions = [extractor.extract_document([(d.doc_id, d.text)]) for d in docs]
     elapsed = time.perf_counter() - started
+    predicted = [[(surface, ent.type) for ent in ex.entities for surface in [ent.name, *ent.aliases]]
+                 for ex in extractions]
+    result = score_surfaces(docs, predicted, type_map, fallback, skip_gold_types)
+    result["extract_seconds"] = round(elapsed, 3)
+    result["relations"] = sum(len(ex.relations) for ex in extractions)
+    result["keywords"] = sum(len(ex.keywords) for ex in extractions)
+    return result
+
+
+def score_surfaces(docs: list[GoldDoc], predicted: list[list[tuple[str, str]]], type_map: dict[str, str],
+                   fallback: str = "", skip_gold_types: tuple[str, ...] = ()) -> dict:
+    """Entity P/R/F1 of predicted ``(surface, type)`` pairs per document (same order as ``docs``)
+    under every matching rule of :data:`MATCHING_RULES`; any extractor's output can be scored."""
+    pred_items: list[dict] = []  # one per (doc, key)
+    gold_items: list[dict] = []
     pred_type_counts: Counter = Counter()
-    for doc, ex in zip(docs, extractions, strict=True):
+    for doc, surfaces in zip(docs, predicted, strict=True):
         # Gold items.
         gold: dict[str, dict] = {}
         for a, b, surface, label in doc.mentions:
@@ -203,19 +216,18 @@ def evaluate(
             item["type"] = min(item["types"], key=lambda t: (-item["types"][t], t))
         # Predicted items: every name and alias.
         pred: dict[str, dict] = {}
-        for ent in ex.entities:
-            for surface in [ent.name, *ent.aliases]:
-                key = normalise_name(surface)
-                if not key or key in pred:
-                    continue
-                pred[key] = {
-                    "doc": doc.doc_id,
-                    "key": key,
-                    "strict": " ".join(surface.casefold().split()),
-                    "spans": locate(doc.text, surface),
-                    "type": type_map.get(ent.type, ent.type),
-                }
-                pred_type_counts[pred[key]["type"]] += 1
+        for surface, etype in surfaces:
+            key = normalise_name(surface)
+            if not key or key in pred:
+                continue
+            pred[key] = {
+                "doc": doc.doc_id,
+                "key": key,
+                "strict": " ".join(surface.casefold().split()),
+                "spans": locate(doc.text, surface),
+                "type": type_map.get(etype, etype),
+            }
+            pred_type_counts[pred[key]["type"]] += 1
         all_gold_spans = [s for g in gold.values() for s in g["spans"]]
         all_pred_spans = [s for p in pred.values() for s in p["spans"]]
         gold_strict = {s for g in gold.values() for s in g["strict"]}
@@ -267,9 +279,6 @@ def evaluate(
         "partial_typed_predictions_only": score("partial_specific", specific, gold_items),
         "pred_type_counts": dict(sorted(pred_type_counts.items())),
         "per_gold_type": {},
-        "extract_seconds": round(elapsed, 3),
-        "relations": sum(len(ex.relations) for ex in extractions),
-        "keywords": sum(len(ex.keywords) for ex in extractions),
     }
     if skip_gold_types:
         kept = [g for g in gold_items if g["type"] not in skip_gold_types]

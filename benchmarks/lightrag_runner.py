@@ -43,6 +43,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--gleaning", type=int, default=1, help="entity_extract_max_gleaning (LightRAG's default: 1)")
     ap.add_argument("--embedding-dim", type=int, default=384)
     ap.add_argument("--max-async", type=int, default=None, help="LLM concurrency (default: LightRAG's)")
+    ap.add_argument("--model", default=MODEL, help="model name the server serves (default: the scripted server's)")
+    ap.add_argument("--embedding-base-url", help="OpenAI-compatible embeddings server (default: --base-url)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per LLM call")
+    ap.add_argument("--dump-graph", type=Path, help="write the graph's nodes and edges (with file_path) here as JSON")
     ap.add_argument("--log-level", default="WARNING")
     ap.add_argument("files", nargs="+", type=Path)
     return ap.parse_args(argv)
@@ -64,8 +68,9 @@ async def run(args: argparse.Namespace) -> dict:
 
     async def llm_model_func(prompt, system_prompt=None, history_messages=None, **kwargs):
         counters["llm_calls"] += 1
+        kwargs.setdefault("timeout", args.timeout)
         return await openai_complete_if_cache(
-            MODEL,
+            args.model,
             prompt,
             system_prompt=system_prompt,
             history_messages=history_messages or [],
@@ -74,7 +79,8 @@ async def run(args: argparse.Namespace) -> dict:
             **kwargs,
         )
 
-    client = AsyncOpenAI(base_url=args.base_url, api_key=API_KEY, max_retries=0, timeout=120)
+    client = AsyncOpenAI(base_url=args.embedding_base_url or args.base_url, api_key=API_KEY, max_retries=0,
+                         timeout=120)
 
     async def embed(texts: list[str], **_: object) -> np.ndarray:
         counters["embedding_calls"] += 1
@@ -91,7 +97,8 @@ async def run(args: argparse.Namespace) -> dict:
     rag = LightRAG(
         working_dir=str(args.workdir),
         llm_model_func=llm_model_func,
-        llm_model_name=MODEL,
+        llm_model_name=args.model,
+        default_llm_timeout=int(args.timeout),
         embedding_func=EmbeddingFunc(embedding_dim=args.embedding_dim, max_token_size=8192, func=embed),
         chunk_token_size=args.chunk_size,
         entity_extract_max_gleaning=args.gleaning,
@@ -110,8 +117,13 @@ async def run(args: argparse.Namespace) -> dict:
         for doc in processed.values():
             chunk_total += int(getattr(doc, "chunks_count", 0) or 0)
         graph = rag.chunk_entity_relation_graph
-        nodes = len(await graph.get_all_nodes()) if hasattr(graph, "get_all_nodes") else None
-        edges = len(await graph.get_all_edges()) if hasattr(graph, "get_all_edges") else None
+        all_nodes = await graph.get_all_nodes() if hasattr(graph, "get_all_nodes") else None
+        all_edges = await graph.get_all_edges() if hasattr(graph, "get_all_edges") else None
+        nodes = len(all_nodes) if all_nodes is not None else None
+        edges = len(all_edges) if all_edges is not None else None
+        if args.dump_graph is not None:
+            args.dump_graph.write_text(json.dumps({"nodes": all_nodes or [], "edges": all_edges or []}, default=str),
+                                       encoding="utf-8")
     finally:
         await rag.finalize_storages()
         await client.close()

@@ -21,14 +21,21 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
+import json
 import re
 import subprocess
 import sys
+import threading
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 from scholargraph.llm.local_server import LocalServer, plan_server
+from scholargraph.testing.llm_server import Reply
 
 DEFAULT_CACHE = Path.home() / ".cache" / "scholargraph-bench"
 XLLAMACPP = "xllamacpp>=2026.10"
@@ -137,6 +144,58 @@ def local_server(name: str, cache: Path = DEFAULT_CACHE, *, slots: int | None = 
     path = model_file(name, cache)
     plan = plan_server(path, slots=slots, threads=threads, context_per_slot=context_per_slot, alias=name)
     return LocalServer(plan, log_path=log_path, nice=nice)
+
+
+class Recorder:
+    """A responder for the scripted server of scholargraph.testing that forwards chat requests to
+    the real server and appends request, reply, finish_reason, usage and seconds to a JSONL file
+    (``path`` may be changed between runs): the same accounting for every system measured."""
+
+    def __init__(self, real_base_url: str, path: Path):
+        self.real = real_base_url
+        self.path = path
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        body = {**request, "stream": False}
+        body.pop("stream_options", None)
+        started = time.perf_counter()
+        response = httpx.post(f"{self.real}/chat/completions", json=body, timeout=3600)
+        seconds = round(time.perf_counter() - started, 2)
+        if response.status_code != 200:
+            message = response.text
+            self._log({"request": request, "status": response.status_code, "error": message, "seconds": seconds})
+            return Reply(message, status=response.status_code)
+        data = response.json()
+        choice = data["choices"][0]
+        text = choice["message"].get("content") or ""
+        self._log({"request": request, "reply": text, "finish_reason": choice.get("finish_reason"),
+                   "usage": data.get("usage"), "seconds": seconds})
+        return Reply(text, finish_reason=choice.get("finish_reason") or "stop")
+
+    def _log(self, record: dict[str, Any]) -> None:
+        with self.lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def recorded_calls(path: Path) -> dict[str, Any]:
+    """Calls, tokens (as llama.cpp counted them), seconds and cut replies in a Recorder's log."""
+    totals = {"calls": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cut_for_length": 0}
+    if not path.exists():
+        return totals
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        totals["seconds"] += record.get("seconds", 0.0)
+        if "error" in record:
+            totals["errors"] += 1
+            continue
+        usage = record.get("usage") or {}
+        totals["calls"] += 1
+        totals["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
+        totals["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+        totals["cut_for_length"] += record.get("finish_reason") == "length"
+    totals["seconds"] = round(totals["seconds"], 1)
+    return totals
 
 
 def main(argv: list[str] | None = None) -> int:

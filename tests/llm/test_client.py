@@ -321,6 +321,25 @@ def test_structured_output_falls_back_and_remembers():
     assert sent_formats(server) == ["json_schema", "json_object", None, None]
 
 
+LLAMA_CPP_SCHEMA_ERROR = ("Unable to generate parser for this template. Automatic parser generation failed: JSON schema "
+                          "error at #/properties/entities/items/items: schema must be an object")  # real llama.cpp reply
+
+
+def test_a_schema_llama_cpp_cannot_compile_degrades_instead_of_failing():
+    def respond(request: dict) -> Reply:
+        if (request.get("response_format") or {}).get("type") == "json_schema":
+            return Reply(LLAMA_CPP_SCHEMA_ERROR, status=400)
+        return Reply('{"answer": "hi"}')
+
+    async def go() -> str:
+        async with LLMClient(make_settings(server.base_url)) as client:
+            return (await client.chat(MESSAGES, purpose="extract", schema=SCHEMA)).text
+
+    with ScriptedLLMServer(respond) as server:
+        assert asyncio.run(go()) == '{"answer": "hi"}'
+    assert sent_formats(server) == ["json_schema", "json_object"]
+
+
 def test_bounded_concurrency():
     async def go() -> LLMClient:
         async with LLMClient(make_settings(server.base_url, max_concurrency=4)) as client:

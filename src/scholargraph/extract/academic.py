@@ -33,8 +33,11 @@ REPAIR_NOTES = {
              'description], ...], "relations": [[source, target, keywords, description, strength], ...], '
              '"keywords": [phrase, ...]}'),
 }
-BUDGET_PER_CHUNK_TOKEN = 1.0  # completion budget: about the chunk's own length (replies run 0.2-0.6x) ...
-MIN_BUDGET, MAX_BUDGET = 512, 4096  # ... within these bounds; a cut reply is asked again with twice as much
+# Completion budget of one chunk: 1.5x its tokens within these bounds (a cut reply is asked again with
+# twice as much). Measured with real small models: an abstract of ~300 tokens gets 150-600 completion
+# tokens (JSON tuples, pretty-printed), so 512 cut half of them and cost a second call.
+BUDGET_PER_CHUNK_TOKEN = 1.5
+MIN_BUDGET, MAX_BUDGET = 1024, 4096
 
 
 class AcademicExtractor:

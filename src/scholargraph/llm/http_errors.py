@@ -115,7 +115,9 @@ def rejected_feature(status: int, message: str, body: dict) -> str | None:
     lowered = message.lower()
     if "stream_options" in body and "stream_options" in lowered:
         return "stream_options"
-    markers = ("response_format", "json_schema", "json_object", "not supported", "unsupported")
+    # llama.cpp: "Unable to generate parser for this template ... JSON schema error at #/..."
+    markers = ("response_format", "json_schema", "json_object", "not supported", "unsupported", "json schema",
+               "grammar")
     if "response_format" in body and any(m in lowered for m in markers):
         return "response_format"
     return None
