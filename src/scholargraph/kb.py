@@ -304,7 +304,7 @@ class KnowledgeBase:
             await (refresher or self._refresher()).refresh()
 
     async def _after_index(self, report: IndexReport) -> None:
-        """The citation network and the communities follow what a run added (issue 17)."""
+        """The citation network and the communities follow what a run added."""
         if report.added:
             from .graph.citations import update_citations
 
@@ -478,7 +478,7 @@ class KnowledgeBase:
     def split_entity(self, ref: str) -> list[str]:
         return self.run(self.asplit_entity(ref))
 
-    # -- cross-document analysis: communities, citations, graph statistics (issue 17) -----------
+    # -- cross-document analysis: communities, citations, graph statistics ---------------------
 
     async def _update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
         from .graph.community_update import update_communities, use_llm

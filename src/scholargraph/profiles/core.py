@@ -1,6 +1,7 @@
 """The core plug-in: profile ``none`` (chunks and vectors only, naive RAG; no graph) and the query
-modes every graph supports (naive, local, subgraph, global, hybrid; :mod:`scholargraph.query.modes`),
-and ``summary`` (community reports; :mod:`scholargraph.query.summary`)."""
+modes of the engine itself, which every profile's graph supports: ``naive``, ``local``, ``subgraph``,
+``global``, ``hybrid`` and ``ppr`` (:data:`scholargraph.query.modes.CORE_MODES`), and ``summary``
+(community reports; :mod:`scholargraph.query.summary`)."""
 
 from __future__ import annotations
 
