@@ -32,7 +32,7 @@ from .errors import (
     ScholarGraphError,
     WorkspaceBusyError,
 )
-from .extract.base import Extractor
+from .extract.base import Extractor, NoExtraction
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
@@ -44,7 +44,6 @@ from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
 from .profiles.base import ExtractorContext
-from .profiles.core import NoExtraction
 from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine

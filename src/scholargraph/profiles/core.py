@@ -5,20 +5,10 @@ modes of the engine itself, which every profile's graph supports: ``naive``, ``l
 
 from __future__ import annotations
 
-from ..models import Chunk, Document, Extraction
+from ..extract.base import NoExtraction
 from ..query.modes import CORE_MODES
 from ..query.summary import SUMMARY_MODE
 from .base import ExtractorContext, Profile
-
-
-class NoExtraction:
-    """Chunks and vectors only (naive RAG); no graph."""
-
-    name = "none"
-    uses_llm = False
-
-    async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction:
-        return Extraction()
 
 
 def _make(ctx: ExtractorContext) -> NoExtraction:
