@@ -22,8 +22,8 @@ from benchmarks.common import machine, require_dev, write_result
 from scholargraph import KnowledgeBase
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.prompts import load_prompt
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
+from tests.support.canned import default_rules
 
 
 def run(paths: list[Path], profile: str, gleaning: int, count, reports: str = "extractive") -> dict:

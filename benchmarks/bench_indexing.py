@@ -42,8 +42,8 @@ from scholargraph.ingest.chunking import chunk_document
 from scholargraph.ingest.registry import load_file
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.llm.embeddings import LocalEmbedder
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
+from tests.support.canned import default_rules
 
 
 def corpus(dev: Path, n_abstracts: int, n_biored: int = 0) -> list[dict]:

@@ -32,8 +32,8 @@ from scholargraph.export.rdf import SG
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.llm.embeddings import make_embedder
 from scholargraph.profiles.localkg.document import read_paper
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
+from tests.support.canned import default_rules
 
 STAGES = ("lkg_mentions", "lkg_linking", "lkg_relations", "lkg_global", "lkg_taxonomy")
 

@@ -8,7 +8,7 @@ import platform
 from datetime import date
 from pathlib import Path
 
-from scholargraph.testing.dev_data import dev_data_dir
+from tests.support.dev_data import dev_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = dev_data_dir(REPO)  # ../shared/data/dev beside the checkout (or its main checkout)

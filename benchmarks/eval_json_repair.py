@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.eval_json_repair [--json-out benchmarks/results/json_repair.json]
 
 Issue 11 asks for JSON repair through the maintained ``json-repair`` package where it covers the
-cases. This measures which cases it covers. Inputs (``scholargraph.testing.broken_json``, the
+cases. This measures which cases it covers. Inputs (``tests.support.broken_json``, the
 table ``tests/extract/test_parse.py`` checks):
 
 * ``table``: the broken outputs of the regression table (fences, prose, quotes, comments,
@@ -31,7 +31,7 @@ import json_repair
 from benchmarks.common import machine, write_result
 from scholargraph.errors import ModelOutputError
 from scholargraph.llm.repair import parse_json, strip_reasoning
-from scholargraph.testing.broken_json import EXPECTED, FULL, HOPELESS, JSON_CASES, TRICKY
+from tests.support.broken_json import EXPECTED, FULL, HOPELESS, JSON_CASES, TRICKY
 
 
 def _ours(raw: str) -> Any:

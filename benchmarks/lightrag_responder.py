@@ -1,7 +1,7 @@
 """Scripted answers to LightRAG's indexing prompts, for the side-by-side token comparison.
 
 These are :class:`~scholargraph.testing.llm_server.Rule` objects for the same
-``ScriptedLLMServer`` that answers our own prompts with ``scholargraph.testing.canned``. The
+``ScriptedLLMServer`` that answers our own prompts with ``tests.support.canned``. The
 answers are written here (nothing is copied from LightRAG); the regexes recognise LightRAG
 1.5.x's default prompts by their fixed wording, and the replies follow the output format those
 prompts ask for:
@@ -27,8 +27,8 @@ import json
 import re
 from typing import Any
 
-from scholargraph.testing.canned import terms
 from scholargraph.testing.llm_server import Rule
+from tests.support.canned import terms
 
 TUPLE = "<|#|>"
 COMPLETE = "<|COMPLETE|>"
@@ -164,7 +164,7 @@ def combined_rules() -> list[Rule]:
     """LightRAG's rules, then ours (``canned.default_rules``), then the fastbio fallback: one server
     answers both systems. LightRAG's go first because our keyword rule (``high_level``) would also
     match its prompt; the fallback goes last so canned answers, once they exist, win."""
-    from scholargraph.testing.canned import default_rules
+    from tests.support.canned import default_rules
 
     return lightrag_rules() + default_rules() + fastbio_fallback_rules()
 

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from scholargraph.testing.dev_data import dev_data_dir
+from support.dev_data import dev_data_dir
 
 REPO = Path(__file__).resolve().parents[1]
 DEV = dev_data_dir(REPO)

@@ -1,41 +1,96 @@
-"""The package's large-scale shape: no import cycles, no private names imported across modules.
+"""The package's large-scale shape (docs/architecture.md, "Layers"): no import cycles, no private names
+imported across modules, every module on a layer that imports only its own layer and those below,
+nothing below the facade importing the CLI or the server, plug-ins reached only through the registry,
+and no function-level or type-only import hiding a loop.
 
-The import graph is built from the source (every ``import``/``from ... import`` of a scholargraph
-module, including imports inside functions; ``if TYPE_CHECKING:`` blocks are not imports at run
-time and are skipped, and so are function bodies in a package ``__init__``: its lazy public-API
-imports are not import-time edges). ruff's PLC2701 checks private names too; this test keeps the rule when ruff
-is not run.
+The import graph is built from the source: every ``import``/``from ... import`` of a scholargraph
+module, each marked as made at module level, inside a function, or in an ``if TYPE_CHECKING:``
+block (types only: no import at run time). Function bodies in a package ``__init__`` are its lazy
+public API (``scholargraph.KnowledgeBase``), not imports of the package. ruff's PLC2701 checks
+private names too; this test keeps the rule when ruff is not run.
+
+The few imports that break a rule today are listed below by name, each with why; an entry that no
+longer exists fails the test, so the lists only shrink.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import networkx as nx
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "scholargraph"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "scholargraph"
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+
+# Bottom to top: a module may import its own layer and the layers below it (at run time). A module
+# belongs to the layer of the longest prefix that names it.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("foundation", ("scholargraph", "scholargraph.text", "scholargraph.errors", "scholargraph.models",
+                    "scholargraph.prompts", "scholargraph.progress", "scholargraph.report", "scholargraph.sync")),
+    ("settings", ("scholargraph.config",)),
+    ("storage and input", ("scholargraph.store", "scholargraph.ingest")),
+    ("model clients", ("scholargraph.llm",)),
+    ("plug-in contract", ("scholargraph.profiles.base", "scholargraph.profiles.registry", "scholargraph.extract.base")),
+    ("knowledge", ("scholargraph.extract", "scholargraph.graph", "scholargraph.export", "scholargraph.analysis",
+                   "scholargraph.evaluation")),
+    ("retrieval", ("scholargraph.query",)),
+    ("plug-ins", ("scholargraph.profiles",)),
+    ("application", ("scholargraph.pipeline", "scholargraph.reembed", "scholargraph.demo")),
+    ("facade", ("scholargraph.kb",)),
+    ("interfaces", ("scholargraph.cli", "scholargraph.commands", "scholargraph.cli_output", "scholargraph.cli_analysis",
+                    "scholargraph.server", "scholargraph.testing")),
+)
+INTERFACES = ("scholargraph.cli", "scholargraph.commands", "scholargraph.cli_output", "scholargraph.cli_analysis",
+              "scholargraph.server")
+PLUGINS = ("scholargraph.profiles.core", "scholargraph.profiles.offline", "scholargraph.profiles.academic",
+           "scholargraph.profiles.fastbio", "scholargraph.profiles.localkg")
+
+# Run-time imports of a higher layer, with why they remain.
+UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("scholargraph.config", "scholargraph.profiles.registry"):
+        "the validators of extraction.profile and query.mode check the name against the installed plug-ins "
+        "(inside the validator); goes when plug-ins validate their own settings on lookup",
+    ("scholargraph.profiles.fastbio.cli", "scholargraph.kb"):
+        "the fastbm command is CLI code kept in the plug-in's package (imported when the command runs)",
+    ("scholargraph.profiles.fastbio.cli", "scholargraph.cli_output"):
+        "the fastbm command prints with the CLI's output helpers (imported when the command runs)",
+}
+# Type-only imports (``if TYPE_CHECKING:``) that close a loop with the run-time imports, with why.
+TYPE_LOOP_EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("scholargraph", "scholargraph.kb"):
+        "the lazy public API names KnowledgeBase for type checkers; llm.http_pools reads __version__",
+    ("scholargraph.profiles.base", "scholargraph.config"):
+        "ExtractorContext/QueryContext carry the Settings, and config asks the registry for plug-in names",
+    ("scholargraph.profiles.base", "scholargraph.llm.client"): "QueryContext and ExtractorContext carry the LLM client",
+    ("scholargraph.profiles.base", "scholargraph.llm.embeddings"): "the contexts carry the embedder",
+    ("scholargraph.profiles.base", "scholargraph.llm.rerank"): "QueryContext carries the reranker",
+    ("scholargraph.testing._llm_http", "scholargraph.testing.llm_server"):
+        "the HTTP handler's type of the scripted server it serves",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    imported: str
+    line: int
+    where: str  # "module", "function" or "typing"
+
+    def __str__(self) -> str:
+        return f"{self.importer}:{self.line} -> {self.imported} ({self.where})"
 
 
 def _modules() -> dict[str, Path]:
     out = {}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = path
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return out
-
-
-def _runtime_nodes(tree: ast.AST, package_init: bool):
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                todo.extend(child.orelse)
-            elif not (package_init and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))):
-                todo.append(child)
 
 
 def _target(module: str, path: Path, node: ast.ImportFrom) -> str:
@@ -46,35 +101,128 @@ def _target(module: str, path: Path, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports() -> tuple[nx.DiGraph, list[str]]:
+def _statements(tree: ast.AST, package_init: bool):
+    """(import statement, where) of a module; a package ``__init__``'s function bodies are skipped."""
+    todo: list[tuple[ast.AST, str]] = [(tree, "module")]
+    while todo:
+        node, where = todo.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, where
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                todo += [(c, "typing") for c in child.body] + [(c, where) for c in child.orelse]
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                if not package_init:
+                    todo.append((child, "typing" if where == "typing" else "function"))
+            else:
+                todo.append((child, where))
+
+
+@cache
+def _scan() -> tuple[tuple[Import, ...], tuple[str, ...], frozenset[str]]:
     modules = _modules()
-    graph, private = nx.DiGraph(), []
-    graph.add_nodes_from(modules)
+    imports, private = [], []
     for module, path in modules.items():
-        for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8")), path.name == "__init__.py"):
+        for node, where in _statements(ast.parse(path.read_text(encoding="utf-8")), path.name == "__init__.py"):
             if isinstance(node, ast.Import):
-                graph.add_edges_from((module, a.name) for a in node.names if a.name in modules and a.name != module)
-            elif isinstance(node, ast.ImportFrom):
-                target = _target(module, path, node)
-                if not target.startswith("scholargraph"):
-                    continue
-                for alias in node.names:
-                    sub = f"{target}.{alias.name}"
-                    dst = sub if sub in modules else target
-                    if dst in modules and dst != module:
-                        graph.add_edge(module, dst)
-                    if alias.name.startswith("_") and not alias.name.startswith("__") and sub not in modules:
-                        private.append(f"{module} imports {target}.{alias.name}")
-    return graph, private
+                imports += [Import(module, a.name, node.lineno, where) for a in node.names
+                            if a.name in modules and a.name != module]
+                continue
+            target = _target(module, path, node)
+            if not target.startswith("scholargraph"):
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                dst = sub if sub in modules else target
+                if dst in modules and dst != module:
+                    imports.append(Import(module, dst, node.lineno, where))
+                if alias.name.startswith("_") and not alias.name.startswith("__") and sub not in modules:
+                    private.append(f"{module} imports {target}.{alias.name}")
+    return tuple(imports), tuple(private), frozenset(modules)
+
+
+def _graph(*wheres: str, skip: frozenset[tuple[str, str]] = frozenset()) -> nx.DiGraph:
+    imports, _, modules = _scan()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    graph.add_edges_from((i.importer, i.imported) for i in imports
+                         if i.where in wheres and (i.importer, i.imported) not in skip)
+    return graph
+
+
+def _cycles(graph: nx.DiGraph) -> list[list[str]]:
+    return [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+
+
+def _under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def layer_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if _under(module, (prefix,)) and (best is None or len(prefix) > best[1]):
+                best = (rank, len(prefix))
+    return best[0] if best else None
+
+
+def _run_time() -> list[Import]:
+    return [i for i in _scan()[0] if i.where != "typing"]
 
 
 def test_the_package_has_no_import_cycle():
-    graph, _ = _imports()
+    """Imports inside functions count: moving one to the top of its module must not make a loop."""
+    graph = _graph("module", "function")
     assert graph.number_of_edges() > 100  # the graph was really built
-    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
-    assert cycles == [], f"import cycles (move the shared part down a layer): {cycles}"
+    assert _cycles(graph) == [], "import cycles (move the shared part down a layer)"
+
+
+def test_no_function_level_or_type_only_import_hides_a_loop():
+    loops = _cycles(_graph("module", "function", "typing", skip=frozenset(TYPE_LOOP_EXCEPTIONS)))
+    assert loops == [], "a loop that only TYPE_CHECKING or a function-level import keeps from running"
+    typing = {(i.importer, i.imported) for i in _scan()[0] if i.where == "typing"}
+    assert sorted(set(TYPE_LOOP_EXCEPTIONS) - typing) == [], "listed exceptions that are gone: drop them"
+    for edge in TYPE_LOOP_EXCEPTIONS:  # each entry is still needed
+        rest = frozenset(TYPE_LOOP_EXCEPTIONS) - {edge}
+        assert _cycles(_graph("module", "function", "typing", skip=rest)), f"{edge} closes no loop any more: drop it"
 
 
 def test_no_private_name_is_imported_from_another_module():
-    _, private = _imports()
-    assert private == []
+    assert list(_scan()[1]) == []
+
+
+def test_every_module_is_on_a_layer():
+    assert sorted(m for m in _scan()[2] if layer_of(m) is None) == []
+
+
+def test_modules_import_only_their_layer_and_those_below():
+    upward = {(i.importer, i.imported): i for i in _run_time() if layer_of(i.imported) > layer_of(i.importer)}
+    unexpected = [str(i) for edge, i in sorted(upward.items()) if edge not in UPWARD_EXCEPTIONS]
+    assert unexpected == [], "imports of a higher layer (docs/architecture.md, Layers)"
+    assert sorted(set(UPWARD_EXCEPTIONS) - set(upward)) == [], "listed exceptions that are gone: drop them"
+
+
+def test_nothing_below_the_interfaces_imports_the_cli_or_the_server():
+    found = sorted({(i.importer, i.imported) for i in _run_time()
+                    if _under(i.imported, INTERFACES) and not _under(i.importer, INTERFACES)})
+    assert [edge for edge in found if edge not in UPWARD_EXCEPTIONS] == []
+
+
+def test_plugins_are_reached_through_the_registry_only():
+    """Core code looks a profile or mode up by name (profiles.registry); it never imports one."""
+    by_name = sorted(str(i) for i in _scan()[0] if _under(i.imported, PLUGINS) and not _under(i.importer, PLUGINS))
+    assert by_name == []
+
+
+def test_the_package_never_imports_its_test_kit():
+    users = sorted(str(i) for i in _scan()[0]
+                   if _under(i.imported, ("scholargraph.testing",)) and not _under(i.importer, ("scholargraph.testing",)))
+    assert users == []
+
+
+def test_the_architecture_page_lists_the_layers_in_order():
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|", section, re.M)
+    assert [name for _, name in rows] == [name for name, _ in LAYERS]

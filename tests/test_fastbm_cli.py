@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from fixtures.fastbio_papers import PAPERS, write_csv
+from support import canned_bio
 
 from scholargraph import KnowledgeBase
 from scholargraph.errors import ConfigError, LLMUnavailableError
 from scholargraph.profiles.fastbio.cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
-from scholargraph.testing import canned_bio
 from scholargraph.testing.llm_server import Rule
 
 canned_query = canned_bio

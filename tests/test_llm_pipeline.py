@@ -3,11 +3,11 @@
 import json
 
 import pytest
+from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main
 from scholargraph.errors import LLMUnavailableError
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import Reply, Rule
 
 TEXT_A = ("Retrieval-Augmented Generation (RAG) grounds Large Language Models in retrieved evidence. "

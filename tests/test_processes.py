@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from support.canned import default_rules
 
 from scholargraph.errors import WorkspaceBusyError
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import Rule
 
 pytestmark = pytest.mark.slow

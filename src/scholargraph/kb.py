@@ -32,7 +32,7 @@ from .errors import (
     ScholarGraphError,
     WorkspaceBusyError,
 )
-from .extract.base import Extractor
+from .extract.base import Extractor, NoExtraction
 from .graph.memory import GraphCache
 from .graph.refresh import GraphRefresher
 from .ingest.identity import doc_id as make_doc_id
@@ -44,7 +44,6 @@ from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
 from .profiles.base import ExtractorContext
-from .profiles.core import NoExtraction
 from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
@@ -324,7 +323,7 @@ class KnowledgeBase:
             await (refresher or self._refresher()).refresh()
 
     async def _after_index(self, report: IndexReport) -> None:
-        """The citation network and the communities follow what a run added (issue 17)."""
+        """The citation network and the communities follow what a run added."""
         if report.added:
             from .graph.citations import update_citations
 
@@ -498,7 +497,7 @@ class KnowledgeBase:
     def split_entity(self, ref: str) -> list[str]:
         return self.run(self.asplit_entity(ref))
 
-    # -- cross-document analysis: communities, citations, graph statistics (issue 17) -----------
+    # -- cross-document analysis: communities, citations, graph statistics ---------------------
 
     async def _update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
         from .graph.community_update import update_communities, use_llm

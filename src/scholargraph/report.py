@@ -1,5 +1,5 @@
 """What an indexing run reports: the documents it processed, skipped or failed, and one outcome per
-input file — every path given (or found in a directory given) appears once (issue 14)."""
+input file — every path given (or found in a directory given) appears once."""
 
 from __future__ import annotations
 

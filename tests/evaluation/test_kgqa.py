@@ -7,10 +7,10 @@ import json
 
 import pytest
 from fixtures.localkg_papers import localkg_kb, write_paper
+from support.canned_localkg import QA_ENTITIES_MARK, QA_QUESTIONS_MARK, localkg_rules
 
 from scholargraph.errors import ConfigError, ModelOutputError
 from scholargraph.evaluation.kgqa import kg_qa, read_qa_pairs
-from scholargraph.testing.canned_localkg import QA_ENTITIES_MARK, QA_QUESTIONS_MARK, localkg_rules
 from scholargraph.testing.llm_server import Rule
 
 GOOD = {"question": "What does MEL use?", "answer": "Apache Tika."}

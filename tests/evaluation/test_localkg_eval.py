@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 from fixtures.localkg_papers import localkg_kb, write_paper
+from support.canned_localkg import localkg_rules
 
 from scholargraph.cli import main
 from scholargraph.evaluation.kg2text import kg_to_text
 from scholargraph.evaluation.kgfacts import overlap
 from scholargraph.evaluation.kgqa import kg_qa, read_qa_pairs
-from scholargraph.testing.canned_localkg import localkg_rules
 
 
 def test_overlap_is_rouge1_on_content_words():

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main
@@ -13,7 +14,6 @@ from scholargraph.errors import ConfigError, ModelOutputError
 from scholargraph.evaluation.answers import parse_side, read_answers
 from scholargraph.evaluation.judge import NAMES, parse_verdict
 from scholargraph.evaluation.winrate import winrate
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import Rule
 
 TEXTS = ["Retrieval-Augmented Generation (RAG) grounds Large Language Models. GraphRAG builds community reports.",

@@ -17,11 +17,11 @@ import rdflib
 from fixtures.localkg_papers import localkg_kb, write_paper
 from rdflib import RDF
 from rdflib.namespace import PROV, SKOS
+from support.canned_localkg import localkg_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main
 from scholargraph.export.rdf import SG
-from scholargraph.testing.canned_localkg import localkg_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
 
 SECOND = {"id": "second-paper", "title": "A second paper",

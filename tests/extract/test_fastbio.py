@@ -10,6 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fixtures.fastbio_papers import PAPERS, write_csv
+from support.canned_bio import (  # noqa: E402,F401
+    DRAFT_MARK,
+    REFINE_MARK,
+    draft_reply,
+    fastbio_rules,
+    refine_reply,
+)
+from support.canned_terms import user_text  # noqa: E402
 
 from scholargraph import KnowledgeBase
 from scholargraph.config import Settings
@@ -24,14 +32,6 @@ from scholargraph.profiles.fastbio.extractor import (
     map_relation_type,
 )
 from scholargraph.profiles.fastbio.normalise import load_dictionary, match_key, normalise_extraction, parse_dictionary
-from scholargraph.testing.canned_bio import (  # noqa: E402,F401
-    DRAFT_MARK,
-    REFINE_MARK,
-    draft_reply,
-    fastbio_rules,
-    refine_reply,
-)
-from scholargraph.testing.canned_terms import user_text  # noqa: E402
 from scholargraph.testing.llm_server import Reply, Rule
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Annotated
 
 import pytest
+from support.broken_json import EXPECTED, FULL, JSON_CASES, TRICKY
 
 from scholargraph.errors import ModelOutputError
 from scholargraph.extract.parse import (
@@ -20,7 +21,6 @@ from scholargraph.extract.parse import (
 from scholargraph.extract.types import PRESETS
 from scholargraph.llm.output import Clamp, Flag, Integer, Items, Number, OneOf, Text, coerce, output_schema
 from scholargraph.llm.repair import parse_json_result
-from scholargraph.testing.broken_json import EXPECTED, FULL, JSON_CASES, TRICKY
 
 PAPER = PRESETS["paper"]
 BIO = PRESETS["biomedical"]

@@ -8,11 +8,11 @@ import asyncio
 import pytest
 from planted import GROUPS, SUBGROUPS
 from planted_store import planted_store, write_graph
+from support.canned import default_rules
 
 from scholargraph.config import CommunitySettings, LLMSettings
 from scholargraph.graph.community_update import update_communities
 from scholargraph.llm.client import LLMClient
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import Reply, Rule, ScriptedLLMServer
 
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.dev_data import dev_data_dir
 
 from scholargraph.errors import LoadError
 from scholargraph.ingest.csvfile import load_csv, split_abstract, split_main_text
 from scholargraph.ingest.registry import LoadOptions
-from scholargraph.testing.dev_data import dev_data_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 DEV = dev_data_dir(Path(__file__).resolve().parents[2])

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from support.dev_data import dev_data_dir
 
 from scholargraph.errors import LoadError
 from scholargraph.ingest.jsonfile import load_json, parse_authors, parse_year
 from scholargraph.ingest.registry import LoadOptions
-from scholargraph.testing.dev_data import dev_data_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 DEV = dev_data_dir(Path(__file__).resolve().parents[2])

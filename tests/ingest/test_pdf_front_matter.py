@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from support.dev_data import dev_data_dir
 
 from scholargraph.ingest import pdf, pdf_pymupdf
 from scholargraph.ingest.registry import LoadOptions
-from scholargraph.testing.dev_data import dev_data_dir
 
 pytest.importorskip("fpdf")
 from pdf_writer import Writer  # noqa: E402  (needs fpdf)

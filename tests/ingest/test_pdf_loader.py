@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+from support.dev_data import dev_data_dir
 
 from scholargraph.errors import LoadError
 from scholargraph.ingest import pdf, pdf_pymupdf, pdf_pypdf
 from scholargraph.ingest import pdf_layout as L
 from scholargraph.ingest.registry import LoadOptions, load_file
-from scholargraph.testing.dev_data import dev_data_dir
 
 fpdf = pytest.importorskip("fpdf")
 from pdf_writer import TITLE, Writer  # noqa: E402  (needs fpdf)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
+from support.dev_data import dev_data_dir
 
 from scholargraph.errors import LoadError
 from scholargraph.ingest.pubmed import load_xml
 from scholargraph.ingest.registry import LoadOptions
-from scholargraph.testing.dev_data import dev_data_dir
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ingest"
 DEV = dev_data_dir(Path(__file__).resolve().parents[2])

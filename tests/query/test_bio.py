@@ -248,7 +248,7 @@ def test_batches_fit_the_budget(bio_kb):
 # with the scripted LLM
 # ---------------------------------------------------------------------------------------------
 
-from scholargraph.testing.canned_bio import ANSWER_MARK, MERGE_MARK, PARSE_MARK, batch_answer, merge_answer  # noqa: E402
+from support.canned_bio import ANSWER_MARK, MERGE_MARK, PARSE_MARK, batch_answer, merge_answer  # noqa: E402
 
 
 def llm_for(server):

@@ -12,11 +12,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "graph"))
 from planted_store import planted_store  # noqa: E402
 from query_workspace import BagOfWordsEmbedder, WordTokenizer  # noqa: E402
+from support.canned import default_rules  # noqa: E402
 
 from scholargraph.config import CommunitySettings, LLMSettings, Settings  # noqa: E402
 from scholargraph.llm.client import LLMClient  # noqa: E402
 from scholargraph.query.engine import QueryEngine  # noqa: E402
-from scholargraph.testing.canned import default_rules  # noqa: E402
 from scholargraph.testing.llm_server import ScriptedLLMServer  # noqa: E402
 
 QUESTION = "What are the main research directions in this collection and how do they connect?"

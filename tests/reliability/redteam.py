@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from support.canned import default_rules
 
 from scholargraph.cli import main
 from scholargraph.store import open_store
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer, word_vector
 
 MODEL = "scripted-model"

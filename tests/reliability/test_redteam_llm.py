@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from redteam import Scholar, differences, snapshot, start_server, write_papers
+from support.canned import default_rules, extraction_reply
 
-from scholargraph.testing.canned import default_rules, extraction_reply
 from scholargraph.testing.llm_server import Reply, Rule
 
 ACADEMIC = ("--profile", "academic")

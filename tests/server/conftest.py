@@ -29,7 +29,8 @@ def servers() -> Iterator:
 @pytest.fixture(scope="module")
 def scripted_llm() -> Iterator:
     """The project's scripted OpenAI-compatible server with its canned answers, for a whole module."""
-    from scholargraph.testing.canned import default_rules
+    from support.canned import default_rules
+
     from scholargraph.testing.llm_server import ScriptedLLMServer
 
     with ScriptedLLMServer(rules=default_rules()) as server:

@@ -3,8 +3,8 @@
 from concurrent.futures import ThreadPoolExecutor
 
 from server_helpers import client, upload
+from support.canned import default_rules
 
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_server import ScriptedLLMServer
 
 TOPICS = ["GraphRAG", "LightRAG", "HippoRAG", "PaperQA", "SciBERT", "SPECTER", "BioBERT", "PubMedBERT", "ColBERT",

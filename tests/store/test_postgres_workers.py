@@ -13,11 +13,11 @@ import time
 
 import psycopg
 import pytest
+from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.models import Document, Section
 from scholargraph.store import open_store
-from scholargraph.testing.canned import default_rules
 from scholargraph.testing.llm_script import Rule
 
 WAIT = 400  # seconds: a process start can take minutes on a machine loaded by parallel test suites

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ..models import Chunk, Document, Extraction
 
-__all__ = ["Extractor"]
+__all__ = ["Extractor", "NoExtraction"]
 
 
 class Extractor(Protocol):
@@ -16,3 +16,14 @@ class Extractor(Protocol):
     uses_llm: bool
 
     async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction: ...
+
+
+class NoExtraction:
+    """Chunks and vectors only (naive RAG); no graph. The extractor of profile ``none``, and what a
+    run that only maintains or deletes hands the pipeline."""
+
+    name = "none"
+    uses_llm = False
+
+    async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction:
+        return Extraction()

@@ -1,4 +1,4 @@
-"""Delimiter-style extraction records (LightRAG and friends) into a :class:`.collector._Collector`.
+"""Delimiter-style extraction records (LightRAG and friends) into a :class:`.collector.Collector`.
 
 ``("entity"<|>NAME<|>TYPE<|>DESC)##...<|COMPLETE|>`` and its variants: ``<|>``, ``<|#|>``, ``|``
 or tab between fields; ``##`` or newlines between records; with or without parentheses, quotes
@@ -8,12 +8,8 @@ and numbering.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from .collector import clean_description, clean_name
-
-if TYPE_CHECKING:
-    from .collector import Collector
+from .collector import Collector, clean_description, clean_name
 
 _COMPLETE_RE = re.compile(r"<\|?\s*COMPLETE\s*\|?>|\{?completion_delimiter\}?", re.I)
 _RECORD_SPLIT_RE = re.compile(

@@ -1,4 +1,4 @@
-"""Per-chunk bounds on an extraction (issue 14): a runaway model reply — ten thousand entities for
+"""Per-chunk bounds on an extraction: a runaway model reply — ten thousand entities for
 one passage — cannot flood the graph. What is beyond ``extraction.max_entities_per_chunk`` /
 ``max_relations_per_chunk`` / ``max_keywords_per_chunk`` is dropped (the first ones, in the
 model's order, are kept) and a note says how much. Profile-neutral: applied by the pipeline to

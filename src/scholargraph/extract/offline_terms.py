@@ -268,51 +268,28 @@ class TermFinder:
             i = j
 
     def _emit_run(self, analysis: ChunkAnalysis, s_idx: int, sent: Sentence, i: int, j: int, first_word: int) -> None:
-        tokens, kinds = sent.tokens, sent.kinds
-        start, end = i, j
-        while start < end and (
-            tokens[start].text.lower() in LEADING_MODIFIERS
-            or (is_possessive(tokens[start].text) and tokens[start].text.islower())
-        ):
-            start += 1
-        # A gerund with an object: "computing optical flow" -> "optical flow".
-        if (
-            end - start > 1
-            and is_gerund(tokens[start].text)
-            and tokens[start].text.lower() not in NOMINAL_ING_LEADING
-            and (
-                start == first_word or sent.classes[start - 1] == ADVERB or tokens[start - 1].text.lower() in GERUND_PREPS
-            )
-        ):
-            start += 1
-        while end > start and (
-            is_participle(tokens[end - 1].text)
-            or (end < len(tokens) and tokens[end].text.lower() in DETERMINERS and is_verb_s(tokens[end - 1].text))
-            or (end - start > 1 and is_gerund(tokens[end - 1].text) and verb_like_ing(tokens, end - 1))
-        ):
-            end -= 1
-        if end - start > 1 and all(kinds[k] in _TECH_KINDS for k in range(start, end - 1)):
-            if fold_plural(tokens[end - 1].text).lower() in TECH_GENERIC_HEADS:
-                end -= 1
+        """The mentions of the run of content words ``i:j``: its trimmed phrase, the technical tokens
+        nested in it, and the modifier of a measurement-like head."""
+        start = _trim_start(sent, i, j, first_word)
+        end = _trim_end(sent, start, j)
         main = start < end and end - start <= self.max_words
-        # Technical tokens nested in a longer phrase ("BERT" in "BERT-based reranker") stand alone too,
-        # and so do organism words when the type list has organisms ("human" in "human TSH").
         if j - i > 1:
-            for k in range(i, j):
-                if (
-                    kinds[k] in _TECH_KINDS or (self._organisms and tokens[k].text.lower() in ORGANISM_WORDS)
-                ) and not (main and start == k and end == k + 1):
+            for k in self._nested_tokens(sent, i, j):
+                if not (main and start == k and end == k + 1):
                     self._add(analysis, s_idx, sent, k, k + 1, standalone=False, first_word=first_word)
-        # The modifier of a measurement-like head: "glucose levels" -> "glucose".
-        if main and 1 < end - start and fold_plural(tokens[end - 1].text).lower() in MODIFIER_HEADS:
-            m_start = start
-            while m_start < end - 1 and is_participle(tokens[m_start].text):
-                m_start += 1
-            if end - 1 - m_start <= 3 and not (end - 1 - m_start == 1 and kinds[m_start] in _TECH_KINDS):
-                if m_start < end - 1:
-                    self._add(analysis, s_idx, sent, m_start, end - 1, standalone=False, first_word=first_word)
-        if main:
-            self._add(analysis, s_idx, sent, start, end, standalone=True, first_word=first_word)
+        if not main:
+            return
+        m_start = _measured_modifier(sent, start, end)
+        if m_start is not None:
+            self._add(analysis, s_idx, sent, m_start, end - 1, standalone=False, first_word=first_word)
+        self._add(analysis, s_idx, sent, start, end, standalone=True, first_word=first_word)
+
+    def _nested_tokens(self, sent: Sentence, i: int, j: int) -> list[int]:
+        """Technical tokens nested in a longer phrase ("BERT" in "BERT-based reranker") stand alone too,
+        and so do organism words when the type list has organisms ("human" in "human TSH")."""
+        tokens, kinds = sent.tokens, sent.kinds
+        return [k for k in range(i, j)
+                if kinds[k] in _TECH_KINDS or (self._organisms and tokens[k].text.lower() in ORGANISM_WORDS)]
 
     def _add(
         self,
@@ -381,3 +358,58 @@ class TermFinder:
             kept.sort(key=lambda m: (m.sent, m.tok_start, -m.tok_end))
             analysis.mentions = kept
             analysis.definitions.append((long_key, clean_ws(d.long_form), d.acronym))
+
+
+def _trim_start(sent: Sentence, i: int, j: int, first_word: int) -> int:
+    """Skip leading modifiers and lower-case possessives, then a gerund with an object
+    ("computing optical flow" -> "optical flow")."""
+    tokens = sent.tokens
+    start = i
+    while start < j and (
+        tokens[start].text.lower() in LEADING_MODIFIERS
+        or (is_possessive(tokens[start].text) and tokens[start].text.islower())
+    ):
+        start += 1
+    if (
+        j - start > 1
+        and is_gerund(tokens[start].text)
+        and tokens[start].text.lower() not in NOMINAL_ING_LEADING
+        and (start == first_word or sent.classes[start - 1] == ADVERB or tokens[start - 1].text.lower() in GERUND_PREPS)
+    ):
+        start += 1
+    return start
+
+
+def _trim_end(sent: Sentence, start: int, j: int) -> int:
+    """Drop trailing participles, a verb before a determiner and verb-like gerunds; then a generic head
+    after technical tokens ("BERT model" -> "BERT")."""
+    tokens, kinds = sent.tokens, sent.kinds
+    end = j
+    while end > start and (
+        is_participle(tokens[end - 1].text)
+        or (end < len(tokens) and tokens[end].text.lower() in DETERMINERS and is_verb_s(tokens[end - 1].text))
+        or (end - start > 1 and is_gerund(tokens[end - 1].text) and verb_like_ing(tokens, end - 1))
+    ):
+        end -= 1
+    if (
+        end - start > 1
+        and all(kinds[k] in _TECH_KINDS for k in range(start, end - 1))
+        and fold_plural(tokens[end - 1].text).lower() in TECH_GENERIC_HEADS
+    ):
+        end -= 1
+    return end
+
+
+def _measured_modifier(sent: Sentence, start: int, end: int) -> int | None:
+    """Start of the modifier of a measurement-like head ("glucose levels" -> "glucose"), participles
+    skipped; None when the phrase has no such head, or the modifier is empty, over three words or a lone
+    technical token."""
+    tokens, kinds = sent.tokens, sent.kinds
+    if not (1 < end - start and fold_plural(tokens[end - 1].text).lower() in MODIFIER_HEADS):
+        return None
+    m_start = start
+    while m_start < end - 1 and is_participle(tokens[m_start].text):
+        m_start += 1
+    if end - 1 - m_start > 3 or (end - 1 - m_start == 1 and kinds[m_start] in _TECH_KINDS):
+        return None
+    return m_start if m_start < end - 1 else None

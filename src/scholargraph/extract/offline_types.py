@@ -8,7 +8,8 @@ A documented heuristic (heads, suffixes, word lists, symbol shapes), not a class
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..text.acronyms import is_acronym
 from ..text.names import fold_plural
@@ -162,57 +163,129 @@ def _ends_with_any(word: str, suffixes: tuple[str, ...], min_len: int = 5) -> bo
     return len(word) >= min_len and word.endswith(suffixes)
 
 
+@dataclass(frozen=True)
+class _Name:
+    """An entity name split the ways the category tests look at it."""
+
+    text: str
+    tokens: list[str]
+    words: list[str]
+    head: str
+    gene_cue: bool
+
+    @classmethod
+    def of(cls, name: str, gene_cue: bool) -> _Name:
+        tokens = name.split()
+        words = [t.lower() for t in tokens]
+        head = fold_plural(words[-1]).lower() if words else ""
+        return cls(name, tokens, words, head, gene_cue)
+
+    @property
+    def single(self) -> bool:
+        return len(self.tokens) == 1
+
+
+def _is_variant(n: _Name) -> bool:
+    return any(_VARIANT_RE.fullmatch(t) for t in n.tokens)
+
+
+def _is_dataset(n: _Name) -> bool:
+    return n.head in _DATASET_HEADS or (len(n.words) >= 2 and n.words[-2:] == ["data", "set"])
+
+
+def _is_metric(n: _Name) -> bool:
+    return n.head in _METRIC_HEADS or n.head == "score" or n.text.lower().endswith("error rate")
+
+
+def _is_task(n: _Name) -> bool:
+    return n.head in _TASK_HEADS
+
+
+def _is_named_cell_line(n: _Name) -> bool:
+    """"COS-7 cells", "HEK293 line": a symbol followed by cell/line."""
+    return (n.head in ("cell", "line") and len(n.tokens) >= 2
+            and bool(_GENE_RE.fullmatch(n.tokens[0]) or is_acronym(n.tokens[0])))
+
+
+def _is_cell_type(n: _Name) -> bool:
+    return n.head in _CELL_WORDS or n.head.endswith("cyte") or (n.head == "cell" and len(n.tokens) >= 2)
+
+
+def _is_pathway(n: _Name) -> bool:
+    return n.head in _PATHWAY_HEADS
+
+
+def _is_organization(n: _Name) -> bool:
+    return any(w in _ORG_WORDS for w in n.words) and len(n.tokens) >= 2
+
+
+def _is_disease(n: _Name) -> bool:
+    return (
+        any(w in _DISEASE_WORDS for w in n.words)
+        or (n.head not in _DISEASE_NOT and _ends_with_any(n.head, _DISEASE_SUFFIXES))
+        or re.fullmatch(r"hyp(?:o|er)\w+ism", n.head) is not None
+    )
+
+
+def _is_organism(n: _Name) -> bool:
+    return n.head in ORGANISM_WORDS or n.head.endswith("virus") or n.text.lower() in ("e. coli", "escherichia coli")
+
+
+def _is_gene(n: _Name) -> bool:
+    gene_symbol = n.single and _GENE_RE.fullmatch(n.tokens[0]) and HAS_DIGIT_RE.search(n.tokens[0])
+    return n.head in _GENE_HEADS or n.gene_cue or bool(gene_symbol)
+
+
+def _is_anatomy(n: _Name) -> bool:
+    return n.head in _ANATOMY_WORDS
+
+
+def _is_drug(n: _Name) -> bool:
+    drug_like = n.head in _DRUG_WORDS or (n.head not in _DRUG_NOT and _ends_with_any(n.head, _DRUG_SUFFIXES, 6))
+    lone_symbol = n.single and bool(is_acronym(n.tokens[0]) or HAS_DIGIT_RE.search(n.tokens[0]))
+    return drug_like and not lone_symbol
+
+
+def _is_symbolic_model(n: _Name) -> bool:
+    """Symbolic names (acronyms, CamelCase, letters+digits) -- not merely capitalised words -- alone or
+    before a method-like head ("BERT", "GPT-4", "BERT model")."""
+    symbolic = any(is_acronym(t) or MIXED_RE.search(t) or (HAS_DIGIT_RE.search(t) and len(t) > 1) for t in n.tokens)
+    return symbolic and (n.single or n.head in _METHOD_HEADS)
+
+
+def _is_model(n: _Name) -> bool:
+    return n.head in _MODEL_HEADS
+
+
+def _is_method(n: _Name) -> bool:
+    return n.head in _METHOD_HEADS
+
+
+# (category, test) in the order guess_type tries them; a category may be reached by several tests.
+_CATEGORY_TESTS: tuple[tuple[str, Callable[[_Name], bool]], ...] = (
+    ("variant", _is_variant),
+    ("dataset", _is_dataset),
+    ("metric", _is_metric),
+    ("task", _is_task),
+    ("cellline", _is_named_cell_line),
+    ("cellline", _is_cell_type),
+    ("pathway", _is_pathway),
+    ("organization", _is_organization),
+    ("disease", _is_disease),
+    ("organism", _is_organism),
+    ("gene", _is_gene),
+    ("anatomy", _is_anatomy),
+    ("drug", _is_drug),
+    ("model", _is_symbolic_model),
+    ("model", _is_model),
+    ("method", _is_method),
+)
+
+
 def name_categories(name: str, gene_cue: bool) -> list[str]:
     """Heuristic categories for ``name``, most specific first (see :func:`guess_type`)."""
-    tokens = name.split()
-    words = [t.lower() for t in tokens]
-    head = fold_plural(words[-1]).lower() if words else ""
-    out: list[str] = []
-    if any(_VARIANT_RE.fullmatch(t) for t in tokens):
-        out.append("variant")
-    if head in _DATASET_HEADS or (len(words) >= 2 and words[-2:] == ["data", "set"]):
-        out.append("dataset")
-    if head in _METRIC_HEADS or head == "score" or name.lower().endswith("error rate"):
-        out.append("metric")
-    if head in _TASK_HEADS:
-        out.append("task")
-    if head in ("cell", "line") and len(tokens) >= 2 and (_GENE_RE.fullmatch(tokens[0]) or is_acronym(tokens[0])):
-        out.append("cellline")
-    if head in _CELL_WORDS or head.endswith("cyte") or (head == "cell" and len(tokens) >= 2):
-        out.append("cellline")
-    if head in _PATHWAY_HEADS:
-        out.append("pathway")
-    if any(w in _ORG_WORDS for w in words) and len(tokens) >= 2:
-        out.append("organization")
-    if (
-        any(w in _DISEASE_WORDS for w in words)
-        or (head not in _DISEASE_NOT and _ends_with_any(head, _DISEASE_SUFFIXES))
-        or re.fullmatch(r"hyp(?:o|er)\w+ism", head)
-    ):
-        out.append("disease")
-    if head in ORGANISM_WORDS or head.endswith("virus") or name.lower() in ("e. coli", "escherichia coli"):
-        out.append("organism")
-    if (
-        head in _GENE_HEADS
-        or gene_cue
-        or (len(tokens) == 1 and _GENE_RE.fullmatch(tokens[0]) and HAS_DIGIT_RE.search(tokens[0]))
-    ):
-        out.append("gene")
-    if head in _ANATOMY_WORDS:
-        out.append("anatomy")
-    if (head in _DRUG_WORDS or (head not in _DRUG_NOT and _ends_with_any(head, _DRUG_SUFFIXES, 6))) and not (
-        len(tokens) == 1 and (is_acronym(tokens[0]) or HAS_DIGIT_RE.search(tokens[0]))
-    ):
-        out.append("drug")
-    # Symbolic names (acronyms, CamelCase, letters+digits) -- not merely capitalised words.
-    symbolic = any(is_acronym(t) or MIXED_RE.search(t) or (HAS_DIGIT_RE.search(t) and len(t) > 1) for t in tokens)
-    if symbolic and (len(tokens) == 1 or head in _METHOD_HEADS):
-        out.append("model")
-    if head in _MODEL_HEADS:
-        out.append("model")
-    if head in _METHOD_HEADS:
-        out.append("method")
-    return out
+    parsed = _Name.of(name, gene_cue)
+    return [category for category, test in _CATEGORY_TESTS if test(parsed)]
 
 
 def guess_type(name: str, entity_types: Sequence[str] = DEFAULT_ENTITY_TYPES, *, gene_cue: bool = False) -> str:

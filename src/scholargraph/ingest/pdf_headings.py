@@ -7,12 +7,9 @@ import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .pdf_text import clean_text, collapse_letter_spacing, join_lines, same_size, squash_ws
-
-if TYPE_CHECKING:
-    from .pdf_layout import Line, OutlineItem
+from .pdf_types import Line, OutlineItem
 
 
 def median(values: list[float], default: float = 0.0) -> float:

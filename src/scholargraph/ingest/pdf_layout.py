@@ -6,21 +6,21 @@ lines, running headers/footers, the title (largest horizontal bold font on the f
 text cleaning, headings (numbering patterns, font size/weight, the embedded outline) and
 section assembly with page spans. Nothing here opens a file.
 
-This module holds the layout records, lines and running headers/footers; the rest lives in
-:mod:`.pdf_text` (text cleaning), :mod:`.pdf_title`, :mod:`.pdf_headings` and
-:mod:`.pdf_sections`, and is re-exported here.
+This module holds lines and running headers/footers; the layout records are in :mod:`.pdf_types`
+(below every other pdf module), the rest lives in :mod:`.pdf_text` (text cleaning),
+:mod:`.pdf_title`, :mod:`.pdf_headings` and :mod:`.pdf_sections`; all is re-exported here.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
 from .pdf_headings import Heading, detect_headings, median, outline_headings
 from .pdf_sections import Block, assemble, flatten, paragraphs
 from .pdf_text import LIGATURES, append_line, clean_text, collapse_letter_spacing, is_bold_font, join_lines, squash_ws
 from .pdf_title import detect_title, looks_like_title, title_text
+from .pdf_types import Line, OutlineItem, PageLayout, PdfLayout, Span
 
 __all__ = [
     "LIGATURES",
@@ -50,74 +50,6 @@ __all__ = [
     "paragraphs",
     "title_text",
 ]
-
-
-@dataclass
-class Span:
-    """A run of text in one font. Coordinates are top-down points; ``page`` is 1-based."""
-
-    text: str
-    size: float
-    bold: bool
-    font: str
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-    page: int
-    rotated: bool = False
-
-
-@dataclass
-class Line:
-    """Spans on one baseline, in reading order as the backend gave them."""
-
-    spans: list[Span]
-    text: str = ""
-    size: float = 0.0  # dominant (character-weighted) size; small caps count as their capital size
-    bold: bool = False  # at least 80% of the characters are bold
-    all_bold: bool = False
-    bold_prefix: str = ""  # leading bold text when the rest of the line is not bold (run-in heading)
-    x0: float = 0.0
-    y0: float = 0.0
-    x1: float = 0.0
-    y1: float = 0.0
-    page: int = 0
-    rotated: bool = False
-
-    @property
-    def words(self) -> int:
-        return len(self.text.split())
-
-
-@dataclass
-class PageLayout:
-    number: int  # 1-based
-    width: float
-    height: float
-    spans: list[Span] = field(default_factory=list)
-    error: str | None = None  # set when the backend could not read this page
-
-
-@dataclass
-class OutlineItem:
-    level: int
-    title: str
-    page: int | None  # 1-based
-
-
-@dataclass
-class PdfLayout:
-    """What a backend extracted from one file."""
-
-    pages: list[PageLayout]
-    outline: list[OutlineItem] = field(default_factory=list)
-    meta_title: str = ""
-    meta_author: str = ""
-    backend: str = ""
-    warnings: list[str] = field(default_factory=list)
-    gap_spaces: bool = True  # False: span texts already contain the spaces between words
-    meta_date: str = ""  # the document information's CreationDate, e.g. "D:20200519234246Z"
 
 
 # --- lines ---------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .pdf_text import append_line, same_size
+from .pdf_types import Line
 
 if TYPE_CHECKING:
     from .pdf_headings import Heading
-    from .pdf_layout import Line
 
 
 @dataclass

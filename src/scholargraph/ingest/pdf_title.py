@@ -4,12 +4,9 @@ on the first pages, bold preferred, consecutive lines in the same style joined."
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from .pdf_text import collapse_letter_spacing, join_lines, same_size
-
-if TYPE_CHECKING:
-    from .pdf_layout import Line
+from .pdf_types import Line
 
 _NOT_TITLE = re.compile(
     r"^(?:arxiv:|preprint\b|under review|proceedings of|published as|accepted (?:at|to|for)|doi:|https?://|www\.|©"

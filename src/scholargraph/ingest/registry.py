@@ -24,7 +24,7 @@ NOT_UTF8_NAME = "the file name is not valid UTF-8 (shown with \\x escapes); rena
 @dataclass
 class LoadOptions:
     include_references: bool = False
-    manifest: dict[str, dict] = field(default_factory=dict)  # file name -> metadata (issue 3)
+    manifest: dict[str, dict] = field(default_factory=dict)  # file name -> metadata (title, authors, year...) from a manifest
     max_bytes: int = MAX_FILE_BYTES  # any file
     max_document_bytes: int = MAX_DOCUMENT_BYTES  # the text of one paper (see LoaderSpec.one_document)
 

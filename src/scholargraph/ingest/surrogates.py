@@ -1,6 +1,6 @@
 """Lone surrogate code points (``"\\ud800"`` from a JSON escape, a file name in a foreign encoding)
 are valid in a Python string but cannot be encoded as UTF-8: anything that stores, hashes or prints
-them fails. Parsed documents and questions are scrubbed once, at the boundary (issue 14)."""
+them fails. Parsed documents and questions are scrubbed once, at the boundary."""
 
 from __future__ import annotations
 

@@ -1,23 +1,14 @@
 """The core plug-in: profile ``none`` (chunks and vectors only, naive RAG; no graph) and the query
-modes every graph supports (naive, local, subgraph, global, hybrid; :mod:`scholargraph.query.modes`),
-and ``summary`` (community reports; :mod:`scholargraph.query.summary`)."""
+modes of the engine itself, which every profile's graph supports: ``naive``, ``local``, ``subgraph``,
+``global``, ``hybrid`` and ``ppr`` (:data:`scholargraph.query.modes.CORE_MODES`), and ``summary``
+(community reports; :mod:`scholargraph.query.summary`)."""
 
 from __future__ import annotations
 
-from ..models import Chunk, Document, Extraction
+from ..extract.base import NoExtraction
 from ..query.modes import CORE_MODES
 from ..query.summary import SUMMARY_MODE
 from .base import ExtractorContext, Profile
-
-
-class NoExtraction:
-    """Chunks and vectors only (naive RAG); no graph."""
-
-    name = "none"
-    uses_llm = False
-
-    async def extract(self, doc: Document, chunks: list[Chunk]) -> Extraction:
-        return Extraction()
 
 
 def _make(ctx: ExtractorContext) -> NoExtraction:

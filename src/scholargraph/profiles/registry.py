@@ -23,7 +23,7 @@ __all__ = ["AUTO", "BUILTIN_PLUGINS", "ENTRY_POINT_GROUP", "get_mode", "get_prof
 log = logging.getLogger(__name__)
 
 BUILTIN_PLUGINS = (
-    "scholargraph.profiles.core",  # profile `none` + the modes naive, local, subgraph, global, hybrid
+    "scholargraph.profiles.core",  # profile `none` + the modes naive, local, subgraph, global, hybrid, ppr, summary
     "scholargraph.profiles.offline",
     "scholargraph.profiles.academic",
     "scholargraph.profiles.fastbio",

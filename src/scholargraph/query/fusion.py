@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import Chunk, Entity, Relation, Source
-from ..store.base import Store
+from ..store.base import DocumentRow, Store
 from .citations import neutralise_source_citations
 from .graph_modes import Part
 
@@ -118,13 +118,24 @@ class Context:
     budget_tokens: int
 
 
-def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> Context:
-    """Numbered sources (text units, then entities, then relations): all of them are the retrieval's
-    results; the context holds those that fit the budgets (entities and relations their own shares,
-    text units what is left of the total), each section keeping its best items."""
+@dataclass
+class _Picked:
+    """A part's items found in the store, best first per section, and which of them fit the budgets."""
+
+    chunks: dict[str, Chunk]
+    chunk_items: list[tuple[Chunk, float]]
+    ent_items: list[tuple[Entity, float]]
+    rel_items: list[tuple[Relation, float]]
+    names: dict[str, str]  # entity id -> name, relation ends included
+    kept: set[int]  # id() of the kept items
+    in_context: set[str]  # ids of the kept chunks
+    used_tokens: int
+
+
+def _pick(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> _Picked:
+    """Entities and relations take their own budgets, text units what is left of the total."""
     ent_ids = [i for i, _ in part.entities]
-    rel_ids = [i for i, _ in part.relations]
-    relations = store.get_relations(rel_ids)
+    relations = store.get_relations([i for i, _ in part.relations])
     ends = {x for r in relations.values() for x in (r.source_id, r.target_id)}
     entities = store.get_entities(list(dict.fromkeys(ent_ids + sorted(ends))))
     names = {i: e.name for i, e in entities.items()}
@@ -138,58 +149,83 @@ def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[s
     chunk_items = [(chunks[i], s) for i, s in part.chunks if i in chunks]
     chunk_budget = max(budgets.total - used_e - used_r, 0)
     chunk_kept, used_c = _take(chunk_items, [c.text for c, _ in chunk_items], chunk_budget, count)
-    in_context = {c.id for c, _ in chunk_kept}
-    retrieved = {c.id for c, _ in chunk_items}
+    return _Picked(
+        chunks=chunks, chunk_items=chunk_items, ent_items=ent_items, rel_items=rel_items, names=names,
+        kept={id(x) for x in (*chunk_kept, *ent_kept, *rel_kept)}, in_context={c.id for c, _ in chunk_kept},
+        used_tokens=used_e + used_r + used_c,
+    )
 
-    def anchor(chunk_ids: list[str]) -> str | None:
-        for pool in (in_context, retrieved):
-            for c in chunk_ids:
-                if c in pool:
-                    return c
-        return chunk_ids[0] if chunk_ids else None
 
-    anchors = {("e", e.id): anchor(e.chunk_ids) for e, _ in ent_items}
-    anchors.update({("r", r.id): anchor(r.chunk_ids) for r, _ in rel_items})
+def _anchor(chunk_ids: list[str], picked: _Picked) -> str | None:
+    """The chunk an entity or relation cites: one in the context, else one among the text units,
+    else its first supporting chunk."""
+    retrieved = {c.id for c, _ in picked.chunk_items}
+    for pool in (picked.in_context, retrieved):
+        for c in chunk_ids:
+            if c in pool:
+                return c
+    return chunk_ids[0] if chunk_ids else None
+
+
+@dataclass
+class _Row:
+    """One source before numbering: its item (to tell whether it was kept) and where it points."""
+
+    item: tuple
+    kind: str
+    text: str
+    score: float
+    chunk: Chunk | None
+    document_id: str | None
+
+
+def _rows(store: Store, picked: _Picked) -> list[_Row]:
+    """Text units, then entities, then relations, each graph item anchored to a chunk (fetched when
+    it was not retrieved)."""
+    anchors = {("e", e.id): _anchor(e.chunk_ids, picked) for e, _ in picked.ent_items}
+    anchors.update({("r", r.id): _anchor(r.chunk_ids, picked) for r, _ in picked.rel_items})
+    chunks = picked.chunks
     missing = {c for c in anchors.values() if c and c not in chunks}
     if missing:
         chunks.update(store.get_chunks(missing))
-    docs = store.documents_by_id({c.document_id for c in chunks.values()}
-                                 | {d for e, _ in ent_items for d in e.document_ids[:1]}
-                                 | {d for r, _ in rel_items for d in r.document_ids[:1]})
 
-    def make(number: int, kind: str, text: str, score: float, chunk: Chunk | None, doc_id: str | None) -> Source:
-        doc_id = chunk.document_id if chunk else doc_id
-        doc = docs.get(doc_id) if doc_id else None
-        return Source(
-            number=number, kind=kind, chunk_id=chunk.id if chunk else None, document_id=doc_id,
-            title=doc.title if doc else None, section=chunk.section if chunk else None,
-            page_start=chunk.page_start if chunk else None, page_end=chunk.page_end if chunk else None,
-            text=text, score=float(score), authors=doc.authors if doc else [], year=doc.year if doc else None,
-            venue=doc.venue if doc else None,
-        )
+    def at(key: tuple[str, str]) -> Chunk | None:
+        anchor = anchors[key]
+        return chunks.get(anchor) if anchor else None
 
-    sources: list[Source] = []
-    cut: list[int] = []
-    kept_ids = {id(x) for x in (*chunk_kept, *ent_kept, *rel_kept)}
-    for chunk_item in chunk_items:
-        chunk, s = chunk_item
-        sources.append(make(len(sources) + 1, "chunk", chunk.text, s, chunk, chunk.document_id))
-        if id(chunk_item) not in kept_ids:
-            cut.append(len(sources))
-    for ent_item in ent_items:
-        e, s = ent_item
-        at = anchors[("e", e.id)]
-        sources.append(make(len(sources) + 1, "entity", entity_text(e), s, chunks.get(at) if at else None,
-                            e.document_ids[0] if e.document_ids else None))
-        if id(ent_item) not in kept_ids:
-            cut.append(len(sources))
-    for rel_item in rel_items:
-        r, s = rel_item
-        at = anchors[("r", r.id)]
-        sources.append(make(len(sources) + 1, "relation", relation_text(r, names), s, chunks.get(at) if at else None,
-                            r.document_ids[0] if r.document_ids else None))
-        if id(rel_item) not in kept_ids:
-            cut.append(len(sources))
+    rows = [_Row(item, "chunk", c.text, s, c, c.document_id) for item in picked.chunk_items for c, s in [item]]
+    rows += [_Row(item, "entity", entity_text(e), s, at(("e", e.id)), e.document_ids[0] if e.document_ids else None)
+             for item in picked.ent_items for e, s in [item]]
+    rows += [_Row(item, "relation", relation_text(r, picked.names), s, at(("r", r.id)),
+                  r.document_ids[0] if r.document_ids else None)
+             for item in picked.rel_items for r, s in [item]]
+    return rows
+
+
+def _source(number: int, row: _Row, docs: dict[str, DocumentRow]) -> Source:
+    chunk = row.chunk
+    doc_id = chunk.document_id if chunk else row.document_id
+    doc = docs.get(doc_id) if doc_id else None
+    return Source(
+        number=number, kind=row.kind, chunk_id=chunk.id if chunk else None, document_id=doc_id,
+        title=doc.title if doc else None, section=chunk.section if chunk else None,
+        page_start=chunk.page_start if chunk else None, page_end=chunk.page_end if chunk else None,
+        text=row.text, score=float(row.score), authors=doc.authors if doc else [], year=doc.year if doc else None,
+        venue=doc.venue if doc else None,
+    )
+
+
+def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> Context:
+    """Numbered sources (text units, then entities, then relations): all of them are the retrieval's
+    results; the context holds those that fit the budgets (entities and relations their own shares,
+    text units what is left of the total), each section keeping its best items."""
+    picked = _pick(store, part, budgets, count)
+    rows = _rows(store, picked)
+    docs = store.documents_by_id({c.document_id for c in picked.chunks.values()}
+                                 | {d for e, _ in picked.ent_items for d in e.document_ids[:1]}
+                                 | {d for r, _ in picked.rel_items for d in r.document_ids[:1]})
+    sources = [_source(n, row, docs) for n, row in enumerate(rows, start=1)]
+    cut = [n for n, row in enumerate(rows, start=1) if id(row.item) not in picked.kept]
     dropped = set(cut)
     text = format_graph_context([x for x in sources if x.number not in dropped])
-    return Context(sources, text, cut, used_e + used_r + used_c, budgets.total)
+    return Context(sources, text, cut, picked.used_tokens, budgets.total)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -187,74 +187,106 @@ def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params:
 # -- subgraph (§3.3.2) ----------------------------------------------------------------------
 
 
-def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
-    part = Part("subgraph")
-    probes = vecs.local_probe()
+@dataclass
+class _Subgraph:
+    """Steps 1-3 of §3.3.2: the matched nodes, the shortest paths between them and the path edges
+    relevant enough to keep (relation id -> relevance, and its node pair)."""
+
+    matched: dict[str, float]
+    seeds: list[str]
+    paths: list
+    path_rids: dict[str, tuple[str, str]]
+    kept: dict[str, float]
+    nodes: list[str]  # seeds, then path nodes an edge kept
+
+
+def _pruned_subgraph(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> _Subgraph:
     # 1. node matching
     matched = match_nodes(store, vecs, params, dim)
     seeds = list(matched)[:MAX_MATCHED]
-    part.details["matched"] = seeds
     # 2. union of shortest paths between every pair of matched nodes
     path_nodes, path_pairs, paths = graph.union_of_shortest_paths(
         seeds, params.max_path_length, max_pairs=MAX_MATCHED * (MAX_MATCHED - 1) // 2, max_visits=MAX_VISITS)
-    part.details["paths"] = paths
     path_rids = {rid: pair for pair in path_pairs for rid in graph.edge_rids(*pair)}
     # 3. pruning: keep edges relevant to the question/keywords, drop nodes left isolated
-    rel = relevance(store, path_rids, probes, dim)
+    rel = relevance(store, path_rids, vecs.local_probe(), dim)
     kept = {rid: s for rid, s in rel.items() if s >= params.edge_threshold}
-    kept_pairs = {path_rids[r] for r in kept}
-    alive = {n for pair in kept_pairs for n in pair}
-    nodes = [n for n in seeds] + sorted((path_nodes & alive) - set(seeds))
-    part.details["pruned"] = sorted(set(path_rids) - set(kept))
-    part.details["subgraph_nodes"] = list(nodes)
-    part.details["subgraph_relations"] = sorted(kept)
-    # 5. expansion: one-hop neighbours of matched nodes through relevant edges
+    alive = {n for r in kept for n in path_rids[r]}
+    nodes = list(seeds) + sorted((path_nodes & alive) - set(seeds))
+    return _Subgraph(matched, seeds, paths, path_rids, kept, nodes)
+
+
+def _expand(store: Store, graph: MemoryGraph, sub: _Subgraph, vecs: QueryVectors, params: GraphParams,
+            dim: int) -> tuple[list[tuple[str, float]], dict[str, tuple[str, str]]]:
+    """Step 5: relevant edges from the matched nodes to their one-hop neighbours, best first, at most
+    EXPANSION_PER_NODE per node; also every candidate edge's (node, neighbour)."""
     candidates: dict[str, tuple[str, str]] = {}
-    for node in seeds:
+    for node in sub.seeds:
         for rid, nb in incident_rids(graph, node):
-            if rid not in kept and rid not in candidates:
+            if rid not in sub.kept and rid not in candidates:
                 candidates[rid] = (node, nb)
-    crel = relevance(store, candidates, probes, dim)
+    crel = relevance(store, candidates, vecs.local_probe(), dim)
     expansion: list[tuple[str, float]] = []
     per_node: Counter = Counter()
     for rid in sorted(crel, key=lambda r: (-crel[r], r)):
         if crel[rid] < params.edge_threshold:
             break
-        node, nb = candidates[rid]
-        if per_node[node] >= EXPANSION_PER_NODE:
-            continue
-        per_node[node] += 1
-        expansion.append((rid, crel[rid]))
-    expanded_nodes = []
-    for rid, _ in expansion:
-        nb = candidates[rid][1]
-        if nb not in nodes and nb not in expanded_nodes:
-            expanded_nodes.append(nb)
-    part.details["expansion"] = [r for r, _ in expansion]
-    # ranking: subgraph edges by relevance, then expansion edges
-    ranked_core = sorted(kept.items(), key=lambda kv: (-kv[1], kv[0]))
-    part.relations = (ranked_core + expansion)[: params.max_items]
+        node = candidates[rid][0]
+        if per_node[node] < EXPANSION_PER_NODE:
+            per_node[node] += 1
+            expansion.append((rid, crel[rid]))
+    return expansion, candidates
+
+
+def _by_score(items: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    return sorted(items, key=lambda kv: (-kv[1], kv[0]))
+
+
+def _subgraph_entities(sub: _Subgraph, expansion: list[tuple[str, float]], reached: list[str],
+                       candidates: dict[str, tuple[str, str]]) -> list[tuple[str, float]]:
+    """Matched nodes (their match score), then the other subgraph nodes, then the nodes the
+    expansion reached, each by the best relevance of an edge that reaches it."""
     node_score: dict[str, float] = {}
-    for rid, s in kept.items():
-        for n in path_rids[rid]:
+    for rid, s in sub.kept.items():
+        for n in sub.path_rids[rid]:
             node_score[n] = max(node_score.get(n, 0.0), s)
     for rid, s in expansion:
         nb = candidates[rid][1]
         node_score[nb] = max(node_score.get(nb, 0.0), s)
-    entities = [(n, matched[n]) for n in seeds]
-    entities += sorted(((n, node_score.get(n, 0.0)) for n in nodes if n not in matched), key=lambda kv: (-kv[1], kv[0]))
-    entities += sorted(((n, node_score.get(n, 0.0)) for n in expanded_nodes), key=lambda kv: (-kv[1], kv[0]))
-    part.entities = entities[: params.max_items]
-    # 4. text units of the subgraph's nodes and edges, by frequency (expansion edges count half)
+    entities = [(n, sub.matched[n]) for n in sub.seeds]
+    entities += _by_score((n, node_score.get(n, 0.0)) for n in sub.nodes if n not in sub.matched)
+    entities += _by_score((n, node_score.get(n, 0.0)) for n in reached)
+    return entities
+
+
+def _subgraph_chunk_counts(store: Store, sub: _Subgraph, relation_ids: list[str]) -> defaultdict[str, float]:
+    """Step 4: text units of the subgraph's nodes and edges, by frequency (expansion edges count half)."""
     counts: defaultdict[str, float] = defaultdict(float)
-    core_rels = store.get_relations([r for r, _ in ranked_core] + [r for r, _ in expansion])
-    for rid, r in core_rels.items():
-        w = 1.0 if rid in kept else 0.5
+    for rid, r in store.get_relations(relation_ids).items():
+        w = 1.0 if rid in sub.kept else 0.5
         for c in set(r.chunk_ids):
             counts[c] += w
-    for e in store.get_entities(nodes).values():
+    for e in store.get_entities(sub.nodes).values():
         for c in set(e.chunk_ids):
             counts[c] += 1.0
+    return counts
+
+
+def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+    part = Part("subgraph")
+    sub = _pruned_subgraph(store, graph, vecs, params, dim)
+    expansion, candidates = _expand(store, graph, sub, vecs, params, dim)
+    reached = list(dict.fromkeys(nb for nb in (candidates[rid][1] for rid, _ in expansion) if nb not in sub.nodes))
+    part.details.update({
+        "matched": sub.seeds, "paths": sub.paths, "pruned": sorted(set(sub.path_rids) - set(sub.kept)),
+        "subgraph_nodes": list(sub.nodes), "subgraph_relations": sorted(sub.kept),
+        "expansion": [r for r, _ in expansion],
+    })
+    # ranking: subgraph edges by relevance, then expansion edges
+    ranked_core = _by_score(sub.kept.items())
+    part.relations = (ranked_core + expansion)[: params.max_items]
+    part.entities = _subgraph_entities(sub, expansion, reached, candidates)[: params.max_items]
+    counts = _subgraph_chunk_counts(store, sub, [r for r, _ in ranked_core] + [r for r, _ in expansion])
     part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     return part
 

@@ -248,7 +248,7 @@ DO $$ DECLARE d TEXT; BEGIN
 END $$;
 """
 
-# v3: full-text search with the engine's own terms (store/postgres_lexical.py; issue 15): the store
+# v3: full-text search with the engine's own terms (store/postgres_lexical.py): the store
 # writes ``terms`` with each chunk and fills it for chunks stored before (meta ``lexical_version``)
 V2_TO_V3 = """
 ALTER TABLE chunks ADD COLUMN terms TSVECTOR;
@@ -281,7 +281,7 @@ ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
 ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
 """
 
-# v5 (issue 14, the same change as SQLite schema v6): one chunk-failure record per (document, chunk),
+# v5 (the same change as SQLite schema v6): one chunk-failure record per (document, chunk),
 # attempts counted (the latest record of each chunk kept), and the graph maintenance a run owes.
 V4_TO_V5 = """
 CREATE TABLE chunk_failures (

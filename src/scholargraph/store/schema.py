@@ -239,7 +239,7 @@ CREATE TABLE stub_papers (
 );
 """
 
-# v4: full-text search over chunks (issue 15). ``chunk_terms`` holds each chunk's lexical terms
+# v4: full-text search over chunks. ``chunk_terms`` holds each chunk's lexical terms
 # (scholargraph.text.lexical) under the chunk's rowid; the store fills it on insert (and rebuilds it
 # when the tokenisation changes: meta ``lexical_version``), the trigger empties it on every delete,
 # including the cascade from a deleted document.
@@ -279,7 +279,7 @@ ALTER TABLE relation_sources ADD COLUMN sentence_no INTEGER;
 ALTER TABLE relation_sources ADD COLUMN level TEXT NOT NULL DEFAULT '';
 """
 
-# v6 (issue 14): chunk failures are one record per (document, chunk) — a chunk that fails again
+# v6: chunk failures are one record per (document, chunk) — a chunk that fails again
 # replaces its record and counts the attempt; a repaired chunk's record goes — so what is listed is
 # what is still missing ("unrepaired"). Existing rows keep the latest record of each chunk. And the
 # graph maintenance an indexing run still owes (entities the resolution pass has not compared yet)

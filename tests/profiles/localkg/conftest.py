@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 from fixtures.localkg_papers import small_paper
+from support.canned_localkg import localkg_rules
 
 from scholargraph.config import EmbeddingSettings, LLMSettings, LocalKGSettings
 from scholargraph.llm.client import LLMClient
 from scholargraph.llm.embeddings import make_embedder
 from scholargraph.profiles.localkg.calls import StageContext
 from scholargraph.profiles.localkg.document import Paper, read_paper
-from scholargraph.testing.canned_localkg import localkg_rules
 
 
 @pytest.fixture

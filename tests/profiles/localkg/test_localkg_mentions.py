@@ -5,10 +5,10 @@ costs only its unit."""
 from __future__ import annotations
 
 from fixtures.localkg_papers import bad_answer
+from support.canned_localkg import MENTIONS_SENTENCES_MARK
 
 from scholargraph.profiles.localkg.mentions import FoundMention, MentionStage, classify, locate
 from scholargraph.profiles.localkg.outputs import Mention
-from scholargraph.testing.canned_localkg import MENTIONS_SENTENCES_MARK
 
 
 def test_classes_come_from_subtracting_the_three_answers():

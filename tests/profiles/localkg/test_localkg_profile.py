@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 from fixtures.localkg_papers import bad_answer, localkg_kb, write_paper
+from support.canned_localkg import MENTIONS_MARK
 
 from scholargraph import KnowledgeBase
 from scholargraph.errors import ConfigError
-from scholargraph.testing.canned_localkg import MENTIONS_MARK
 
 STAGE_PURPOSES = ["lkg_global", "lkg_linking", "lkg_mentions", "lkg_relations", "lkg_taxonomy"]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections import Counter
 
 from fixtures.localkg_papers import bad_answer
+from support.canned_localkg import PAIRS_MARK, RELATIONS_MARK
 
 from scholargraph.profiles.localkg.global_relations import GlobalStage, pair_count, shrink_order
 from scholargraph.profiles.localkg.linking import LinkingStage
 from scholargraph.profiles.localkg.local_relations import LocalTriple, RelationStage, keep_narrowest
 from scholargraph.profiles.localkg.mentions import MentionStage
-from scholargraph.testing.canned_localkg import PAIRS_MARK, RELATIONS_MARK
 
 
 async def _entities(ctx, paper):

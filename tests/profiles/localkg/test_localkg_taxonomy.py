@@ -4,12 +4,12 @@ it, else to a new general concept), and near-synonymous predicates under one can
 from __future__ import annotations
 
 from fixtures.localkg_papers import bad_answer
+from support.canned_localkg import PREDICATE_MARK
 
 from scholargraph.profiles.localkg.linking import LinkingStage
 from scholargraph.profiles.localkg.local_relations import LocalTriple
 from scholargraph.profiles.localkg.mentions import MentionStage
 from scholargraph.profiles.localkg.taxonomy import PredicateStage, TaxonomyStage
-from scholargraph.testing.canned_localkg import PREDICATE_MARK
 
 
 async def _entities(ctx, paper):

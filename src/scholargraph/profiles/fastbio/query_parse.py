@@ -92,32 +92,40 @@ def _words(question: str) -> list[tuple[str, int, int]]:
     return [(m.group(0), m.start(), m.end()) for m in _QWORD.finditer(question)]
 
 
-def vocabulary_parse(store, question: str, settings, dictionary: BioDictionary | None = None) -> tuple[BioQuery, dict[str, list[str]]]:
-    """Names by matching word n-grams of the question against entity names/aliases (and the
-    dictionary); types by type words. Returns the query and name -> entity ids."""
-    words = _words(question)
-    spans: list[tuple[int, int, str]] = []  # (first word, end word, text)
+def _ngram_spans(question: str, words: list[tuple[str, int, int]]) -> list[tuple[int, int, str]]:
+    """(first word, end word, text) of every n-gram up to MAX_NGRAM words, longest first; single
+    stopwords and one-letter words left out."""
+    spans: list[tuple[int, int, str]] = []
     for n in range(min(MAX_NGRAM, len(words)), 0, -1):
         for i in range(len(words) - n + 1):
             text = question[words[i][1] : words[i + n - 1][2]]
             if n == 1 and (text.casefold() in _STOP or len(text) < 2):
                 continue
             spans.append((i, i + n, text))
+    return spans
+
+
+def _matched_spans(store, spans: list[tuple[int, int, str]], dictionary: BioDictionary | None) -> dict[int, str]:
+    """span index -> entity id, for the spans whose name key (or their dictionary name's) the graph has."""
     keys: dict[str, list[int]] = {}
     for idx, (_, _, text) in enumerate(spans):
         variants = [text]
         if dictionary is not None and (hit := dictionary.lookup(text)) is not None:
             variants.append(hit.name)
-        for v in variants:
-            k = normalise_name(v)
-            if k:
-                keys.setdefault(k, []).append(idx)
+        for k in filter(None, (normalise_name(v) for v in variants)):
+            keys.setdefault(k, []).append(idx)
     known = store.entities_by_keys(list(keys)) if keys else {}
     matched: dict[int, str] = {}
     for k, ids in keys.items():
         if k in known:
             for idx in ids:
                 matched.setdefault(idx, known[k])
+    return matched
+
+
+def _longest_matches(spans: list[tuple[int, int, str]], matched: dict[int, str]) -> tuple[dict[str, list[str]], set[int]]:
+    """Matched spans, longest first, that overlap no longer one: name -> entity ids in question order,
+    and the words they take."""
     taken: set[int] = set()
     found: list[tuple[int, str, str]] = []  # (first word, text, entity id)
     for idx, (a, b, text) in enumerate(spans):  # longest first: spans are ordered by length
@@ -128,24 +136,48 @@ def vocabulary_parse(store, question: str, settings, dictionary: BioDictionary |
     resolved: dict[str, list[str]] = {}
     for _, text, entity_id in sorted(found):  # in question order
         resolved.setdefault(text, []).append(entity_id)
+    return resolved, taken
+
+
+def _sort_names(store, resolved: dict[str, list[str]], q: BioQuery) -> None:
+    """Each name to diseases, genes or other, by the types of its entities."""
     ents = store.get_entities({e for ids in resolved.values() for e in ids})
-    q = BioQuery(parsed_by="vocabulary")
     for name, entity_ids in resolved.items():
         types = {ents[i].type for i in entity_ids if i in ents}
         (q.diseases if "Disease" in types else q.genes if types & {"Gene/Protein"} else q.other).append(name)
-    etypes = _entity_types(settings)
+
+
+def _asked_entity_types(words: list[tuple[str, int, int]], taken: set[int], etypes: Sequence[str]) -> list[str]:
+    """Types the question asks for: a plural type word or one after which/what ("which genes",
+    "what pathway"), among the words no name took."""
+    asked: list[str] = []
     for i, (w, _, _) in enumerate(words):
         if i in taken:
             continue
         t = _map_entity_type(w, etypes)
         asks = fold_plural(w.casefold()) != w.casefold() or (i > 0 and words[i - 1][0].casefold() in {"which", "what"})
-        if t and t not in q.entity_types and asks:
-            q.entity_types.append(t)  # "which genes", "what pathway": the question asks for that type
+        if t and t not in asked and asks:
+            asked.append(t)
+    return asked
+
+
+def _asked_relation_types(words: list[tuple[str, int, int]], taken: set[int], rtypes: Sequence[str]) -> list[str]:
+    """Relation types whose name or a hint word appears among the words no name took."""
     low = " ".join(w.casefold() for i, (w, _, _) in enumerate(words) if i not in taken)
-    for t in _relation_types(settings):
-        hints = (t.casefold(), *RELATION_TYPE_HINTS.get(t, ()))
-        if any(re.search(rf"\b{re.escape(h)}\b", low) for h in hints):
-            q.relation_types.append(t)
+    return [t for t in rtypes
+            if any(re.search(rf"\b{re.escape(h)}\b", low) for h in (t.casefold(), *RELATION_TYPE_HINTS.get(t, ())))]
+
+
+def vocabulary_parse(store, question: str, settings, dictionary: BioDictionary | None = None) -> tuple[BioQuery, dict[str, list[str]]]:
+    """Names by matching word n-grams of the question against entity names/aliases (and the
+    dictionary); types by type words. Returns the query and name -> entity ids."""
+    words = _words(question)
+    spans = _ngram_spans(question, words)
+    resolved, taken = _longest_matches(spans, _matched_spans(store, spans, dictionary))
+    q = BioQuery(parsed_by="vocabulary")
+    _sort_names(store, resolved, q)
+    q.entity_types = _asked_entity_types(words, taken, _entity_types(settings))
+    q.relation_types = _asked_relation_types(words, taken, _relation_types(settings))
     return q, resolved
 
 

@@ -12,10 +12,11 @@ import json
 import re
 from typing import Any
 
+from scholargraph.testing.llm_server import Reply, Rule
+
 from .canned_bio import bio_query_rules, fastbio_rules
 from .canned_localkg import localkg_rules
 from .canned_terms import terms, user_text
-from .llm_server import Reply, Rule
 
 
 def _passage(text: str) -> str:

@@ -16,10 +16,11 @@ import json
 import re
 from typing import Any
 
-from ..text.acronyms import find_acronym_definitions
-from ..text.stopwords import STOPWORDS
+from scholargraph.testing.llm_server import Rule
+from scholargraph.text.acronyms import find_acronym_definitions
+from scholargraph.text.stopwords import STOPWORDS
+
 from .canned_terms import terms, user_text
-from .llm_server import Rule
 
 MENTIONS_MARK = r"of an academic paper, extract all"
 MENTIONS_SENTENCES_MARK = r"Given numbered sentences of an academic paper, extract, separately for EACH sentence, all"

@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scholargraph.testing.dev_data import dev_data_dir
+from support.dev_data import dev_data_dir
 
-CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
+TESTS = Path(__file__).resolve().parents[1]
+CONFTEST = TESTS / "conftest.py"
 
 USES_DEV = '''
 import pytest
@@ -28,6 +29,9 @@ def _run_suite(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess:
     project = tmp_path / "clone"
     (project / "tests").mkdir(parents=True)
     shutil.copy(CONFTEST, project / "tests" / "conftest.py")
+    (project / "tests" / "support").mkdir()
+    for helper in ("__init__.py", "dev_data.py"):
+        shutil.copy(TESTS / "support" / helper, project / "tests" / "support" / helper)
     (project / "tests" / "test_uses_dev.py").write_text(USES_DEV)
     (project / "pytest.ini").write_text("[pytest]\nmarkers =\n    shared: needs ../shared/data/dev\n")
     env = {k: v for k, v in os.environ.items() if k != "CI"}

@@ -7,8 +7,9 @@ import json
 import re
 from typing import Any
 
+from scholargraph.testing.llm_server import Rule
+
 from .canned_terms import terms, user_text
-from .llm_server import Rule
 
 DRAFT_MARK = r"Extract the findings of a biomedical abstract"
 REFINE_MARK = r"state what the text reports about how the source relates"
