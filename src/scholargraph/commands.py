@@ -157,6 +157,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
             stats["cost_outside_documents"] = kb.cost_outside_documents()
+            stats["community_reports"] = kb.report_cost()
         if args.graph:
             stats["graph"] = kb.graph_stats()
     if args.json:
@@ -171,6 +172,9 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if (rest := stats.get("cost_outside_documents")) and rest["by_purpose"]:
             show.out.print(f"  not tied to a paper ({', '.join(rest['by_purpose'])}): {show.calls_line(rest)}, "
                            f"{rest['total_tokens']:,} tokens")
+        if reports := stats.get("community_reports"):
+            show.out.print(f"  community reports: {reports['written']} written by the LLM ({reports['calls']} calls, "
+                           f"{reports['tokens']:,} tokens), {reports['pending']} pending; written {reports['when']}")
         if args.graph:
             show_analysis.print_graph_stats(stats["graph"])
     return 0
