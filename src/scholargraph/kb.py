@@ -199,10 +199,12 @@ class KnowledgeBase:
 
     # -- indexing -------------------------------------------------------------------------
 
-    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict[str, Any]] = (), scope: str = "full",
+    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict[str, Any] | Document] = (),
+                      scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
                       options: LoadOptions | None = None, dry_run: bool = False, wait: bool = True) -> IndexReport:
-        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
+        """Index files/directories and/or raw texts (str, dict with title/text/id/metadata, or a
+        ready ``Document``).
         When another process is indexing the same workspace, wait for it (``wait=False``: raise
         ``WorkspaceBusyError``)."""
         missing_paths(paths)  # a mistyped path: say so, record nothing
@@ -228,7 +230,7 @@ class KnowledgeBase:
         finally:
             lock.release()
 
-    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any]], scope: str,
+    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any] | Document], scope: str,
                        only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
                        dry_run: bool) -> IndexReport:
         started = time.perf_counter()
@@ -710,7 +712,9 @@ def _question(question: str) -> str:
     return question
 
 
-def _text_document(item: str | dict[str, Any]) -> Document:
+def _text_document(item: str | dict[str, Any] | Document) -> Document:
+    if isinstance(item, Document):  # built by a caller (e.g. the fastbmRAG API from a DataFrame's rows)
+        return item
     if isinstance(item, str):
         item = {"text": item}
     text = scrub(str(item.get("text", ""))).strip()

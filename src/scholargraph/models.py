@@ -383,6 +383,9 @@ class Answer:
     # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
     cut: list[Source] = field(default_factory=list)
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
+    # what the mode used to find its evidence: matched nodes and paths (subgraph), edges (global),
+    # parsed filters (bio), seeds (ppr), level (summary)...: the retrieval's details
+    trace: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         cited = set(self.cited)
@@ -400,6 +403,7 @@ class Answer:
             "removed_citations": self.removed_citations,
             "notes": self.notes,
             "keywords": self.keywords,
+            "trace": self.trace,
             "usage": usage_to_json(self.usage),
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
         }
