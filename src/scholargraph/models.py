@@ -453,8 +453,9 @@ class CommunityReport:
 
     ``entities``/``relations`` are the key ones (ids, most central first); ``documents`` the
     supporting papers (ids, most supporting first); ``evidence`` the representative cited
-    passages as ``{"chunk_id", "document_id", "text"}``; ``rating`` 0-10 (importance);
-    ``method`` is "llm" or "extractive"."""
+    passages as ``{"chunk_id", "document_id", "text"}``; ``rating`` 0-10 (importance: the LLM's,
+    or for an extractive report a score from size and weight, which the views do not show as a
+    rating); ``method`` is "llm" or "extractive"."""
 
     signature: str
     title: str
@@ -467,6 +468,9 @@ class CommunityReport:
     evidence: list[dict[str, Any]] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
     children: list[str] = field(default_factory=list)  # signatures of the child reports it summarises
+    # False: the community gathers people, institutions and funding (acknowledgements, author lists),
+    # not a research theme; the summary mode leaves it out
+    thematic: bool = True
 
 
 @dataclass
