@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=3, help="judgements per question, order alternating (default 3)")
     p.add_argument("--judge-url", help="the judge's OpenAI-compatible base URL (default: --llm-url)")
     p.add_argument("--judge-model", help="the judge model (default: --llm-model)")
-    p.add_argument("--out", help="write generated questions (JSONL) here; kg2text/kgqa: the full result (JSON)")
+    p.add_argument("--out", help="write generated questions (JSONL) here; winrate, kg2text, kgqa: the full result (JSON)")
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--tasks", type=int, default=5)
     p.add_argument("--per-task", type=int, default=5)
