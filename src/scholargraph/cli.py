@@ -43,6 +43,7 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, Any]:
         "embeddings": {"model": args.embedding_model},
         "chunking": {"size": args.chunk_size, "overlap": args.chunk_overlap},
         "extraction": {"profile": getattr(args, "profile", None)},
+        "communities": {"reports_on_index": True if getattr(args, "reports", False) else None},
         "query": {"mode": getattr(args, "mode", None)},
         "store": _store_flag(getattr(args, "db", None)),
         "progress": False if getattr(args, "quiet", False) or args.json else None,
@@ -76,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wait", action="store_true",
                    help="stop at once when another process is indexing this workspace (default: wait for it)")
     p.add_argument("--manifest", help="CSV or BibTeX file mapping files to DOI, authors, year, venue (for citations)")
+    p.add_argument("--reports", action="store_true",
+                   help="write the community reports now (LLM calls); default: when something needs them")
     _settings_flags(p)
 
     for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):
@@ -165,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, default=3, help="judgements per question, order alternating (default 3)")
     p.add_argument("--judge-url", help="the judge's OpenAI-compatible base URL (default: --llm-url)")
     p.add_argument("--judge-model", help="the judge model (default: --llm-model)")
-    p.add_argument("--out", help="write generated questions (JSONL) here; kg2text/kgqa: the full result (JSON)")
+    p.add_argument("--out", help="write generated questions (JSONL) here; winrate, kg2text, kgqa: the full result (JSON)")
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--tasks", type=int, default=5)
     p.add_argument("--per-task", type=int, default=5)

@@ -31,7 +31,7 @@ def print_communities(data: dict, run: dict | None) -> None:
 
 def print_community(c: dict) -> None:
     out.print(f"[bold]{escape(c['title'] or c['id'])}[/bold]  ({c['id']}, level {c['level']}, {c['size']} entities, "
-              f"rating {c['rating']}, {c['method']})")
+              + (f"rating {c['rating']:g}, " if c["rating"] is not None else "") + f"{c['method']})")
     if c["summary"]:
         out.print(escape(c["summary"]))
     if c["key_entities"]:

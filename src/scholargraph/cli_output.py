@@ -177,11 +177,15 @@ def print_winrate(result: dict) -> None:
               f"{result['unusable_judgements']} unusable; judge {escape(str(judge.get('model')))}")
     for side, questions in (result.get("missing_answers") or {}).items():
         err.print(f"[yellow]note:[/yellow] {escape(side)} has no answer to {len(questions)} question(s); they were skipped")
-    for criterion, r in result["criteria"].items():
-        rate = r[f"{a}_win_rate"]
-        shown = f"{100 * rate:.1f}%" if rate is not None else "n/a"
+    table = Table(title=f"{a} win rates (%) compared with {b} (as thesis 000 Table 3.1)")
+    for column in ("Metrics", "Framework", "Win Rate", "trials", "wins"):
+        table.add_column(column)
+    for row, r in zip(result["table"], result["criteria"].values(), strict=True):
+        rate = row["win_rate"]
+        shown = f"{100 * rate:.1f}%{row['arrow']}" if rate is not None else "n/a"
         trials = ", ".join("n/a" if t is None else f"{100 * t:.0f}%" for t in r[f"{a}_win_rate_per_trial"])
-        out.print(f"  {criterion:<18} {escape(a)} wins {shown}  (trials: {trials}; {r[f'{a}_wins']} vs {r[f'{b}_wins']})")
+        table.add_row(row["metric"], escape(f"vs. {b}"), shown, trials, f"{r[f'{a}_wins']} vs {r[f'{b}_wins']}")
+    out.print(table)
 
 
 def print_migration(report) -> None:

@@ -21,7 +21,13 @@ from .progress import RichProgress
 def read_queries(path: str) -> list[str]:
     """One question per line, or JSON lines with a 'question' field; blank lines ignored."""
     questions = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"questions file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the questions file {path}: {exc}") from None
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
             continue
@@ -157,6 +163,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
             stats["cost_outside_documents"] = kb.cost_outside_documents()
+            stats["community_reports"] = kb.report_cost()
         if args.graph:
             stats["graph"] = kb.graph_stats()
     if args.json:
@@ -171,6 +178,9 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if (rest := stats.get("cost_outside_documents")) and rest["by_purpose"]:
             show.out.print(f"  not tied to a paper ({', '.join(rest['by_purpose'])}): {show.calls_line(rest)}, "
                            f"{rest['total_tokens']:,} tokens")
+        if reports := stats.get("community_reports"):
+            show.out.print(f"  community reports: {reports['written']} written by the LLM ({reports['calls']} calls, "
+                           f"{reports['tokens']:,} tokens), {reports['pending']} pending; written {reports['when']}")
         if args.graph:
             show_analysis.print_graph_stats(stats["graph"])
     return 0
@@ -402,6 +412,8 @@ def _winrate(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
         verdicts = kb.run(run_all())
     result = verdicts.to_json(side_a, side_b, {"base_url": judge_cfg.base_url, "model": judge_cfg.model})
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     show.print_json(result) if args.json else show.print_winrate(result)
     return 0
 

@@ -348,6 +348,9 @@ class CommunitySettings(_Section):
                               description="share of entities new or gone since the last computation that triggers it")
     reports: Literal["auto", "llm", "extractive"] = Field(
         "auto", description="community reports: auto = written by the LLM when one is configured, else extractive")
+    reports_on_index: bool = Field(
+        False, description="write the LLM community reports at the end of an index run (`index --reports`); "
+                           "default: when something needs them (summary mode, `communities`, the web view)")
     report_entities: int = Field(25, ge=3, le=200, description="entities (most central first) shown to a report")
     report_relations: int = Field(30, ge=0, le=400, description="relations (heaviest first) shown to a report")
     summary_level: int | None = Field(None, ge=0, description="level the summary mode reads; None = automatic")

@@ -13,6 +13,11 @@ class ConfigError(ScholarGraphError):
     exit_code = 2
 
 
+class InputError(ConfigError, ValueError):
+    """Input a Python caller passed is unusable (e.g. a DataFrame without a required column); also a
+    ``ValueError``, as the APIs scholargraph is compatible with raise."""
+
+
 class LoadError(ScholarGraphError):
     """A file could not be turned into documents (bad format, empty, encrypted, ...)."""
 

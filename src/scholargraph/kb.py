@@ -60,6 +60,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+REPORTS_DEFERRED = ("community reports written when needed (`ask --mode summary`, `scholargraph communities`, "
+                    "the web view) or with `index --reports`; `stats --cost` shows how many are pending")
+
 log = logging.getLogger(__name__)
 
 
@@ -215,10 +218,12 @@ class KnowledgeBase:
 
     # -- indexing -------------------------------------------------------------------------
 
-    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict[str, Any]] = (), scope: str = "full",
+    async def ainsert(self, paths: Sequence[str | Path] = (), *, texts: Sequence[str | dict[str, Any] | Document] = (),
+                      scope: str = "full",
                       only: Sequence[str] | None = None, profile: str | None = None, force: bool = False,
                       options: LoadOptions | None = None, dry_run: bool = False, wait: bool = True) -> IndexReport:
-        """Index files/directories and/or raw texts (str, or dict with title/text/id/metadata).
+        """Index files/directories and/or raw texts (str, dict with title/text/id/metadata, or a
+        ready ``Document``).
         When another process is indexing the same workspace, wait for it (``wait=False``: raise
         ``WorkspaceBusyError``)."""
         missing_paths(paths)  # a mistyped path: say so, record nothing
@@ -244,7 +249,7 @@ class KnowledgeBase:
         finally:
             lock.release()
 
-    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any]], scope: str,
+    async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any] | Document], scope: str,
                        only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
                        dry_run: bool) -> IndexReport:
         started = time.perf_counter()
@@ -261,6 +266,7 @@ class KnowledgeBase:
         if dry_run:
             docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
             pipeline.estimate(docs + [_text_document(t) for t in texts], scope, report)
+            report.notes.append(self._report_cost_note())
             report.seconds = time.perf_counter() - started
             return report
         # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end.
@@ -335,14 +341,37 @@ class KnowledgeBase:
                 report.notes.append(f"communities left to the worker that finishes last ({busy} document(s) still "
                                     "being indexed by other workers)")
                 return
+            reports = self._reports_on_index()
             try:
-                run = await self._update_communities()
+                run = await self._update_communities(reports=reports)
             except LLMUnavailableError as exc:
                 report.notes.append(f"community reports not written ({exc}); run `scholargraph communities` later")
                 return
             if run.computed:
-                report.notes.append(f"communities: {', '.join(f'{n} at level {lv}' for lv, n in run.levels.items())}; "
-                                    f"{run.reports_written} report(s) written, {run.reports_kept} kept")
+                levels = ', '.join(f'{n} at level {lv}' for lv, n in run.levels.items())
+                report.notes.append(f"communities: {levels}; {run.reports_written} report(s) written, {run.reports_kept} kept"
+                                    if reports else f"communities: {levels}; {REPORTS_DEFERRED}")
+
+    def _report_cost_note(self) -> str:
+        """What a run would spend on community reports (``index --dry-run``)."""
+        from .graph.community_update import use_llm
+
+        if not use_llm(self.settings.communities, self.llm):
+            return "community reports: extractive, no LLM call"
+        now = len({c.signature for c in self.store.list_communities()})
+        if self.settings.communities.reports_on_index:
+            return (f"community reports (--reports): one LLM call per new or changed community at the end of the run "
+                    f"({now} communities now, {self.reports_pending()} without an LLM report); not in the figures above")
+        return f"community reports: no LLM call in this run; {REPORTS_DEFERRED}"
+
+    def _reports_on_index(self) -> bool:
+        """Reports at the end of an index run only when they cost no LLM call (extractive) or when
+        asked (``communities.reports_on_index``): seed 000 Table 3.2's cost model, where an
+        incremental insertion pays for its chunks' extraction only."""
+        from .graph.community_update import use_llm
+
+        cfg = self.settings.communities
+        return cfg.reports_on_index or not use_llm(cfg, self.llm)
 
     def _indexed_elsewhere(self) -> int:
         """Documents other live workers are indexing now (several workers on one PostgreSQL database).
@@ -499,7 +528,7 @@ class KnowledgeBase:
 
     # -- cross-document analysis: communities, citations, graph statistics ---------------------
 
-    async def _update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
+    async def _update_communities(self, force: bool = False, rebuild: bool = False, reports: bool = True) -> CommunityRun:
         from .graph.community_update import update_communities, use_llm
 
         llm = self.llm if use_llm(self.settings.communities, self.llm) else None
@@ -511,7 +540,8 @@ class KnowledgeBase:
             while not await asyncio.to_thread(lock.acquire):
                 await asyncio.sleep(0.5)
         try:
-            return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild)
+            return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild,
+                                            reports=reports)
         finally:
             lock.release()
 
@@ -524,12 +554,37 @@ class KnowledgeBase:
     def update_communities(self, force: bool = False, rebuild: bool = False) ->dict[str, Any]:
         return self.run(self.aupdate_communities(force, rebuild))
 
-    def communities(self, level: int | None = None, *, members: bool = False) ->dict[str, Any]:
+    async def acommunities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
         """Levels (count, modularity) and the communities of ``level`` (all when None), each with its
-        report: title, summary, rating, key entities, papers, cited passages. ``members``: entity ids."""
+        report: title, summary, rating (the LLM's; none for an extractive report), key entities,
+        papers, cited passages. ``members``: entity ids. The reports still missing are written first
+        (LLM calls; ``reports=False``: shown without them)."""
         from .analysis.community_view import list_view
 
+        if reports and self.reports_pending():
+            await self._update_communities()
         return list_view(self.store, level, members)
+
+    def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
+        return self.run(self.acommunities(level, members=members, reports=reports))
+
+    def reports_pending(self) -> int:
+        """Communities whose report is still to be written (with the LLM when reports use one:
+        extractive ones then count as pending too)."""
+        from .graph.community_update import pending_reports, use_llm
+
+        return pending_reports(self.store, use_llm(self.settings.communities, self.llm))
+
+    def report_cost(self) -> dict[str, Any]:
+        """What community reports cost (``stats --cost``): LLM reports written, reports pending (one
+        call each when something needs them), and the calls and tokens spent on them so far."""
+        from .graph.community_update import report_counts
+
+        used = self.store.usage_by_purpose().get("report", Usage())
+        return {**report_counts(self.store), "pending": self.reports_pending(), "calls": used.calls,
+                "tokens": used.prompt_tokens + used.completion_tokens,
+                "when": "at the end of each index run" if self.settings.communities.reports_on_index
+                else "when needed (summary mode, `communities`, the web view) or `index --reports`"}
 
     def community(self, community_id: str) ->dict[str, Any]:
         """One community with its report and member entity ids."""
@@ -679,7 +734,9 @@ def _question(question: str) -> str:
     return question
 
 
-def _text_document(item: str | dict[str, Any]) -> Document:
+def _text_document(item: str | dict[str, Any] | Document) -> Document:
+    if isinstance(item, Document):  # built by a caller (e.g. the fastbmRAG API from a DataFrame's rows)
+        return item
     if isinstance(item, str):
         item = {"text": item}
     text = scrub(str(item.get("text", ""))).strip()

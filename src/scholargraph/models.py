@@ -279,7 +279,7 @@ class Extraction:
 PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map",
             # the localkg profile's five stages (seed 004 §4.1-4.5) and its evaluation (§5.2-5.3)
             "lkg_mentions", "lkg_linking", "lkg_relations", "lkg_global", "lkg_taxonomy", "kg2text", "kgqa",
-            "other")
+            "questions", "other")
 # calls made while someone waits for an answer: they take a free LLM slot before bulk (indexing) calls
 QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 
@@ -385,6 +385,9 @@ class Answer:
     # retrieved but left out of the prompt by the context budget (query.max_context_tokens)
     cut: list[Source] = field(default_factory=list)
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
+    # what the mode used to find its evidence: matched nodes and paths (subgraph), edges (global),
+    # parsed filters (bio), seeds (ppr), level (summary)...: the retrieval's details
+    trace: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         cited = set(self.cited)
@@ -402,6 +405,7 @@ class Answer:
             "removed_citations": self.removed_citations,
             "notes": self.notes,
             "keywords": self.keywords,
+            "trace": self.trace,
             "usage": usage_to_json(self.usage),
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
         }
@@ -451,8 +455,9 @@ class CommunityReport:
 
     ``entities``/``relations`` are the key ones (ids, most central first); ``documents`` the
     supporting papers (ids, most supporting first); ``evidence`` the representative cited
-    passages as ``{"chunk_id", "document_id", "text"}``; ``rating`` 0-10 (importance);
-    ``method`` is "llm" or "extractive"."""
+    passages as ``{"chunk_id", "document_id", "text"}``; ``rating`` 0-10 (importance: the LLM's,
+    or for an extractive report a score from size and weight, which the views do not show as a
+    rating); ``method`` is "llm" or "extractive"."""
 
     signature: str
     title: str
@@ -465,6 +470,9 @@ class CommunityReport:
     evidence: list[dict[str, Any]] = field(default_factory=list)
     keywords: list[str] = field(default_factory=list)
     children: list[str] = field(default_factory=list)  # signatures of the child reports it summarises
+    # False: the community gathers people, institutions and funding (acknowledgements, author lists),
+    # not a research theme; the summary mode leaves it out
+    thematic: bool = True
 
 
 @dataclass

@@ -19,12 +19,12 @@ from scholargraph.testing.llm_server import Rule
 TEXTS = ["Retrieval-Augmented Generation (RAG) grounds Large Language Models. GraphRAG builds community reports.",
          "LightRAG retrieves one-hop neighbours of matched entities. AcademicRAG retrieves subgraphs."]
 QUESTIONS = ["What does GraphRAG build?", "How does LightRAG retrieve?"]
-JUDGE_MARK = r"comparing two answers to the same question"
+JUDGE_MARK = r"evaluating two answers to the same question"
 
 
-def _verdict(winner: str) -> str:
-    return json.dumps({c: {"reason": "r", "winner": winner} for c in ("comprehensiveness", "diversity", "empowerment",
-                                                                       "overall")})
+def _verdict(winner: str) -> str:  # Appendix A.1.2's output format
+    return json.dumps({c: {"Reasoning": "r", "Winner": f"Answer {winner}"}
+                       for c in ("Comprehensiveness", "Diversity", "Empowerment", "Overall Winner")})
 
 
 def _kb(server, workdir):
@@ -38,13 +38,13 @@ def _indexed(server, workdir):
 
 
 def test_parse_verdict_reads_names_and_the_usual_shapes():
-    raw = ('```json\n{"Comprehensiveness": {"Winner": "Answer Heron"}, '
-           '"Overall Winner": {"Winner": "Answer Kestrel", "Reasoning": "x"}}\n```')
+    raw = ('```json\n{"Comprehensiveness": {"Winner": "Answer Bob"}, '
+           '"Overall Winner": {"Winner": "[Answer Petter]", "Reasoning": "x"}}\n```')
     assert parse_verdict(raw, ("a", "b")) == {"comprehensiveness": "b", "overall": "a"}
     assert parse_verdict(raw, ("b", "a")) == {"comprehensiveness": "a", "overall": "b"}  # b was shown first
     assert parse_verdict('{"overall": {"winner": "2"}}', ("a", "b")) == {"overall": "b"}
     with pytest.raises(ModelOutputError):
-        parse_verdict('{"comprehensiveness": {"winner": "Kestrel"}}')
+        parse_verdict('{"comprehensiveness": {"winner": "Petter"}}')
 
 
 def test_three_trials_alternate_the_order_and_a_positional_judge_favours_nobody(llm_server, workdir, tmp_path, capsys):
@@ -137,13 +137,59 @@ def test_without_any_judge_model_it_is_a_clear_error(llm_server, workdir, tmp_pa
 
 
 def test_question_generation(llm_server, workdir, tmp_path):
+    # thesis 000 §3.5.1: users, then each user's tasks, then questions per user-task pair, each step
+    # one structured call (JSON schema)
     server = llm_server(rules=default_rules())
     _indexed(server, workdir)
     out = tmp_path / "questions.jsonl"
     code = main(["eval", "questions", "--out", str(out), "-w", str(workdir), "--llm-url", server.base_url,
-                 "--llm-model", "scripted-model"])
+                 "--llm-model", "scripted-model", "--users", "3", "--tasks", "2", "--per-task", "4"])
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert code == 0 and len(rows) == 8 and all(r["question"] and r["user"] and r["task"] for r in rows)
+    assert code == 0 and len(rows) == 3 * 2 * 4 and all(r["question"] and r["user"] and r["task"] for r in rows)
+    assert len({(r["user"], r["task"]) for r in rows}) == 6 and {r["intent"] for r in rows} <= {
+        "exploratory", "comparative", "problem-solving"}
+    calls = {k: server.stats.by_kind[k]["calls"] for k in ("users", "tasks", "questions")}
+    assert calls == {"users": 1, "tasks": 3, "questions": 6}
+    steps = [r for r in server.stats.requests if "distinct users of this collection" in json.dumps(r)
+             or "would ask the collection" in json.dumps(r) or "distinct tasks" in json.dumps(r)]
+    assert len(steps) == 10 and all(r["response_format"]["type"] == "json_schema" for r in steps)
+
+
+def test_judge_is_structured_and_faithful_to_the_appendix(llm_server, workdir, tmp_path, capsys):
+    # Appendix A.1: the three criteria with their definitions, "Answer Petter"/"Answer Bob", the JSON
+    # format with Reasoning and Winner per criterion and an Overall Winner, asked under a JSON schema
+    server = llm_server(rules=default_rules())
+    _indexed(server, workdir)
+    questions = tmp_path / "q.txt"
+    questions.write_text("\n".join(QUESTIONS) + "\n")
+    out = tmp_path / "winrate.json"
+    code = main(["eval", "winrate", "--a", "hybrid", "--b", "naive", "--questions", str(questions), "-w", str(workdir),
+                 "--llm-url", server.base_url, "--llm-model", "scripted-model", "--out", str(out)])
+    shown = capsys.readouterr().out
+    assert code == 0
+    judged = [r for r in server.stats.requests if JUDGE_MARK in json.dumps(r)]
+    assert len(judged) == 6
+    text = json.dumps(judged[0])
+    for phrase in ("Comprehensiveness: How much detail does the answer provide to cover all aspects and details",
+                   "Diversity: How varied and rich is the answer", "Empowerment: How well does the answer help the reader",
+                   "**Answer Petter:**", "**Answer Bob:**", "Overall Winner"):
+        assert phrase.replace('"', '\\"') in text, phrase
+    schema = judged[0]["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == ["Comprehensiveness", "Diversity", "Empowerment", "Overall Winner"]
+    result = json.loads(out.read_text())  # --out: the whole result
+    assert result["unusable_judgements"] == 0 and result["judgements"] == 6
+    assert [row["metric"] for row in result["table"]] == ["Comprehensiveness", "Diversity", "Empowerment", "Overall"]
+    assert all(row["framework"] == "hybrid vs. naive" and 0 <= row["win_rate"] <= 1 for row in result["table"])
+    assert "Table 3.1" in shown and "Comprehensiveness" in shown and "vs. naive" in shown
+
+
+def test_a_missing_questions_file_is_a_clear_error(llm_server, workdir, tmp_path, capsys):
+    server = llm_server(rules=default_rules())
+    _indexed(server, workdir)
+    code = main(["eval", "winrate", "--questions", str(tmp_path / "nope.txt"), "-w", str(workdir),
+                 "--llm-url", server.base_url, "--llm-model", "scripted-model"])
+    err = capsys.readouterr().err
+    assert code == 2 and "questions file not found" in err and "Traceback" not in err
 
 
 def test_trials_must_be_positive(llm_server, workdir):

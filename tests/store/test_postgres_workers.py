@@ -227,10 +227,10 @@ def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_pat
     server = llm_server(rules=default_rules())
     texts = [(tmp_path / "papers" / name).read_text() for name in write_corpus(tmp_path / "papers", 8)]
     dsn = pg_dsn()
-    first = worker_kb(dsn, tmp_path / "first", server.base_url)
+    first = worker_kb(dsn, tmp_path / "first", server.base_url, communities={"reports_on_index": True})
     second = worker_kb(dsn, tmp_path / "second", server.base_url)
     try:
-        first.insert(texts=texts)  # indexes and writes the communities' reports
+        first.insert(texts=texts)  # indexes and writes the communities' reports (`index --reports`)
         reports = server.stats.by_kind.get("report", {}).get("calls", 0)
         assert reports > 0
         held = first.store.communities_lock()

@@ -85,24 +85,43 @@ def summary_reduce_reply(request: dict[str, Any]) -> str:
 
 
 def judge_reply(request: dict[str, Any]) -> str:
-    """Prefers the longer answer (a deterministic stand-in for a judge), naming it as the prompt does."""
+    """Prefers the longer answer (a deterministic stand-in for a judge), naming it as the prompt
+    (thesis 000 Appendix A.1.2) does, in the appendix's JSON format."""
     text = user_text(request)
-    names = re.findall(r"^Answer (\w+):$", text, flags=re.MULTILINE)[:2]
+    names = re.findall(r"^\*\*Answer (\w+):\*\*$", text, flags=re.MULTILINE)[:2]
     if len(names) < 2:
         return "{}"
-    first = text.partition(f"Answer {names[0]}:\n")[2].partition(f"\n\nAnswer {names[1]}:")[0]
-    second = text.partition(f"Answer {names[1]}:\n")[2]
+    first = text.partition(f"**Answer {names[0]}:**\n")[2].partition(f"\n\n**Answer {names[1]}:**")[0]
+    second = text.partition(f"**Answer {names[1]}:**\n")[2].partition("\n\nEvaluate both answers")[0]
     winner = names[0] if len(first) >= len(second) else names[1]
-    return json.dumps({c: {"reason": "more detail", "winner": winner} for c in
-                       ("comprehensiveness", "diversity", "empowerment", "overall")})
+    return json.dumps({c: {"Reasoning": "more detail", "Winner": f"Answer {winner}"} for c in
+                       ("Comprehensiveness", "Diversity", "Empowerment", "Overall Winner")})
+
+
+def _asked(pattern: str, request: dict[str, Any], default: int = 2) -> int:
+    found = re.search(pattern, user_text(request))
+    return int(found.group(1)) if found else default
+
+
+def users_reply(request: dict[str, Any]) -> str:
+    return json.dumps({"users": [{"user": f"researcher {u}", "description": f"reads the collection for topic {u}"}
+                                 for u in range(_asked(r"Describe (\d+) distinct users", request))]})
+
+
+def tasks_reply(request: dict[str, Any]) -> str:
+    intents = ("exploratory", "comparative", "problem-solving")
+    return json.dumps({"tasks": [{"task": f"task {t}", "intent": intents[t % 3]}
+                                 for t in range(_asked(r"Give this user (\d+) distinct tasks", request))]})
 
 
 def questions_reply(request: dict[str, Any]) -> str:
-    names = terms(user_text(request), 8) or ["the collection"]
-    users = [{"user": f"researcher {u}", "tasks": [
-        {"task": f"task {t}", "questions": [f"How does {names[(u + t + q) % len(names)]} relate to the other topics?"
-                                           for q in range(2)]} for t in range(2)]} for u in range(2)]
-    return json.dumps({"users": users})
+    text = user_text(request)
+    names = terms(text.partition("User:")[0], 8) or ["the collection"]
+    who = re.search(r"User: researcher (\d+)", text)
+    task = re.search(r"\): task (\d+)", text)
+    shift = (int(who.group(1)) if who else 0) + (int(task.group(1)) if task else 0)
+    return json.dumps({"questions": [f"How does {names[(shift + q) % len(names)]} relate to the other topics?"
+                                     for q in range(_asked(r"Write (\d+) questions", request))]})
 
 
 def default_rules() -> list[Rule]:
@@ -115,8 +134,10 @@ def default_rules() -> list[Rule]:
         Rule("map", r"extract what it says that helps answer a question", summary_map_reply),
         Rule("reduce", r"from analysts' points", summary_reduce_reply),
         Rule("keywords", r"high_level", keywords_reply),
-        Rule("judge", r"comparing two answers to the same question", judge_reply),
-        Rule("questions", r"You design evaluation questions", questions_reply),
+        Rule("judge", r"evaluating two answers to the same question", judge_reply),
+        Rule("users", r"distinct users of this collection", users_reply),
+        Rule("tasks", r"Give this user \d+ distinct tasks", tasks_reply),
+        Rule("questions", r"questions this user would ask the collection", questions_reply),
         Rule("answer", r"numbered sources", answer_reply),
     ]
 

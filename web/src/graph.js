@@ -181,7 +181,7 @@ export function graphView(root, info) {
   colourBy.addEventListener("change", async () => {
     if (colourBy.value === "community" && !communities) {
       try {
-        const data = await api("/api/graph/communities");
+        const data = await api("/api/graph/communities?reports=false");
         communities = new Map();
         for (const c of data.communities || []) for (const m of c.members || []) if (!communities.has(m)) communities.set(m, c.id);
       } catch (err) {

@@ -12,10 +12,13 @@ from ..store.base import Store
 
 def _report_json(store: Store, report: CommunityReport | None, names: dict[str, Any], docs: dict[str, Any]) -> dict:
     if report is None:
-        return {"title": None, "summary": None, "rating": None, "method": None, "key_entities": [], "papers": [],
+        return {"title": None, "summary": None, "rating": None, "method": None, "thematic": None, "key_entities": [],
+                "papers": [],
                 "evidence": [], "keywords": []}
     return {
-        "title": report.title, "summary": report.summary, "rating": report.rating, "method": report.method,
+        # an extractive report's score comes from size and weight, not from a reader: no rating shown
+        "title": report.title, "summary": report.summary, "rating": report.rating if report.method == "llm" else None,
+        "method": report.method, "thematic": report.thematic,
         "key_entities": [{"id": i, "name": names[i].name, "type": names[i].type} for i in report.entities[:10]
                          if i in names],
         "papers": [{"id": d, "title": docs[d].title, "year": docs[d].year} for d in report.documents[:10] if d in docs],

@@ -1,8 +1,12 @@
 """One judgement of a pair of answers by the LLM judge (thesis 000 Appendix A.1).
 
-The two answers are shown under neutral names (never "first"/"second"), in the order asked
-for; the verdict names a winner per criterion. Unusable output raises ModelOutputError with the
-raw text: the caller counts it, nothing is guessed.
+The prompt is the appendix's (A.1.1 system instruction, A.1.2 template: ``prompts/judge.txt``);
+the two answers are shown as "Answer Petter" and "Answer Bob" (A.1.3: placeholders for the two
+systems, never "first"/"second"), in the order asked for. The reply is asked for under a JSON
+schema (``JUDGE_SCHEMA``: "Comprehensiveness", "Diversity", "Empowerment", "Overall Winner",
+each ``{"Reasoning", "Winner"}``) when the server supports structured output; the parser also
+reads looser shapes. Unusable output raises ModelOutputError with the raw text: the caller counts
+it, nothing is guessed.
 """
 
 from __future__ import annotations
@@ -17,11 +21,22 @@ from ..llm.repair import parse_json
 from ..prompts import load_prompt
 
 CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
-NAMES = ("Kestrel", "Heron")  # neutral names for the answer shown first and second
+NAMES = ("Petter", "Bob")  # Appendix A.1.3: the names of the answer shown first and second
+CRITERION_KEYS = ("Comprehensiveness", "Diversity", "Empowerment", "Overall Winner")  # Appendix A.1.2
+
+
+def _judge_schema() -> dict[str, Any]:
+    part = {"type": "object", "required": ["Reasoning", "Winner"],
+            "properties": {"Reasoning": {"type": "string"},
+                           "Winner": {"type": "string", "enum": [f"Answer {n}" for n in NAMES]}}}
+    return {"type": "object", "required": list(CRITERION_KEYS), "properties": {k: part for k in CRITERION_KEYS}}
+
+
+JUDGE_SCHEMA = _judge_schema()
 
 
 def _named(value: object) -> str | None:
-    """The text naming a criterion's winner: ``{"winner": "Kestrel", "reason": ...}`` or just "Kestrel"."""
+    """The text naming a criterion's winner: ``{"Winner": "Answer Petter", "Reasoning": ...}`` or just "Petter"."""
     if isinstance(value, dict):
         value = {str(k).lower(): v for k, v in value.items()}.get("winner")
     return None if value is None else str(value)
@@ -49,7 +64,7 @@ class Verdict(LenientModel):
 
 def _side(text: str, order: tuple[str, str]) -> str | None:
     """'a' | 'b' for a verdict naming an answer (by name, or by "1"/"first" as models sometimes do)."""
-    text = text.strip().lower().removeprefix("answer").strip(" :*\"'")
+    text = text.strip().lower().strip(" :*\"'[]").removeprefix("answer").strip(" :*\"'[]")
     for name, side in zip(NAMES, order, strict=True):
         if text.startswith(name.lower()):
             return side
@@ -80,7 +95,7 @@ async def judge_once(llm, question: str, answers: dict[str, str], order: tuple[s
     prompt = load_prompt("judge")
     messages = prompt.messages(question=question, name1=NAMES[0], answer1=answers[order[0]],
                                name2=NAMES[1], answer2=answers[order[1]])
-    reply = await llm.chat(messages, purpose="judge",
+    reply = await llm.chat(messages, purpose="judge", schema=JUDGE_SCHEMA, schema_name="judgement",
                            parse=lambda raw: parse_verdict(raw, order))  # an unusable verdict is not cached
     if reply.error is not None:
         if isinstance(reply.error, ModelOutputError):

@@ -20,6 +20,8 @@ from .answers import Side
 from .judge import CRITERIA, judge_once
 
 DEFAULT_TRIALS = 3
+TABLE_NAMES = {"comprehensiveness": "Comprehensiveness", "diversity": "Diversity", "empowerment": "Empowerment",
+               "overall": "Overall"}
 
 
 @dataclass
@@ -51,6 +53,16 @@ class Verdicts:
         usable = [r for r in per_trial if r is not None]
         return (round(sum(usable) / len(usable), 4) if usable else None), per_trial
 
+    def table(self, a: str, b: str) -> list[dict]:
+        """Thesis 000 Table 3.1's rows: per criterion, A's win rate vs. B (mean over the trials) and
+        an arrow (↑ above 50%, ↓ below)."""
+        rows = []
+        for c in CRITERIA:
+            rate, _ = self.rate(c)
+            arrow = "" if rate is None or rate == 0.5 else ("↑" if rate > 0.5 else "↓")
+            rows.append({"metric": TABLE_NAMES[c], "framework": f"{a} vs. {b}", "win_rate": rate, "arrow": arrow})
+        return rows
+
     def to_json(self, side_a: Side, side_b: Side, judge: dict | None = None) -> dict:
         a, b = side_a.name, side_b.name
         criteria = {}
@@ -59,6 +71,7 @@ class Verdicts:
             criteria[c] = {f"{a}_wins": sum(t["a"][c] for t in self.wins), f"{b}_wins": sum(t["b"][c] for t in self.wins),
                            f"{a}_win_rate": mean, f"{a}_win_rate_per_trial": per_trial}
         return {"a": a, "b": b, "sides": {"a": side_a.describe(), "b": side_b.describe()}, "judge": judge or {},
+                "table": self.table(a, b),
                 "trials": self.trials, "order": ["a first" if t % 2 == 0 else "b first" for t in range(self.trials)],
                 "questions": len(self.rows), "judgements": self.judgements, "unusable_judgements": self.unusable,
                 "missing_answers": self.missing, "criteria": criteria, "per_question": self.rows}

@@ -30,6 +30,7 @@ from ..llm.repair import parse_json
 from ..models import Community, CommunityReport, Entity, Relation
 from ..prompts import load_prompt
 from ..store.base import Store
+from ..text.boilerplate import is_boilerplate, non_thematic_type
 from ..text.sentences import sentence_spans
 
 EVIDENCE = 3  # representative passages per report
@@ -105,6 +106,27 @@ def _prose(sentence: str) -> bool:
     return len(words) >= 6 and wordy >= 0.75 * len(words) and "http" not in sentence
 
 
+def _sentences(text: str) -> list[str]:
+    return [" ".join(text[a:b].split()) for a, b in sentence_spans(text)]
+
+
+def off_theme(store: Store, entities: Sequence[Entity]) -> set[str]:
+    """Entities that are not research themes: typed as persons, organisations, places or funding,
+    or named only in acknowledgement, funding and author/affiliation sentences of their sources."""
+    out = {e.id for e in entities if non_thematic_type(e.type)}
+    todo = [e for e in entities if e.id not in out]
+    chunks = store.get_chunks(list(dict.fromkeys(c for e in todo for c in e.chunk_ids[:3])))
+    sentences = {cid: _sentences(chunk.text) for cid, chunk in chunks.items()}
+    for e in todo:
+        pattern = _names_pattern([e])
+        if pattern is None:
+            continue
+        named = [x for cid in e.chunk_ids[:3] for x in sentences.get(cid, ()) if pattern.search(x)]
+        if named and all(is_boilerplate(x) for x in named):
+            out.add(e.id)
+    return out
+
+
 def _evidence(store: Store, key: Sequence[Entity]) -> list[dict]:
     """Sentences of the key entities' source chunks that name the most distinct key entities,
     from different chunks (papers first spread), with their chunk and paper."""
@@ -120,7 +142,7 @@ def _evidence(store: Store, key: Sequence[Entity]) -> list[dict]:
             continue
         for a, b in sentence_spans(chunk.text):
             sentence = " ".join(chunk.text[a:b].split())
-            if not 40 <= len(sentence) <= 600 or not _prose(sentence):
+            if not 40 <= len(sentence) <= 600 or not _prose(sentence) or is_boilerplate(sentence):
                 continue
             named = {m.group(1).lower() for m in pattern.finditer(sentence)}
             if named:
@@ -152,16 +174,23 @@ class _Parts:
     keywords: list[str]
     children: list[CommunityReport]
     names: dict[str, str]  # entity id -> name (relation ends)
+    thematic: bool = True
 
 
 def _parts(store: Store, community: Community, adjacency: _Adjacency, children: list[CommunityReport],
            params: ReportParams) -> _Parts:
     ranked, rids = adjacency.inside(community.members)
-    top = ranked[: params.entities]
     entities = store.get_entities(ranked[:200], sources=True)
+    checked = [entities[i] for i in ranked[: params.entities + 20] if i in entities]
+    off = off_theme(store, checked)
+    thematic = any(e.id not in off for e in checked) or not checked
+    top = [i for i in ranked if i not in off][: params.entities] if thematic else ranked[: params.entities]
     key = [entities[i] for i in top if i in entities]
-    relations_by_id = store.get_relations(rids[: params.relations], sources=False)
-    relations = [relations_by_id[r] for r in rids[: params.relations] if r in relations_by_id]
+    relations_by_id = store.get_relations(rids[: params.relations * 2], sources=False)
+    relations = [relations_by_id[r] for r in rids[: params.relations * 2] if r in relations_by_id]
+    if thematic:  # a research theme's links, not who thanked whom
+        relations = [r for r in relations if r.source_id not in off and r.target_id not in off] or relations
+    relations = relations[: params.relations]
     ends = {x for r in relations for x in (r.source_id, r.target_id)} - set(entities)
     names = {i: e.name for i, e in entities.items()}
     names.update({i: e.name for i, e in store.get_entities(ends, sources=False).items()})
@@ -182,10 +211,15 @@ def _parts(store: Store, community: Community, adjacency: _Adjacency, children: 
                     evidence.append(item)
                     seen.add(item["chunk_id"])
     return _Parts(community, key, relations, [d for d, _ in papers.most_common()], evidence,
-                  [k for k, _ in keywords.most_common(8)], children, names)
+                  [k for k, _ in keywords.most_common(8)], children, names, thematic)
+
+
+OFF_THEME_TITLE = "Not a research theme: people, institutions and funding"
 
 
 def _title(parts: _Parts) -> str:
+    if not parts.thematic:
+        return OFF_THEME_TITLE
     names = [e.name for e in parts.entities[:3]]
     if not names:
         return f"community {parts.community.id}"
@@ -196,6 +230,10 @@ def extractive_text(parts: _Parts) -> tuple[str, str]:
     """(title, summary) from the community's own parts: central entities, main links, children."""
     c = parts.community
     lines = [f"{len(c.members)} entities and {c.relations} relations from {len(parts.documents)} paper(s)."]
+    if not parts.thematic:
+        named = ", ".join(e.name for e in parts.entities[:6])
+        lines.append(f"Named in acknowledgements, funding statements or author lists, not research: {named}.")
+        return _title(parts), " ".join(lines)
     if parts.children:
         listing = "; ".join(f"«{r.title}»" for r in parts.children[:6])
         lines.append(f"It groups {len(parts.children)} sub-topics: {listing}.")
@@ -218,7 +256,7 @@ def _report(parts: _Parts, title: str, summary: str, rating: float, method: str,
         signature=parts.community.signature, title=title.strip()[:200], summary=summary.strip(), rating=rating,
         method=method, entities=[e.id for e in parts.entities], relations=[r.id for r in parts.relations],
         documents=parts.documents[:20], evidence=parts.evidence, keywords=keywords or parts.keywords,
-        children=[r.signature for r in parts.children])
+        children=[r.signature for r in parts.children], thematic=parts.thematic)
 
 
 def _prompt_values(parts: _Parts) -> dict[str, str]:
@@ -312,7 +350,7 @@ async def write_reports(store: Store, communities: Sequence[Community], edges: S
                     and k.signature in known]
             kids.sort(key=lambda child: -child.rating)
             parts = _parts(store, c, adjacency, kids, params)
-            if params.use_llm and llm is not None:
+            if params.use_llm and llm is not None and parts.thematic:  # no call to describe the thanked
                 try:
                     report = await _llm_report(llm, parts, ratings[c.id])
                     run.llm += 1

@@ -73,6 +73,21 @@ def changed_share(store: Store, edges: list[tuple[str, str, str, float]], stored
     return max(node_share, edge_share)
 
 
+def pending_reports(store: Store, llm: bool) -> int:
+    """Distinct communities (by signature) with no report yet; with ``llm``, extractive reports
+    count as pending too (they are rewritten by the LLM when next needed)."""
+    signatures = {c.signature for c in store.list_communities()}
+    known = store.community_reports(list(signatures))
+    return len(signatures) - sum(1 for r in known.values() if not llm or r.method != "extractive")
+
+
+def report_counts(store: Store) -> dict[str, int]:
+    """Stored reports of the current communities by how they were written."""
+    known = store.community_reports(list({c.signature for c in store.list_communities()}))
+    return {"written": sum(1 for r in known.values() if r.method == "llm"),
+            "extractive": sum(1 for r in known.values() if r.method == "extractive")}
+
+
 def use_llm(settings: CommunitySettings, llm) -> bool:
     return settings.reports == "llm" or (settings.reports == "auto" and llm is not None)
 

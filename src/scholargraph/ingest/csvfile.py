@@ -12,8 +12,10 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import math
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import LoadError
@@ -227,6 +229,37 @@ def load_csv(path: Path, options: LoadOptions) -> list[Document]:
             f"skipped {len(skipped)} of {len(records)} rows without abstract or main text (data rows {_listed(skipped)})"
         )
     docs[0].warnings[:0] = warnings
+    return docs
+
+
+def _cell_text(value: object) -> str:
+    """A DataFrame cell as the CSV loader reads it: a list as its Python literal (paragraphs),
+    a missing value (None, NaN) as empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, list | tuple):
+        return repr([str(v) for v in value])
+    return str(value)
+
+
+def records_to_documents(records: Sequence[Mapping[str, object]], source: str) -> list[Document]:
+    """Papers from in-memory rows (a DataFrame's records, fastbmRAG's ``insert_paper`` input): the
+    columns of a CSV file; a ``meta_info`` dict (fastbmRAG's main.py) is spread into the row."""
+    rows: list[dict[str, str | None]] = []
+    for record in records:
+        flat = {str(k): v for k, v in record.items() if k != "meta_info"}
+        meta = record.get("meta_info")
+        if isinstance(meta, Mapping):
+            flat.update({str(k): v for k, v in meta.items() if str(k) not in flat})
+        rows.append({k: _cell_text(v) for k, v in flat.items()})
+    header = list(dict.fromkeys(k for row in rows for k in row))
+    columns = _Columns(header)
+    roles = columns.roles()
+    _require_text_columns(Path(source), header, roles)
+    extra = columns.extra({c for c in roles.values() if c})
+    docs = [doc for row in rows if (doc := row_to_document(row, roles, extra, Path(source))) is not None]
+    for doc in docs:
+        doc.source_path = source
     return docs
 
 

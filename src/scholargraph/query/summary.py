@@ -111,7 +111,8 @@ async def _ranked(store: Store, settings: Settings, embedder, question: str, lev
     and how many reports the level has."""
     communities = store.list_communities(level)
     by_sig = store.community_reports([c.signature for c in communities])
-    reports = list({c.signature: by_sig[c.signature] for c in communities if c.signature in by_sig}.values())
+    reports = list({c.signature: by_sig[c.signature] for c in communities
+                    if c.signature in by_sig and by_sig[c.signature].thematic}.values())  # no acknowledgements
     if not reports:
         return [], 0
     query = await embedder.embed_one(question)

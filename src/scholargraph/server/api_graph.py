@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -76,14 +76,13 @@ async def relation(request: Request, relation_id: str) -> dict:
 
 
 @router.get("/graph/communities")
-async def communities(request: Request, level: int | None = Query(None, ge=0)) -> dict:
-    """Entity communities (``{"levels", "communities": [{"id", "level", "members", ...}]}``) once the
-    knowledge base computes them; 501 until then."""
+async def communities(request: Request, level: int | None = Query(None, ge=0),
+                      reports: bool = Query(True, description="write the missing reports first (LLM calls)")) -> dict:
+    """Entity communities (``{"levels", "communities": [{"id", "level", "members", ...}]}``) with
+    their reports, the missing ones written now (``reports=false``: without them, e.g. to colour
+    the graph)."""
     state = state_of(request)
-    compute = getattr(state.kb, "communities", None)
-    if compute is None:
-        raise HTTPException(501, "communities are not computed by this version")
-    return await state.runner.call(compute, level)
+    return await state.runner.run(state.kb.acommunities(level, members=True, reports=reports))
 
 
 @router.get("/stats")

@@ -30,6 +30,7 @@ Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_t
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -163,11 +164,12 @@ def _maybe(section: dict, model: type, field: str, value: Any, flag: str, notes:
         notes.append(f"{flag} is not supported by this version's settings ({field}); ignored")
 
 
-def _merge(base: dict, top: dict) -> dict:
+def merge_overrides(base: dict, top: Mapping[str, Any]) -> dict:
+    """``top`` over ``base``, section by section; None values in ``top`` leave ``base``'s."""
     out = dict(base)
     for k, v in top.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = merge_overrides(out[k], v)
         elif v is not None:
             out[k] = v
     return out
@@ -180,7 +182,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
 
     notes: list[str] = []
     mine = fastbm_overrides(args, notes)
-    settings = load_settings(workspace_of(args), _merge(overrides or {}, mine))
+    settings = load_settings(workspace_of(args), merge_overrides(overrides or {}, mine))
     if args.job == "update":
         if not args.document:
             raise ConfigError("--job update needs --document FILE.csv (columns abstract, main_text, paper_id)")
@@ -244,4 +246,4 @@ def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:
                    markup=False, highlight=False)
 
 
-__all__ = ["add_fastbm_parser", "cmd_fastbm", "fastbm_overrides", "workspace_of"]
+__all__ = ["add_fastbm_parser", "cmd_fastbm", "fastbm_overrides", "merge_overrides", "workspace_of"]

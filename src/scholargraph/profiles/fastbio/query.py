@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from ...errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
 from ...models import Answer
@@ -67,14 +68,31 @@ def _weight_threshold(settings, given: float | None) -> float | None:
     return given if given is not None else getattr(settings.query, "bio_min_edge_weight", None)
 
 
+@dataclass
+class GivenFilters:
+    """What a caller names beside the question (fastbmRAG's ``query(gene=, disease=, paper_id=,
+    question_analysis=)``): names added to the parsed ones (or used alone when ``parse`` is False),
+    and the papers the evidence must come from (empty: any)."""
+
+    genes: list[str] = field(default_factory=list)
+    diseases: list[str] = field(default_factory=list)
+    papers: set[str] = field(default_factory=set)
+    parse: bool = True
+
+
+def _given_query(given: GivenFilters) -> BioQuery:
+    return BioQuery(genes=list(given.genes), diseases=list(given.diseases), parsed_by="given")
+
+
 async def bio_retrieve(store, settings, embedder, llm, question: str, weight_threshold: float | None = None, *,
                        dictionary: BioDictionary | None = None, threshold: float | None = None,
-                       top_k: int | None = None) -> Retrieval:
+                       top_k: int | None = None, given: GivenFilters | None = None) -> Retrieval:
     """Numbered paper sources for ``question`` (see the module doc); no answer is generated.
 
     ``top_k``: at most this many papers (the best ranked), and the number of relations the search
     falls back to when none reaches the threshold; None = every paper above the threshold, and
-    ``query.top_k`` relations as the fallback (fastbmRAG's behaviour)."""
+    ``query.top_k`` relations as the fallback (fastbmRAG's behaviour). ``given``: names and papers
+    the caller filters on (see :class:`GivenFilters`)."""
     if not question.strip():
         raise ConfigError("the question is empty")
     t0 = time.perf_counter()
@@ -84,7 +102,9 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     before = llm.usage_snapshot() if llm is not None else {}
     query: BioQuery | None = None
     resolved: dict[str, list[str]] = {}
-    if llm is not None:
+    if given is not None and not given.parse:
+        query = _given_query(given)
+    elif llm is not None:
         try:
             query = await llm_parse(llm, question, settings)
         except LLMUnavailableError:
@@ -93,7 +113,10 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
             retrieval.notes.append(f"question parse by the LLM failed ({exc}); names matched against the graph instead")
     if query is None:
         query, resolved = vocabulary_parse(store, question, settings, dictionary)
-    else:
+    if given is not None and given.parse:
+        query.genes = list(dict.fromkeys([*query.genes, *given.genes]))
+        query.diseases = list(dict.fromkeys([*query.diseases, *given.diseases]))
+    if query.parsed_by != "vocabulary" or (given is not None and (given.genes or given.diseases)):
         resolved = resolve_names(store, query.genes + query.diseases + query.other, dictionary)
         missing = list(dict.fromkeys(n for n in query.genes + query.diseases + query.other if n not in resolved))
         if missing:
@@ -112,6 +135,9 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     how = _edge_combine(settings)
     evidence = await search_evidence(store, embedder, question, filters, cutoff, min_weight, how, retrieval,
                                      top_k or settings.query.top_k)
+    if given is not None and given.papers:
+        evidence = [e for e in evidence if e.document_id in given.papers]
+        retrieval.details["papers_filter"] = sorted(given.papers)
     retrieval.timings["search_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -132,15 +158,17 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
 async def bio_answer(store, settings, embedder, llm, question: str, weight_threshold: float | None = None, *,
                      dictionary: BioDictionary | None = None, threshold: float | None = None,
                      on_text: Callable[[str], None] | None = None, batch_tokens: int | None = None,
-                     top_k: int | None = None, history: Sequence[tuple[str, str]] = ()) -> Answer:
+                     top_k: int | None = None, history: Sequence[tuple[str, str]] = (),
+                     given: GivenFilters | None = None) -> Answer:
     """The bio-mode answer: per-batch answers merged into one, citing numbered papers.
 
     ``batch_tokens`` (default ``query.max_context_tokens``) is the evidence per answer call;
     ``history``: the session's earlier (question, answer) turns, shown to the answer calls."""
     retrieval = await bio_retrieve(store, settings, embedder, llm, question, weight_threshold, dictionary=dictionary,
-                                   threshold=threshold, top_k=top_k)
+                                   threshold=threshold, top_k=top_k, given=given)
     answer = Answer(question, "", "bio", retrieval.sources, usage=merge_usage(retrieval.usage),
-                    timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes))
+                    timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes),
+                    trace=dict(retrieval.details))
     if not retrieval.sources:
         answer.text = "No relation in the graph matches the question (is the workspace indexed with --profile fastbio?)."
         if on_text:
@@ -183,6 +211,7 @@ BIO_MODE = QueryMode("bio", "fastbmRAG: question parsed into genes/diseases/type
                      "similarity threshold -> answers per batch of papers, merged", _retrieve_mode, _answer_mode)
 
 
-__all__ = ["BIO_MODE", "DEFAULT_THRESHOLD", "ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "Evidence", "batches",
+__all__ = ["BIO_MODE", "DEFAULT_THRESHOLD", "ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "Evidence", "GivenFilters",
+           "batches",
            "bio_answer", "bio_retrieve", "format_papers", "format_references", "llm_parse", "resolve_names",
            "vocabulary_parse"]
