@@ -86,3 +86,27 @@ def test_kill_before_the_communities_on_postgresql_then_a_rerun_gives_them_back(
     got, clean_pg = snapshot(scholar.workdir, pg_dsn("victim")), snapshot(want.workdir, pg_dsn("clean"))
     assert clean_pg["communities"] and clean_pg["community_reports"]
     assert not differences(got, clean_pg)
+
+
+def test_migrate_killed_after_its_commit_is_finished_by_a_rerun(scholar, clean, pg_dsn, tmp_path):
+    """Issue 27, item 10: `migrate` killed after the copy committed, before the check: the rerun used to
+    refuse ("already holds a knowledge base"); it finishes the copy's indexes and check instead."""
+    scholar.workdir = copy_workspace(clean, tmp_path / "to-migrate")
+    dsn = pg_dsn("target")
+    run_killed(scholar, ["migrate", "--to", dsn], KillPoint("scholargraph.store.migrate:_verify"), llm=False)
+    again = scholar.subprocess("migrate", "--to", dsn, llm=False)
+    assert again.code == 0, again.err
+    report = again.json
+    assert report["ok"] and report["resumed"]
+    assert report["tables"]["documents"] == {"source": N_PAPERS, "target": N_PAPERS}
+    assert report["tables"]["community_members"]["target"] > 0
+    want = snapshot(clean)
+    got = snapshot(scholar.workdir, dsn)
+    assert not differences(got, want)
+    # once checked, it is a knowledge base like any other: never copied into again
+    third = scholar.subprocess("migrate", "--to", dsn, llm=False)
+    assert third.code == 4 and "already holds a knowledge base" in third.err
+    # nor is a copy of another workspace resumed there
+    scholar.workdir = copy_workspace(clean, tmp_path / "another")
+    other = scholar.subprocess("migrate", "--to", dsn, llm=False)
+    assert other.code == 4 and "already holds a knowledge base" in other.err
