@@ -199,6 +199,8 @@ def print_migration(report) -> None:
         check = f"{n} sampled, min cosine {cos:.6f}" if n else ""
         table.add_row(f"vectors {ns}", str(a), str(b), ("ok " if a == b else "[red]DIFFERENT[/red] ") + check)
     out.print(table)
+    if report.resumed:
+        out.print("finished the copy an interrupted `migrate` had committed (nothing copied twice)")
     out.print(", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()))
     if report.ok:
         out.print(f"[green]nothing lost[/green]. Use it with --db {report.target} (add your password), or in "

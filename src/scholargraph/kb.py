@@ -336,7 +336,8 @@ class KnowledgeBase:
             cites = await update_citations(self.store, report.added)
             if cites.references:
                 report.notes.append(cites.note())
-        if self.settings.communities.auto_update and (report.added or report.resumed):
+        if self.settings.communities.auto_update and (report.added or report.resumed
+                                                      or self.store.pending_maintenance("communities", 1)):
             if busy := self._indexed_elsewhere():
                 report.notes.append(f"communities left to the worker that finishes last ({busy} document(s) still "
                                     "being indexed by other workers)")
@@ -540,8 +541,13 @@ class KnowledgeBase:
             while not await asyncio.to_thread(lock.acquire):
                 await asyncio.sleep(0.5)
         try:
-            return await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild,
-                                            reports=reports)
+            # the documents this update follows: one committed meanwhile stays owed (queued by its commit)
+            owed = await asyncio.to_thread(self.store.pending_maintenance, "communities")
+            run = await update_communities(self.store, self.settings.communities, llm, force=force, rebuild=rebuild,
+                                           reports=reports)
+            if owed:  # communities and reports are up to date: a run killed before this point left them owed
+                await asyncio.to_thread(self.store.finish_maintenance, "communities", owed)
+            return run
         finally:
             lock.release()
 

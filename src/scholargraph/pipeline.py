@@ -475,6 +475,8 @@ class Pipeline:
         self._write_graph(doc.id, analysis)
         if extraction.failures:
             self.store.record_chunk_failures(doc.id, self.extractor.name, extraction.failures)
+        if self.settings.communities.auto_update:  # owed until the communities follow (KnowledgeBase)
+            self.store.queue_maintenance("communities", [doc.id])
         self.store.set_status(doc.id, DocStatus.PROCESSED)
 
     def _write_graph(self, doc_id: str, analysis: _Analysis) -> None:

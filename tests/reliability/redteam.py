@@ -117,11 +117,12 @@ def _digest(vectors: dict[str, np.ndarray]) -> dict[str, str]:
     return {i: hashlib.sha1(np.round(v, 4).astype(np.float32).tobytes()).hexdigest()[:12] for i, v in vectors.items()}
 
 
-def snapshot(workdir: Path) -> dict[str, Any]:
+def snapshot(workdir: Path, dsn: str | None = None) -> dict[str, Any]:
     """Everything a user can see of a workspace, without timestamps: documents and status, chunks,
     merged entities and relations (with their sources), keywords, vectors per namespace, what is
-    left to rebuild, unrepaired chunk failures. Read through the Store protocol."""
-    store = open_store(workdir)
+    left to rebuild, unrepaired chunk failures, communities (with their members) and their reports.
+    Read through the Store protocol (``dsn``: of the workspace's PostgreSQL knowledge base)."""
+    store = open_store(workdir, "postgres", dsn=dsn) if dsn else open_store(workdir)
     try:
         docs = {d.id: (d.status.value, d.scope, d.chunks) for d in store.list_documents()}
         chunks = {doc: [c.id for c in store.chunks_of(doc)] for doc in sorted(docs)}
@@ -136,11 +137,16 @@ def snapshot(workdir: Path) -> dict[str, Any]:
         keywords = sorted(i for i, _ in store.iter_keyword_texts())
         vectors = {ns: _digest(dict(store.iter_vectors(ns))) for ns in ("chunk", "entity", "relation")}
         vectors["keyword"] = sorted(i for i, _ in store.iter_vectors("keyword"))
+        communities = {c.id: (c.level, c.parent_id, c.signature, sorted(c.members))
+                       for c in store.list_communities(None, True)}
+        reports = {s: (r.method, r.title, r.summary, r.entities, r.documents)
+                   for s, r in store.community_reports().items()}
         return {
             "documents": docs, "chunks": chunks, "entities": entities, "relations": relations, "keywords": keywords,
             "vectors": vectors,
             "dirty": {kind: store.dirty_ids(kind) for kind in ("entities", "relations")},
             "chunk_failures": {d: sorted(f.chunk_id for f in fs) for d, fs in store.chunk_failures().items()},
+            "communities": communities, "community_reports": reports,
         }
     finally:
         store.close()

@@ -25,6 +25,8 @@ def clean(scholar, corpus, tmp_path):
     result = run("index", str(corpus), "--profile", "academic")
     assert result.code == 0, result.err
     assert any("entity resolution merged" in n for n in result.json["notes"])  # the final phase has work
+    state = snapshot(run.workdir)
+    assert state["communities"] and state["community_reports"]  # and communities with reports to compare
     return run.workdir
 
 
@@ -33,6 +35,9 @@ INDEX_KILLS = [
     KillPoint("scholargraph.graph.resolution_pass:resolve_touched"),  # all papers in, resolution not started
     KillPoint("scholargraph.graph.resolution_pass:merge_entities", nth=1, when="return"),  # mid-resolution
     KillPoint("scholargraph.graph.refresh:GraphRefresher.refresh", nth=2),  # resolution done, rebuild not
+    # the communities phase (issue 27, item 3): not computed yet; computed, no report yet; some reports in
+    KillPoint("scholargraph.graph.community_update:detect_hierarchy"),
+    KillPoint("scholargraph.graph.community_update:write_reports"),
 ]
 
 
@@ -66,3 +71,42 @@ def test_kill_during_delete_is_all_or_nothing(scholar, clean, tmp_path):
     # after its commit, before the rebuild: rerunning the command finishes it
     check_crash(scholar, ["delete", doc_id], KillPoint("scholargraph.graph.refresh:GraphRefresher.refresh"),
                 gone.workdir)
+
+
+def test_kill_before_the_communities_on_postgresql_then_a_rerun_gives_them_back(scholar, corpus, clean, pg_dsn,
+                                                                                tmp_path):
+    """Issue 27, item 3, on the PostgreSQL backend (there 154 communities / 71 reports became 0 / 0)."""
+    argv = ["index", str(corpus), "--profile", "academic"]
+    want = scholar.at(tmp_path / "pg-clean")
+    assert want(*argv, "--db", pg_dsn("clean")).code == 0
+    scholar.workdir = tmp_path / "pg-victim"
+    run_killed(scholar, [*argv, "--db", pg_dsn("victim")],
+               KillPoint("scholargraph.graph.community_update:detect_hierarchy"))
+    assert scholar.subprocess(*argv, "--db", pg_dsn("victim")).code == 0
+    got, clean_pg = snapshot(scholar.workdir, pg_dsn("victim")), snapshot(want.workdir, pg_dsn("clean"))
+    assert clean_pg["communities"] and clean_pg["community_reports"]
+    assert not differences(got, clean_pg)
+
+
+def test_migrate_killed_after_its_commit_is_finished_by_a_rerun(scholar, clean, pg_dsn, tmp_path):
+    """Issue 27, item 10: `migrate` killed after the copy committed, before the check: the rerun used to
+    refuse ("already holds a knowledge base"); it finishes the copy's indexes and check instead."""
+    scholar.workdir = copy_workspace(clean, tmp_path / "to-migrate")
+    dsn = pg_dsn("target")
+    run_killed(scholar, ["migrate", "--to", dsn], KillPoint("scholargraph.store.migrate:_verify"), llm=False)
+    again = scholar.subprocess("migrate", "--to", dsn, llm=False)
+    assert again.code == 0, again.err
+    report = again.json
+    assert report["ok"] and report["resumed"]
+    assert report["tables"]["documents"] == {"source": N_PAPERS, "target": N_PAPERS}
+    assert report["tables"]["community_members"]["target"] > 0
+    want = snapshot(clean)
+    got = snapshot(scholar.workdir, dsn)
+    assert not differences(got, want)
+    # once checked, it is a knowledge base like any other: never copied into again
+    third = scholar.subprocess("migrate", "--to", dsn, llm=False)
+    assert third.code == 4 and "already holds a knowledge base" in third.err
+    # nor is a copy of another workspace resumed there
+    scholar.workdir = copy_workspace(clean, tmp_path / "another")
+    other = scholar.subprocess("migrate", "--to", dsn, llm=False)
+    assert other.code == 4 and "already holds a knowledge base" in other.err

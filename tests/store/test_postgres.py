@@ -212,3 +212,25 @@ def test_two_workers_replacing_the_communities_at_once_leave_one_set(open_pg):
     assert not errors, errors
     got = {c.id: sorted(c.members) for c in a.list_communities(members=True)}
     assert got == {"0-aaa": ["e1", "e2"], "0-ccc": ["e3", "e4"]}
+
+
+def test_three_processes_opening_a_new_database_at_once_all_succeed(pg_server, tmp_path):
+    """Issue 27, item 4: workers started together on a database that has neither the pgvector
+    extension nor the schema yet. One used to fail with "cannot enable the pgvector extension
+    (duplicate key ... pg_extension_name_index) ... install pgvector": a race, not a missing pgvector."""
+    import subprocess
+    import sys
+
+    for attempt in range(3):  # the race is narrow: several fresh databases
+        dsn = pg_server.create_database(f"fresh_{attempt}_{time.monotonic_ns()}", extension=False)
+        script = ("import sys, threading; from scholargraph.store import open_store; "
+                  "from pathlib import Path; open_store(Path(sys.argv[1]), 'postgres', dsn=sys.argv[2]).close()")
+        procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / f"w{attempt}{i}"), dsn],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+        results = [(p.wait(120), p.stderr.read()) for p in procs]
+        assert all(code == 0 for code, _ in results), [err[-800:] for _, err in results]
+        store = open_store(tmp_path / f"w{attempt}0", "postgres", dsn=dsn, create=False)
+        try:
+            assert store.status_counts() == {}
+        finally:
+            store.close()

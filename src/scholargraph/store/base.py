@@ -54,7 +54,9 @@ NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "commun
 COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "sentences", "llm_cache",
              "llm_calls", "chunk_failures")
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
-MaintenanceTask = Literal["resolve"]  # entities the resolution pass has not compared with the graph yet
+# "resolve": entities the resolution pass has not compared with the graph yet;
+# "communities": documents committed since the communities (and their reports) were last brought up to date
+MaintenanceTask = Literal["resolve", "communities"]
 
 
 def batches(ids: Iterable, size: int = 500) -> list[list]:

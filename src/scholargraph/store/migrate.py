@@ -6,10 +6,15 @@ PostgreSQL store keeps them) and their HNSW indexes (namespaces of ``HNSW_MIN_RO
 more) are built once at the end. Then the copy is
 checked: the row count of every table on both sides, and a random sample of vectors per namespace
 compared (cosine to the source vector). The target must be empty; the source is only read.
+
+The copy commits with a marker (meta ``migrated_from``: the source workspace, not yet checked); the
+check marks it checked. A ``migrate`` killed between the two is finished by running it again (same
+workspace, same target): the indexes are built and the copy checked, nothing is copied twice.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 import time
@@ -71,7 +76,8 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("records", "embedding_cache", "model, hash, vector", "model, hash"),
 ]
 BOOLEAN = {"dirty", "directed", "estimated", "cached"}
-SKIPPED_META = {"vector_tables_dim"}
+MARKER = "migrated_from"  # meta of the target: {"source": workspace path, "checked": bool}
+SKIPPED_META = {"vector_tables_dim", MARKER}
 
 
 @dataclass
@@ -82,6 +88,7 @@ class MigrationReport:
     vectors: dict[str, tuple[int, int]] = field(default_factory=dict)  # namespace -> (source, target)
     sampled: dict[str, tuple[int, float]] = field(default_factory=dict)  # namespace -> (vectors compared, min cosine)
     seconds: dict[str, float] = field(default_factory=dict)
+    resumed: bool = False  # an earlier run's committed copy, finished (indexes, check) by this one
 
     @property
     def ok(self) -> bool:
@@ -89,7 +96,7 @@ class MigrationReport:
                 and all(n == 0 or c >= 0.9999 for n, c in self.sampled.values()))
 
     def to_json(self) -> dict:
-        return {"source": self.source, "target": self.target, "ok": self.ok,
+        return {"source": self.source, "target": self.target, "ok": self.ok, "resumed": self.resumed,
                 "tables": {t: {"source": a, "target": b} for t, (a, b) in self.counts.items()},
                 "vectors": {ns: {"source": a, "target": b} for ns, (a, b) in self.vectors.items()},
                 "sample": {ns: {"compared": n, "min_cosine": round(c, 6)} for ns, (n, c) in self.sampled.items()},
@@ -134,16 +141,21 @@ def copy_workspace(workdir: Path, dsn: str, sample: int = 200, log: Callable[[st
         ensure_extension(target, report.target)
         migrate(target, report.target)
         register_vector(target)
-        if target.execute("SELECT EXISTS (SELECT 1 FROM documents) OR EXISTS (SELECT 1 FROM meta)").fetchone()[0]:
-            raise WorkspaceError(f"{report.target} already holds a knowledge base; migrate into an empty database "
-                                 "(or another schema: ?options=-csearch_path%3Dname)")
-        started = time.perf_counter()
-        with target.transaction():
-            for file, table, columns, order in TABLES:
-                n = _copy_table(sources[file], target, table, columns, order)
-                log(f"{table}: {n} rows")
-            dim = _copy_vectors(sources["main"], target, report, log)
-        report.seconds["copy"] = time.perf_counter() - started
+        source = str(Path(workdir).resolve())
+        report.resumed = _unfinished_copy_of(target, source, report.target)
+        if report.resumed:
+            log("the copy of an earlier run is in: building its indexes and checking it")
+            row = target.execute("SELECT value FROM meta WHERE key = 'vector_tables_dim'").fetchone()
+            dim = int(row[0]) if row else None
+        else:
+            started = time.perf_counter()
+            with target.transaction():
+                for file, table, columns, order in TABLES:
+                    n = _copy_table(sources[file], target, table, columns, order)
+                    log(f"{table}: {n} rows")
+                dim = _copy_vectors(sources["main"], target, report, log)
+                _set_marker(target, source, checked=False)
+            report.seconds["copy"] = time.perf_counter() - started
         if dim:
             started = time.perf_counter()
             log("building the HNSW vector indexes…")
@@ -161,11 +173,32 @@ def copy_workspace(workdir: Path, dsn: str, sample: int = 200, log: Callable[[st
         started = time.perf_counter()
         _verify(sources, target, report, sample)
         report.seconds["verify"] = time.perf_counter() - started
+        if report.ok:
+            _set_marker(target, source, checked=True)
     finally:
         target.close()
         for conn in sources.values():
             conn.close()
     return report
+
+
+def _unfinished_copy_of(target: psycopg.Connection, source: str, where: str) -> bool:
+    """True when the target holds this workspace's copy, committed but not checked (a killed
+    ``migrate``); False when it is empty; else the target holds a knowledge base: refused."""
+    if not target.execute("SELECT EXISTS (SELECT 1 FROM documents) OR EXISTS (SELECT 1 FROM meta)").fetchone()[0]:
+        return False
+    row = target.execute("SELECT value FROM meta WHERE key = %s", (MARKER,)).fetchone()
+    marker = json.loads(row[0]) if row else {}
+    if marker.get("source") == source and not marker.get("checked"):
+        return True
+    copied = f" (a checked copy of {marker['source']})" if marker.get("checked") else ""
+    raise WorkspaceError(f"{where} already holds a knowledge base{copied}; migrate into an empty database "
+                         "(or another schema: ?options=-csearch_path%3Dname)")
+
+
+def _set_marker(target: psycopg.Connection, source: str, checked: bool) -> None:
+    target.execute("INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                   (MARKER, json.dumps({"source": source, "checked": checked})))
 
 
 def _copy_table(source: sqlite3.Connection, target: psycopg.Connection, table: str, columns: str, order: str) -> int:

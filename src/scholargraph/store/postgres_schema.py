@@ -347,11 +347,19 @@ def _lock_key(conn: psycopg.Connection) -> int:
     return int(row[0])
 
 
+# the extension belongs to the database (not a schema): one key for every process enabling it
+EXTENSION_LOCK = "scholargraph-create-extension-vector"
+
+
 def ensure_extension(conn: psycopg.Connection, where: str) -> None:
+    """Enable pgvector unless it is. Processes starting together on a new database take turns
+    (an advisory lock): ``CREATE EXTENSION IF NOT EXISTS`` run at once by two of them lets one fail
+    on the catalogue's unique index."""
     if conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone():
         return
     try:
         with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (EXTENSION_LOCK,))
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     except psycopg.errors.InsufficientPrivilege as exc:
         raise WorkspaceError(

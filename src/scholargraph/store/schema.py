@@ -313,7 +313,24 @@ CREATE TABLE maintenance (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6]
+# v7 (issue 27): community_members with its key columns first. SQLite 3.40's integrity_check reported
+# "NULL value in community_members.community_id" on a WITHOUT ROWID table whose first column is not
+# part of its primary key (a false report, no NULL was ever stored); same rows, key first.
+V6_TO_V7 = """
+CREATE TABLE community_members_v7 (
+    level INTEGER NOT NULL,
+    entity_id TEXT NOT NULL,
+    community_id TEXT NOT NULL REFERENCES communities(id) ON DELETE CASCADE,
+    PRIMARY KEY (level, entity_id)
+) WITHOUT ROWID;
+INSERT INTO community_members_v7(level, entity_id, community_id)
+    SELECT level, entity_id, community_id FROM community_members;
+DROP TABLE community_members;
+ALTER TABLE community_members_v7 RENAME TO community_members;
+CREATE INDEX community_members_community ON community_members(community_id);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
