@@ -3,9 +3,15 @@ scripted LLM and embeddings, with the offline extraction profile, and a client f
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
+from redteam import MODEL, scripted_env
 
 from scholargraph.config import load_settings
 from scholargraph.server.serve import ServerThread
@@ -34,3 +40,24 @@ def http(server: ServerThread, key: str | None = None) -> httpx.Client:
 
 def upload(client: httpx.Client, name: str, data: bytes, wait: float = 0) -> httpx.Response:
     return client.post(f"/api/uploads?wait={wait}", files=[("files", (name, data, "text/markdown"))])
+
+
+def serve_process(workdir: Path, llm: ScriptedLLMServer) -> tuple[subprocess.Popen, str]:
+    """`scholargraph serve` in its own process (to be killed), once it answers; (process, url)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, **scripted_env(llm), "SCHOLARGRAPH_EXTRACTION__PROFILE": "offline"}
+    process = subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "serve", "-w", str(workdir), "--port",
+                                str(port), "--llm-url", llm.base_url, "--llm-model", MODEL, "--log-level", "warning"],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(url + "/api/info", timeout=5).status_code == 200:
+                return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"scholargraph serve did not start (exit {process.poll()})")

@@ -5,11 +5,12 @@ slowed. Real servers (uvicorn on a loopback port) over the scripted LLM and embe
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import httpx
 import pytest
-from redteam_server import ADMIN_KEY, PAPER_A, PAPER_B, READ_KEY, http, serve, upload
+from redteam_server import ADMIN_KEY, PAPER_A, PAPER_B, READ_KEY, http, serve, serve_process, upload
 
 from scholargraph.cli import main
 from scholargraph.config import load_settings
@@ -48,6 +49,30 @@ def test_uploads_accepted_with_202_are_indexed_after_a_restart(server, tmp_path)
         assert not list((workdir / "server-jobs").glob("*.json"))  # finished jobs leave the journal
     finally:
         second.stop()
+
+
+def test_uploads_accepted_with_202_survive_kill_9(server, tmp_path):
+    """Item 2 with `kill -9` of a real `scholargraph serve` process right after the 202s."""
+    workdir = tmp_path / "ws"
+    process, url = serve_process(workdir, server)
+    lock = FileLock(workdir)
+    try:
+        assert lock.acquire()
+        with httpx.Client(base_url=url, timeout=60) as client:
+            accepted = [upload(client, name, data).json()["job"]["id"]
+                        for name, data in (("graph.md", PAPER_A), ("contrastive.md", PAPER_B))]
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        lock.release()
+    restarted = serve(workdir, server)
+    try:
+        with http(restarted) as client:
+            assert [client.get(f"/api/jobs/{job}?wait=120").json()["job"]["status"] for job in accepted] == ["done"] * 2
+            documents = client.get("/api/documents").json()["documents"]
+        assert sorted(d["file_name"] for d in documents if d["status"] == "PROCESSED") == ["contrastive.md", "graph.md"]
+    finally:
+        restarted.stop()
 
 
 def test_a_job_that_keeps_stopping_the_server_is_not_started_again(server, tmp_path):
