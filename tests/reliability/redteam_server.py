@@ -42,6 +42,18 @@ def upload(client: httpx.Client, name: str, data: bytes, wait: float = 0) -> htt
     return client.post(f"/api/uploads?wait={wait}", files=[("files", (name, data, "text/markdown"))])
 
 
+def finished(client: httpx.Client, job_id: str, within: float = 900.0) -> dict:
+    """The job once it has ended: asked again every 30 s for up to ``within`` seconds (on a busy
+    machine a small index job can take minutes)."""
+    deadline = time.monotonic() + within
+    while True:
+        response = client.get(f"/api/jobs/{job_id}?wait=30")
+        assert response.status_code in (200, 202), response.text
+        job = response.json()["job"]
+        if job["status"] in ("done", "failed") or time.monotonic() > deadline:
+            return job
+
+
 def serve_process(workdir: Path, llm: ScriptedLLMServer) -> tuple[subprocess.Popen, str]:
     """`scholargraph serve` in its own process (to be killed), once it answers; (process, url)."""
     with socket.socket() as probe:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from redteam_server import ADMIN_KEY, PAPER_A, PAPER_B, READ_KEY, http, serve, serve_process, upload
+from redteam_server import ADMIN_KEY, PAPER_A, PAPER_B, READ_KEY, finished, http, serve, serve_process, upload
 
 from scholargraph.cli import main
 from scholargraph.config import load_settings
@@ -40,9 +40,7 @@ def test_uploads_accepted_with_202_are_indexed_after_a_restart(server, tmp_path)
     try:
         with http(second) as client:
             for job in (running.json()["job"], queued.json()["job"]):
-                resumed = client.get(f"/api/jobs/{job['id']}?wait=120")
-                assert resumed.status_code == 200, resumed.text  # the same job, known after the restart
-                assert resumed.json()["job"]["status"] == "done", resumed.json()
+                assert finished(client, job["id"])["status"] == "done"  # the same job, known after the restart
             documents = client.get("/api/documents").json()["documents"]
         assert {d["file_name"]: d["status"] for d in documents} == {"graph.md": "PROCESSED",
                                                                     "contrastive.md": "PROCESSED"}
@@ -68,7 +66,7 @@ def test_uploads_accepted_with_202_survive_kill_9(server, tmp_path):
     restarted = serve(workdir, server)
     try:
         with http(restarted) as client:
-            assert [client.get(f"/api/jobs/{job}?wait=120").json()["job"]["status"] for job in accepted] == ["done"] * 2
+            assert [finished(client, job)["status"] for job in accepted] == ["done"] * 2
             documents = client.get("/api/documents").json()["documents"]
         assert sorted(d["file_name"] for d in documents if d["status"] == "PROCESSED") == ["contrastive.md", "graph.md"]
     finally:
@@ -123,10 +121,10 @@ def test_jobs_name_files_relative_to_the_workspace(keyed):
     """Item 8: /api/jobs showed read-only keys the server's paths (params.source_paths, files[].path)."""
     started, workdir = keyed
     with http(started, ADMIN_KEY) as admin:
-        indexed = upload(admin, "graph.md", PAPER_A, wait=120).json()["job"]
+        indexed = finished(admin, upload(admin, "graph.md", PAPER_A).json()["job"]["id"])
         assert indexed["status"] == "done"
         doc_id = indexed["result"]["processed"][0]
-        assert admin.delete(f"/api/documents/{doc_id}?wait=60").json()["job"]["status"] == "done"
+        assert finished(admin, admin.delete(f"/api/documents/{doc_id}").json()["job"]["id"])["status"] == "done"
     with http(started, READ_KEY) as reader:
         listing = reader.get("/api/jobs").text
         with reader.stream("GET", "/api/events") as events:

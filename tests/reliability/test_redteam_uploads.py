@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from redteam_server import PAPER_A, PAPER_B, http, serve
+from redteam_server import PAPER_A, PAPER_B, finished, http, serve
 
 from scholargraph.ingest.registry import LoadOptions, load_file
 
@@ -13,21 +13,24 @@ from scholargraph.ingest.registry import LoadOptions, load_file
 def test_a_5000_character_file_name_does_not_reject_the_batch(server, tmp_path):
     """It failed the whole upload as "malformed multipart body" (a part header over ~4 KB). The
     file is accepted, its name shortened for display with its extension kept, and indexed with
-    the rest of the batch."""
+    the rest of the batch. A header over 64 KB is refused with a reason."""
     started = serve(tmp_path / "ws", server)
     long_name = "n" * 4996 + ".md"
     try:
         with http(started) as client:
-            response = client.post("/api/uploads?wait=120", files=[("files", (long_name, PAPER_A, "text/markdown")),
-                                                                   ("files", ("short.md", PAPER_B, "text/markdown"))])
-            assert response.status_code == 200, response.text
+            response = client.post("/api/uploads", files=[("files", (long_name, PAPER_A, "text/markdown")),
+                                                          ("files", ("short.md", PAPER_B, "text/markdown"))])
+            assert response.status_code == 202, response.text
             body = response.json()
+            body["job"] = finished(client, body["job"]["id"])
             names = [f["name"] for f in body["files"]]
             assert len(names) == 2 and names[1] == "short.md" and body["rejected"] == []
             assert len(names[0]) <= 200 and names[0].startswith("nnnn") and names[0].endswith("….md")
             assert body["job"]["status"] == "done" and len(body["job"]["result"]["processed"]) == 2
             shown = {d["file_name"] for d in client.get("/api/documents").json()["documents"]}
+            absurd = client.post("/api/uploads", files=[("files", ("n" * 70_000 + ".md", PAPER_A, "text/markdown"))])
         assert shown == set(names)
+        assert absurd.status_code == 413 and "longer than 64 KB (a file name that long?)" in absurd.json()["error"]
     finally:
         started.stop()
 

@@ -125,7 +125,7 @@ class _Reader:
 
 
 async def read_form(request: Request, max_files: int, max_fields: int = 10) -> UploadForm:
-    """The form, or ``FormError`` (400 malformed, 413 too many files or a field too long)."""
+    """The form, or ``FormError`` (400 malformed, 413 too many files, a header or a field too long)."""
     kind, options = parse_options_header(request.headers.get("content-type"))
     if kind != b"multipart/form-data" or not options.get(b"boundary"):
         raise FormError(400, "no files: send them as multipart/form-data, field 'files'")
@@ -141,6 +141,9 @@ async def read_form(request: Request, max_files: int, max_fields: int = 10) -> U
             part.file.seek(0)
     except FormParserError as exc:
         reader.form.close()
+        if "header size" in str(exc).lower():
+            raise FormError(413, f"a part header of the upload is longer than {MAX_HEADER_BYTES // 1024} KB "
+                                 "(a file name that long?); rename the file and upload it again") from None
         raise FormError(400, f"malformed multipart body ({exc})") from None
     except BaseException:
         reader.form.close()
