@@ -331,6 +331,8 @@ class ServerSettings(_Section):
     max_question_chars: int = Field(4000, ge=1)
     uploads_dir: Path | None = Field(None, description="default: <workdir>/uploads")
     resume_on_start: bool = Field(True, description="index documents left PENDING by an earlier run at start")
+    auth_free_failures: int = Field(5, ge=1, description="wrong keys a client may send in a row before it must wait")
+    auth_backoff_max_s: float = Field(60.0, ge=1, description="longest wait after wrong keys (doubling from 1 s)")
 
     _split = field_validator("api_keys", "read_only_keys", "cors_origins", "allowed_hosts", mode="before")(_comma_list)
 

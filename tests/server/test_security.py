@@ -12,11 +12,14 @@ from server_helpers import client, start_server
 from scholargraph.config import ServerSettings, load_settings
 from scholargraph.errors import ConfigError
 from scholargraph.server.security import (
+    FailureThrottle,
     KeyRing,
     check_bind,
     digest,
+    generate_key,
     host_allowed,
     key_file_line,
+    key_weakness,
     load_keys,
     token_from_header,
 )
@@ -190,3 +193,30 @@ def test_key_and_host_helpers():
     assert not host_allowed("attacker.example:8765", loopback) and not host_allowed(None, loopback)
     assert host_allowed("papers.lab.org", ServerSettings(host="0.0.0.0"))
     assert not host_allowed("x.org", ServerSettings(host="0.0.0.0", allowed_hosts=["papers.lab.org"]))
+
+
+def test_the_back_off_doubles_up_to_its_cap_and_a_right_key_clears_it():
+    now = [0.0]
+    throttle = FailureThrottle(free=3, cap=8.0, clock=lambda: now[0])
+    assert [throttle.failed("10.0.0.1") for _ in range(3)] == [0, 0, 1]  # the 3rd wrong key starts the wait
+    assert throttle.wait("10.0.0.1") == 1 and throttle.wait("10.0.0.2") == 0  # per client
+    assert [throttle.failed("10.0.0.1") for _ in range(4)] == [2, 4, 8, 8]  # doubling, bounded
+    now[0] += 8.0
+    assert throttle.wait("10.0.0.1") == 0
+    throttle.succeeded("10.0.0.1")
+    assert throttle.failed("10.0.0.1") == 0  # counted afresh
+    now[0] += 1000.0
+    assert throttle.failed("10.0.0.1") == 0  # a client quiet for long is forgotten
+
+
+def test_the_throttle_remembers_a_bounded_number_of_clients():
+    throttle = FailureThrottle(free=1, max_clients=100, clock=lambda: 0.0)
+    for n in range(1000):
+        throttle.failed(f"10.0.{n // 256}.{n % 256}")
+    assert throttle.wait("10.0.3.231") == 1 and throttle.wait("10.0.0.0") == 0  # the oldest were dropped
+
+
+def test_keys_need_a_minimum_strength():
+    assert key_weakness("a") == "1 character; at least 16 are needed"
+    assert "different characters" in (key_weakness("abababababababababab") or "")
+    assert key_weakness(generate_key()) is None and key_weakness(READ_KEY) is None

@@ -6,6 +6,12 @@ banner, breadcrumb, advert, share/social or comments. When the page has a ``<mai
 ``<article>``, only that is read. Lists become "- item" lines, tables tab-separated rows,
 ``<pre>`` keeps its layout. Title, authors, year and DOI come from the ``citation_*`` meta tags
 (Google Scholar / Highwire), ``og:title``, ``<title>`` or the first ``<h1>``.
+
+libxml2 stops building the tree 256 elements deep and drops everything below (a page of nested
+``<div>``s lost all its text). Such a page is read flat instead, from the parser's events (lxml's
+parser target interface: no tree, no depth limit): headings still start sections, blocks still
+make paragraphs, scripts and styles are still skipped, but no boilerplate is removed; the
+document says so in a warning.
 """
 
 from __future__ import annotations
@@ -112,6 +118,8 @@ _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _YEAR = re.compile(r"\b(1[5-9]\d\d|2[0-2]\d\d)\b")
+TREE_DEPTH_LIMIT = 250  # libxml2 cuts at 256; deeper than this, the page is read flat
+FLAT_SKIP = {"script", "style", "noscript", "template", "head", "title", "svg", "textarea", "select", "button"}
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -291,6 +299,68 @@ class _Reader:
         return "\n".join(rows)
 
 
+def tree_depth(root: Any) -> int:
+    depth = deepest = 0
+    for event, _ in lxml.etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+class _FlatReader:
+    """The page's text from parser events (a parser target), for pages nested too deep for a tree."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[str, int, list[str]]] = [("", 0, [])]
+        self.buffer: list[str] = []
+        self.heading: int | None = None
+        self.skip = 0
+
+    def start(self, tag: str, attrib: Any) -> None:
+        tag = tag.lower()
+        if tag in FLAT_SKIP:
+            self.skip += 1
+        elif tag == "br":
+            self.buffer.append("\n")
+        elif (m := _HEADING.match(tag)) is not None:
+            self._paragraph()
+            self.heading = int(m.group(1))
+        elif tag in BLOCK_TAGS:
+            self._paragraph()
+
+    def end(self, tag: str) -> None:
+        tag = tag.lower()
+        if tag in FLAT_SKIP:
+            self.skip = max(0, self.skip - 1)
+        elif _HEADING.match(tag) is not None and self.heading is not None:
+            title = _clean("".join(self.buffer)).replace("\n", " ")
+            self.blocks.append((title, self.heading, []))
+            self.buffer, self.heading = [], None
+        elif tag in BLOCK_TAGS:
+            self._paragraph()
+
+    def data(self, data: str) -> None:
+        if not self.skip:
+            self.buffer.append(data.replace("\n", " "))
+
+    def close(self) -> list[tuple[str, int, list[str]]]:
+        self._paragraph()
+        return self.blocks
+
+    def _paragraph(self) -> None:
+        if self.heading is not None or not self.buffer:
+            return
+        text = _clean("".join(self.buffer))
+        if text:
+            self.blocks[-1][2].append(text)
+        self.buffer = []
+
+
+def read_flat(text: str) -> list[tuple[str, int, list[str]]]:
+    text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
+    return lxml.etree.fromstring(text, lxml.etree.HTMLParser(target=_FlatReader(), huge_tree=True))
+
+
 # --- metadata ------------------------------------------------------------------------------
 
 
@@ -359,16 +429,23 @@ def _sections(blocks: list[tuple[str, int, list[str]]]) -> list[Section]:
 
 def parse_html(data: bytes, path: Path, options: LoadOptions | None = None) -> Document:
     options = options or LoadOptions()
+    page = decode(data)
     try:
-        root = parse_tree(decode(data))
+        root = parse_tree(page)
     except (ValueError, lxml.etree.ParserError) as exc:
         raise LoadError(str(path), f"{NO_TEXT} ({exc})") from exc
     meta = metadata(root)
-    strip_boilerplate(root)
-    mark_line_breaks(root)
-    reader = _Reader()
-    reader.walk(content_root(root))
-    sections = _sections(reader.blocks)
+    warnings = []
+    if (depth := tree_depth(root)) >= TREE_DEPTH_LIMIT:
+        blocks = read_flat(page)
+        warnings.append(f"elements nested {depth}+ levels deep: read as flat text, without removing boilerplate")
+    else:
+        strip_boilerplate(root)
+        mark_line_breaks(root)
+        reader = _Reader()
+        reader.walk(content_root(root))
+        blocks = reader.blocks
+    sections = _sections(blocks)
     kept = [s for s in sections if s.kind != "references" or options.include_references]
     text = "\n\n".join(s.text for s in kept if s.text and s.kind != "references")
     if not text.strip():
@@ -384,8 +461,9 @@ def parse_html(data: bytes, path: Path, options: LoadOptions | None = None) -> D
         venue=meta["venue"],
         doi=meta["doi"],
         abstract=next((s.text for s in sections if s.kind == "abstract"), "") or meta["abstract"],
-        metadata={"parser": "lxml"},
+        metadata={"parser": "lxml (flat)" if warnings else "lxml"},
         references=[r for r in references if r],
+        warnings=warnings,
     )
     doc.id, doc.content_md5 = doc_id(doc.doi, text)  # a manifest entry is applied by the loader registry
     return doc

@@ -9,7 +9,7 @@ from concurrent.futures import Future
 from typing import cast
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ScholarGraphError
@@ -37,6 +37,13 @@ class AskRequest(QuestionRequest):
     stream: bool = Field(True, description="server-sent events; false = one JSON object like `ask --json`")
 
 
+def session_of(request: Request, name: str | None) -> str | None:
+    """The stored name of a client's session: with keys configured, sessions belong to the key that
+    made them (a name never holds "/", so two keys' sessions can never meet); without keys, as named."""
+    key_id = request.scope.get("state", {}).get("key_id")
+    return f"{key_id}/{name}" if name and key_id else name
+
+
 def check_question(state: ServerState, question: str) -> str:
     limit = state.settings.server.max_question_chars
     if len(question) > limit:
@@ -53,9 +60,10 @@ async def ask(request: Request, body: AskRequest):
     JSON object with the same ``answer``/``sources`` fields as ``ask --json``."""
     state = state_of(request)
     check_question(state, body.question)
+    session = session_of(request, body.session)
 
     def start(on_text: Callable[[str], None] | None) -> Future:
-        return state.runner.submit(state.kb.aquery(body.question, body.mode, body.top_k, session=body.session,
+        return state.runner.submit(state.kb.aquery(body.question, body.mode, body.top_k, session=session,
                                                    on_text=on_text, clues=body.clues, subgraph=body.subgraph))
 
     if not body.stream:
@@ -131,10 +139,11 @@ async def retrieve(request: Request, body: QuestionRequest) -> dict:
 
 
 @router.get("/sessions/{name}")
-async def session(request: Request, name: str) -> dict:
-    """The turns of a conversation (question and answer), oldest first."""
+async def session(request: Request, name: str = Path(pattern=SESSION_PATTERN)) -> dict:
+    """The turns of a conversation (question and answer), oldest first; only the key that made the
+    session sees it (another key finds it empty)."""
     state = state_of(request)
-    turns = await state.runner.call(state.kb.session_history, name, 100)
+    turns = await state.runner.call(state.kb.session_history, session_of(request, name), 100)
     return {"session": name, "turns": turns}
 
 

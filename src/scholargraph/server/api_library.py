@@ -9,11 +9,10 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import sse
 from .jobs import FINAL
+from .multipart import FilePart, FormError, read_form
 from .state import Admin, ServerState, job_response, state_of
 
 router = APIRouter(prefix="/api", tags=["library"])
@@ -89,23 +88,20 @@ async def upload(request: Request, wait: float = Query(0.0)) -> JSONResponse:
     """Upload papers (multipart field ``files``, many allowed; zip archives are unpacked) and index
     them; form field ``scope`` = ``full`` (default) or ``intro``. Returns the index job."""
     state = state_of(request)
-    limit = state.settings.server.max_files
     try:
-        form = await request.form(max_files=limit, max_fields=10)
-    except StarletteHTTPException as exc:
-        if "Too many files" in str(exc.detail):
-            raise HTTPException(413, f"more than {limit} files in one upload") from None
-        raise HTTPException(400, "malformed multipart body") from None
+        form = await read_form(request, state.settings.server.max_files)
+    except FormError as exc:
+        raise HTTPException(exc.status, exc.reason) from None
     try:
-        files = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
-        scope = form.get("scope") or "full"
+        files = form.named("files")
+        scope = form.fields.get("scope") or "full"
         if scope not in ("intro", "full"):
             raise HTTPException(422, "scope must be 'intro' or 'full'")
         if not files:
             raise HTTPException(400, "no files: send them as multipart field 'files'")
         batch = await run_in_threadpool(_store_all, state, files)
     finally:
-        await form.close()
+        form.close()
     if not batch.stored:
         state.uploads.discard(batch)
         status = 413 if any(r["too_large"] for r in batch.rejected) else 415
@@ -114,15 +110,14 @@ async def upload(request: Request, wait: float = Query(0.0)) -> JSONResponse:
     job = state.jobs.submit("index", paths=[str(f.path) for f in batch.stored], scope=scope,
                             files=[f.name for f in batch.stored])
     response = await job_response(state, job, wait)
-    body = {"job": job.to_json(), "files": [{"name": f.name, "size": f.size, "type": f.kind} for f in batch.stored],
+    body = {"job": state.jobs.view(job), "files": [{"name": f.name, "size": f.size, "type": f.kind} for f in batch.stored],
             "rejected": _public(batch.rejected)}
     return JSONResponse(body, response.status_code)
 
 
-def _store_all(state: ServerState, files: list[UploadFile]):
+def _store_all(state: ServerState, files: list[FilePart]):
     batch = state.uploads.new_batch()
     for item in files:
-        item.file.seek(0)
         state.uploads.add(batch, item.filename, item.content_type, item.file)
     return batch
 
@@ -181,7 +176,8 @@ def _pdf_bytes(path: str, page: int | None) -> bytes | None:
 
 @router.get("/jobs")
 async def jobs(request: Request) -> dict:
-    return {"jobs": [j.to_json() for j in state_of(request).jobs.list()]}
+    manager = state_of(request).jobs
+    return {"jobs": [manager.view(j) for j in manager.list()]}
 
 
 @router.get("/jobs/{job_id}")
@@ -205,7 +201,7 @@ async def events(request: Request, job: str | None = Query(None)):
     async def stream():
         try:
             current = [j for j in state.jobs.list() if job is None or j.id == job]
-            yield sse.event("snapshot", {"jobs": [j.to_json() for j in current]})
+            yield sse.event("snapshot", {"jobs": [state.jobs.view(j) for j in current]})
             if job is not None and current[0].status in FINAL:
                 return
             while True:

@@ -27,9 +27,12 @@ from ..errors import (
 from ..kb import KnowledgeBase
 from . import api_ask, api_graph, api_library, openai_compat
 from .jobs import JobManager
+from .journal import DIRECTORY as JOURNAL_DIRECTORY
+from .journal import JobJournal
 from .middleware import Auth, BodyLimit, BodyTooLarge, CatchAll, HostCheck, OriginCheck, SecurityHeaders
+from .public_paths import PathRedactor
 from .runner import KBRunner
-from .security import KeyRing, load_keys
+from .security import FailureThrottle, KeyRing, load_keys
 from .state import ServerState
 from .uploads import UploadStore
 
@@ -42,15 +45,18 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
     """The app over ``settings.workdir`` (or ``kb``). The knowledge base opens at startup."""
     keys = load_keys(settings.server)
     uploads = UploadStore(settings.server.uploads_dir or settings.workdir / "uploads", settings.server)
+    redactor = PathRedactor((uploads.directory, "uploads/"), (settings.workdir, ""))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         runner = KBRunner(kb or KnowledgeBase(settings=settings)).start()
-        jobs = JobManager(runner)
+        jobs = JobManager(runner, JobJournal(runner.kb.workdir / JOURNAL_DIRECTORY), redactor)
         register_jobs(jobs, uploads)
         jobs.start()
         app.state.sg = ServerState(settings, runner, jobs, uploads, keys)
-        if settings.server.resume_on_start and await runner.call(_has_pending, runner.kb):
+        resumed = jobs.resume_journal()  # accepted before a restart: they run first, in their order
+        indexing = any(job.kind in ("index", "upgrade", "resume") for job in resumed)  # these take PENDING too
+        if settings.server.resume_on_start and not indexing and await runner.call(_has_pending, runner.kb):
             jobs.submit("resume")
         try:
             yield
@@ -80,7 +86,9 @@ def _middleware(settings: Settings, keys: KeyRing) -> list[Middleware]:
     if settings.server.cors_origins:
         stack.append(Middleware(CORSMiddleware, allow_origins=settings.server.cors_origins, allow_credentials=False,
                                 allow_methods=["GET", "POST", "DELETE"], allow_headers=["Authorization", "Content-Type"]))
-    stack += [Middleware(OriginCheck, settings=settings.server), Middleware(Auth, keys=keys),
+    stack += [Middleware(OriginCheck, settings=settings.server),
+              Middleware(Auth, keys=keys, throttle=FailureThrottle(settings.server.auth_free_failures,
+                                                                  settings.server.auth_backoff_max_s)),
               Middleware(BodyLimit, settings=settings.server)]
     return stack
 

@@ -2,7 +2,9 @@
 
 The knowledge base has one writer, so writes queue and run in order on the knowledge-base loop
 while reads go on beside them. Each job reports progress (documents done / total, log lines)
-to subscribers as events; the HTTP layer turns those into server-sent events.
+to subscribers as events; the HTTP layer turns those into server-sent events. A job is recorded in
+the journal before it is accepted and leaves it when it ends, so a restart resumes it
+(:mod:`.journal`); what clients see of a job names files relative to the workspace (:mod:`.public_paths`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any
 
 from ..errors import ScholarGraphError
 from ..progress import NullProgress
+from .journal import JobJournal, JournalEntry
+from .public_paths import PathRedactor
 from .runner import KBRunner
 
 log = logging.getLogger("scholargraph.server")
@@ -45,6 +49,7 @@ class Job:
     result: dict[str, Any] | None = None
     error: str | None = None
     finished: Future = field(default_factory=Future, repr=False)
+    entry: JournalEntry | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         public = {k: v for k, v in self.params.items() if k not in ("paths",)}
@@ -100,8 +105,10 @@ class _Subscriber:
 
 
 class JobManager:
-    def __init__(self, runner: KBRunner):
+    def __init__(self, runner: KBRunner, journal: JobJournal | None = None, redactor: PathRedactor | None = None):
         self.runner = runner
+        self.journal = journal
+        self.redactor = redactor or PathRedactor()
         self.jobs: OrderedDict[str, Job] = OrderedDict()
         self._queue: asyncio.Queue[Job] | None = None
         self._worker: asyncio.Task | None = None
@@ -125,9 +132,37 @@ class JobManager:
             await asyncio.gather(self._worker, return_exceptions=True)
 
     def submit(self, kind: str, **params: Any) -> Job:
+        """Accept a job: recorded in the journal first (``WorkspaceError`` when that fails), then queued."""
         if kind not in self.handlers:
             raise ValueError(kind)
         job = Job(kind, params)
+        if self.journal is not None:
+            job.entry = JournalEntry(job.id, kind, params, job.created_at)
+            self.journal.record(job.entry)
+        return self._accept(job)
+
+    def resume_journal(self) -> list[Job]:
+        """Queue again the jobs an earlier server accepted and did not finish, oldest first; one that
+        was started ``journal.max_runs`` times already is reported failed instead."""
+        if self.journal is None:
+            return []
+        resumed = []
+        for entry in self.journal.entries():
+            if entry.kind not in self.handlers:
+                continue
+            job = Job(entry.kind, entry.params, id=entry.id, created_at=entry.created_at, entry=entry)
+            if entry.runs >= self.journal.max_runs:
+                job.status, job.finished_at = "failed", time.time()
+                job.error = (f"not started again: the server stopped {entry.runs} times while running this job; "
+                             "see the server log, then submit it again")
+                job.finished.set_result(job.status)
+                self.journal.forget(entry)
+                self._accept(job, queue=False)
+                continue
+            resumed.append(self._accept(job))
+        return resumed
+
+    def _accept(self, job: Job, queue: bool = True) -> Job:
         with self._lock:
             self.jobs[job.id] = job
             while len(self.jobs) > KEEP_JOBS:
@@ -135,8 +170,9 @@ class JobManager:
                 if self.jobs[oldest].status not in FINAL:
                     break
                 self.jobs.pop(oldest)
-        self.runner.loop.call_soon_threadsafe(self._enqueue, job)
-        self.publish(job, "queued")
+        if queue:
+            self.runner.loop.call_soon_threadsafe(self._enqueue, job)
+        self.publish(job, "queued" if queue else job.status)
         return job
 
     def _enqueue(self, job: Job) -> None:
@@ -155,6 +191,8 @@ class JobManager:
         kb = self.runner.kb
         kb.progress = JobProgress(job, self.publish)
         try:
+            if self.journal is not None and job.entry is not None:
+                self.journal.started(job.entry)
             job.result = await self.handlers[job.kind](job)
             job.status = "done"
         except ScholarGraphError as exc:
@@ -165,6 +203,8 @@ class JobManager:
         finally:
             kb.progress = NullProgress()
             job.finished_at = time.time()
+        if self.journal is not None and job.entry is not None:  # not when cancelled: a stopping server resumes it
+            self.journal.forget(job.entry)
         job.finished.set_result(job.status)
         self.publish(job, job.status)
 
@@ -196,8 +236,12 @@ class JobManager:
         with self._lock:
             self._subscribers.discard(subscriber)
 
+    def view(self, job: Job) -> dict[str, Any]:
+        """The job as clients see it: file names relative to the workspace, no server paths."""
+        return self.redactor.value(job.to_json())
+
     def publish(self, job: Job, event: str) -> None:
-        data = {"event": event, "seq": next(self._sequence), "job": job.to_json()}
+        data = {"event": event, "seq": next(self._sequence), "job": self.view(job)}
         with self._lock:
             subscribers = list(self._subscribers)
         for subscriber in subscribers:

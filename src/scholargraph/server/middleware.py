@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import ServerSettings
-from .security import ADMIN, KeyRing, host_allowed, token_from_header
+from .security import ADMIN, FailureThrottle, KeyRing, host_allowed, token_from_header, token_id
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -141,11 +141,15 @@ class OriginCheck:
 
 class Auth:
     """With keys configured every route needs one (the app, its assets and /openapi.json too):
-    401 without a valid key, 403 for a read-only key on an admin route (checked by the route)."""
+    401 without a valid key, 403 for a read-only key on an admin route (checked by the route).
+    Wrong keys are throttled per client address: after a few, 429 with ``Retry-After`` (a bounded
+    back-off, :class:`FailureThrottle`), for the right key too until the wait is over. The key's id
+    (``state["key_id"]``) scopes what belongs to a key, such as conversation sessions."""
 
-    def __init__(self, app: ASGIApp, keys: KeyRing):
+    def __init__(self, app: ASGIApp, keys: KeyRing, throttle: FailureThrottle | None = None):
         self.app = app
         self.keys = keys
+        self.throttle = throttle or FailureThrottle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -153,15 +157,25 @@ class Auth:
             return
         state = scope.setdefault("state", {})
         if not self.keys.configured:
-            state["role"] = ADMIN  # loopback-only single-user mode
+            state["role"], state["key_id"] = ADMIN, None  # loopback-only single-user mode
             await self.app(scope, receive, send)
             return
-        role = self.keys.role_for(token_from_header(_header(scope, b"authorization")))
+        client = (scope.get("client") or ("unknown",))[0]
+        token = token_from_header(_header(scope, b"authorization"))
+        role = self.keys.role_for(token)
+        waiting = self.throttle.wait(client)
+        if role is None and token:  # a browser's first request, without any key, is no guess
+            self.throttle.failed(client)
+        if waiting:  # even the right key waits its turn: guessing meanwhile gains nothing
+            wait = str(max(1, self.throttle.wait(client))).encode()
+            await send_status(send, 429, "too many requests", [(b"retry-after", wait)])
+            return
         if role is None:
             await send_status(send, 401, "unauthorized", [(b"www-authenticate", b'Basic realm="scholargraph", charset="UTF-8"'),
                                                           (b"www-authenticate", b'Bearer realm="scholargraph"')])
             return
-        state["role"] = role
+        self.throttle.succeeded(client)
+        state["role"], state["key_id"] = role, token_id(token or "")
         await self.app(scope, receive, send)
 
 

@@ -14,7 +14,11 @@ import binascii
 import hashlib
 import hmac
 import ipaddress
+import math
 import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +29,17 @@ ADMIN = "admin"
 READ = "read"
 ROLES = (ADMIN, READ)
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
+MIN_KEY_CHARS = 16
+MIN_KEY_DISTINCT = 8
 
 
 def digest(key: str) -> bytes:
     return hashlib.sha256(key.encode("utf-8")).digest()
+
+
+def token_id(key: str) -> str:
+    """A short name for a key that tells keys apart without revealing them (not its stored digest)."""
+    return hashlib.sha256(b"scholargraph key id\0" + digest(key)).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -53,9 +64,32 @@ class KeyRing:
         return role
 
 
+def key_weakness(key: str) -> str | None:
+    """Why ``key`` is too weak to guard the server, or None. ``keygen`` makes 46-character keys."""
+    if len(key) < MIN_KEY_CHARS:
+        return f"{len(key)} character{'s' if len(key) != 1 else ''}; at least {MIN_KEY_CHARS} are needed"
+    if len(set(key)) < MIN_KEY_DISTINCT:
+        return f"only {len(set(key))} different characters; at least {MIN_KEY_DISTINCT} are needed"
+    return None
+
+
+def _plain_keys(setting: str, keys: list) -> list[bytes]:
+    """Digests of the configured plain keys; a weak one stops the server (the key is never shown)."""
+    out = []
+    for n, secret in enumerate(keys, 1):
+        key = secret.get_secret_value()
+        if not key:
+            continue
+        if (weakness := key_weakness(key)) is not None:
+            raise ConfigError(f"server.{setting}: key {n} is too weak ({weakness}). Make a strong one with "
+                              "`scholargraph keygen --key-file keys.txt` and start with `--key-file keys.txt`")
+        out.append(digest(key))
+    return out
+
+
 def load_keys(settings: ServerSettings) -> KeyRing:
-    admin = [digest(k.get_secret_value()) for k in settings.api_keys if k.get_secret_value()]
-    read = [digest(k.get_secret_value()) for k in settings.read_only_keys if k.get_secret_value()]
+    admin = _plain_keys("api_keys", settings.api_keys)
+    read = _plain_keys("read_only_keys", settings.read_only_keys)
     if settings.key_file is not None:
         for role, value in read_key_file(settings.key_file):
             (admin if role == ADMIN else read).append(value)
@@ -142,3 +176,43 @@ def host_allowed(host_header: str | None, settings: ServerSettings) -> bool:
     if is_loopback(settings.host):
         return is_loopback(name)
     return True
+
+
+class FailureThrottle:
+    """Slows key guessing per client. After ``free`` wrong keys in a row the client must wait
+    ``base`` seconds before a key of its is accepted again; every further wrong key (sent while it
+    waits too) doubles the wait, never beyond ``cap``. A right key after the wait clears the count;
+    a client quiet for ``forget`` seconds is forgotten, and at most ``max_clients`` are remembered
+    (the oldest go first), so memory stays bounded."""
+
+    def __init__(self, free: int = 5, cap: float = 60.0, base: float = 1.0, forget: float = 900.0,
+                 max_clients: int = 10_000, clock: Callable[[], float] = time.monotonic):
+        self.free, self.cap, self.base, self.forget, self.max_clients = free, cap, base, forget, max_clients
+        self.clock = clock
+        self._clients: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # failures, last, blocked until
+
+    def wait(self, client: str) -> int:
+        """Whole seconds ``client`` must still wait before its key is accepted (0: now)."""
+        entry = self._entry(client)
+        return 0 if entry is None else max(0, math.ceil(entry[2] - self.clock()))
+
+    def failed(self, client: str) -> int:
+        """Record a wrong key; returns the seconds the client must now wait (0 while it has free tries)."""
+        now = self.clock()
+        failures = (self._entry(client) or (0, now, now))[0] + 1
+        delay = 0.0 if failures < self.free else min(self.cap, self.base * 2 ** (failures - self.free))
+        self._clients[client] = (failures, now, now + delay)
+        self._clients.move_to_end(client)
+        while len(self._clients) > self.max_clients:
+            self._clients.popitem(last=False)
+        return math.ceil(delay)
+
+    def succeeded(self, client: str) -> None:
+        self._clients.pop(client, None)
+
+    def _entry(self, client: str) -> tuple[int, float, float] | None:
+        entry = self._clients.get(client)
+        if entry is not None and self.clock() - entry[1] > max(self.forget, self.cap):
+            del self._clients[client]
+            return None
+        return entry

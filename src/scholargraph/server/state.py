@@ -47,4 +47,4 @@ Admin = Depends(require_admin)
 async def job_response(state: ServerState, job: Job, wait: float) -> JSONResponse:
     """The job, after waiting up to ``wait`` seconds for it: 200 when it has ended, else 202."""
     await state.jobs.wait(job, min(max(wait, 0.0), WAIT_MAX))
-    return JSONResponse({"job": job.to_json()}, 200 if job.status in FINAL else 202)
+    return JSONResponse({"job": state.jobs.view(job)}, 200 if job.status in FINAL else 202)

@@ -21,11 +21,12 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import IO, BinaryIO
+from typing import IO
 
 from ..config import ServerSettings
 
 MB = 1024 * 1024
+MAX_NAME_CHARS = 200
 BLOCK = 256 * 1024
 
 # extension -> family; a family has content checks and accepted client content types
@@ -75,10 +76,15 @@ class Batch:
 
 
 def display_name(raw: str | None) -> str:
-    """The last component of a client-supplied name, printable and short (display only)."""
+    """The last component of a client-supplied name, printable and short (display only). A long
+    name is shortened in its middle, so its extension (which tells the file's type) stays."""
     name = re.split(r"[\\/]", raw or "")[-1]
     name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip().strip(".")
-    return name[:200] or "upload"
+    if len(name) > MAX_NAME_CHARS:
+        suffix = PurePosixPath(name).suffix
+        suffix = suffix if len(suffix) <= 12 else ""
+        name = name[: MAX_NAME_CHARS - len(suffix) - 1] + "…" + suffix
+    return name or "upload"
 
 
 def family_of(name: str) -> str:
@@ -140,7 +146,7 @@ class UploadStore:
         directory.mkdir(parents=True, mode=0o700)
         return Batch(batch_id, directory)
 
-    def add(self, batch: Batch, raw_name: str | None, content_type: str | None, source: BinaryIO) -> None:
+    def add(self, batch: Batch, raw_name: str | None, content_type: str | None, source: IO[bytes]) -> None:
         """Check and store one uploaded file (unpacking a zip); refusals are recorded on the batch."""
         name = display_name(raw_name)
         try:
@@ -176,7 +182,7 @@ class UploadStore:
         batch.unpacked_bytes += size
         batch.stored.append(StoredFile(name, path, size, family))
 
-    def _add_zip(self, batch: Batch, name: str, head: bytes, source: BinaryIO) -> None:
+    def _add_zip(self, batch: Batch, name: str, head: bytes, source: IO[bytes]) -> None:
         spool = batch.directory / f".{uuid.uuid4().hex}.zip"
         try:
             with spool.open("xb") as out:
