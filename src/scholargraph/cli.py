@@ -178,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="port (default 8765)")
     p.add_argument("--key-file", help="file of hashed API keys (see `scholargraph keygen`)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--create", action="store_true",
+                   help="create the workspace when there is none (default: stop with exit code 4)")
     _settings_flags(p)
     p = sub.add_parser("keygen", help="create an API key for `serve` and append its hash to a key file")
     p.add_argument("--key-file", required=True, help="file to append the hashed key to (created if missing)")

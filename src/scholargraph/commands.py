@@ -426,6 +426,12 @@ def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .server import run_server
 
     settings = load_settings(args.workdir, overrides)
+    if not args.create:  # like every command but index: no workspace is made by mistake
+        try:
+            KnowledgeBase(settings=settings, create=False).close()
+        except WorkspaceError as exc:
+            raise WorkspaceError(f"{exc}, or `scholargraph serve --create` to serve an empty library to upload "
+                                 "papers into") from None
     run_server(settings, args.log_level)
     return 0
 
