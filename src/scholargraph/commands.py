@@ -424,8 +424,10 @@ async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[st
 
 def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .server import run_server
+    from .server.security import check_bind, load_keys
 
     settings = load_settings(args.workdir, overrides)
+    check_bind(settings.server.host, load_keys(settings.server))  # a refused address first, as before
     if not args.create:  # like every command but index: no workspace is made by mistake
         try:
             KnowledgeBase(settings=settings, create=False).close()
