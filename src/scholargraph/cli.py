@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wait", action="store_true",
                    help="stop at once when another process is indexing this workspace (default: wait for it)")
     p.add_argument("--manifest", help="CSV or BibTeX file mapping files to DOI, authors, year, venue (for citations)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave out files matching GLOB (file name or path, e.g. '*.json'; repeatable)")
     _settings_flags(p)
 
     for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):
@@ -119,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, default=1500, help="entities shown in the HTML view (most connected)")
     _settings_flags(p)
     p = sub.add_parser("delete", help="remove a document and everything derived only from it")
-    p.add_argument("doc_ids", nargs="+", metavar="PAPER", help="document id, file name or title of the paper")
+    p.add_argument("doc_ids", nargs="*", metavar="PAPER", help="document id, file name or title of the paper")
+    p.add_argument("--source", action="append", default=[], metavar="FILE",
+                   help="delete every paper read from FILE (e.g. all records of a JSON file; repeatable)")
     _settings_flags(p)
     p = sub.add_parser("entities", help="list, search, merge or split entities")
     p.add_argument("--type", dest="entity_type", help="only this entity type")

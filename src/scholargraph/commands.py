@@ -55,8 +55,9 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         manifest = read_manifest(Path(args.manifest))
     missing_paths(args.paths)  # before the workspace is created
     with _kb(args, overrides, create=True) as kb:
+        options = kb.load_options(manifest, args.exclude) if manifest or args.exclude else None
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
-                           options=kb.load_options(manifest) if manifest else None, wait=not args.no_wait)
+                           options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
 
@@ -213,10 +214,14 @@ def cmd_plot(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    if not args.doc_ids and not args.source:
+        raise ConfigError("name the papers to delete (id, file name or title), or --source FILE")
     results = []
     with _kb(args, overrides) as kb:
         for doc_id in args.doc_ids:
             results.append(kb.delete(doc_id))
+        for source in args.source:
+            results.extend(kb.delete_source(source))
     if args.json:
         show.print_json({"deleted": results})
     else:
