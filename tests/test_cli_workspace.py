@@ -155,3 +155,17 @@ def test_llm_url_without_model_on_a_server_of_several_models_lists_them(capsys, 
     code, out, err = run(capsys, "ask", "What trains sentence encoders?", "-w", indexed, "--mode", "naive",
                          "--llm-url", server.base_url)
     assert code == 2 and "llama3:8b, qwen2.5:7b" in err and "--llm-model" in err and server.stats.calls == 0
+
+
+def test_serve_on_a_missing_workspace_stops_with_exit_4(capsys, tmp_path, monkeypatch):
+    """Issue 24 item 5: `serve -w /no/such/dir` created a workspace and served an empty library."""
+    import scholargraph.server
+
+    served: list = []
+    monkeypatch.setattr(scholargraph.server, "run_server", lambda settings, *a, **k: served.append(settings))
+    ws = tmp_path / "no_such_ws"
+    code, out, err = run(capsys, "serve", "-w", str(ws))
+    assert code == 4 and "no workspace at" in err and "--create" in err
+    assert not ws.exists() and not served
+    assert run(capsys, "serve", "-w", str(ws), "--create")[0] == 0  # on purpose: an empty library to upload into
+    assert served and served[0].workdir == ws.resolve()

@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", help="CSV or BibTeX file mapping files to DOI, authors, year, venue (for citations)")
     p.add_argument("--reports", action="store_true",
                    help="write the community reports now (LLM calls); default: when something needs them")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="leave out files matching GLOB (file name or path, e.g. '*.json'; repeatable)")
     _settings_flags(p)
 
     for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):
@@ -122,7 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, default=1500, help="entities shown in the HTML view (most connected)")
     _settings_flags(p)
     p = sub.add_parser("delete", help="remove a document and everything derived only from it")
-    p.add_argument("doc_ids", nargs="+", metavar="PAPER", help="document id, file name or title of the paper")
+    p.add_argument("doc_ids", nargs="*", metavar="PAPER", help="document id, file name or title of the paper")
+    p.add_argument("--source", action="append", default=[], metavar="FILE",
+                   help="delete every paper read from FILE (e.g. all records of a JSON file; repeatable)")
     _settings_flags(p)
     p = sub.add_parser("entities", help="list, search, merge or split entities")
     p.add_argument("--type", dest="entity_type", help="only this entity type")
@@ -181,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help="port (default 8765)")
     p.add_argument("--key-file", help="file of hashed API keys (see `scholargraph keygen`)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument("--create", action="store_true",
+                   help="create the workspace when there is none (default: stop with exit code 4)")
     _settings_flags(p)
     p = sub.add_parser("keygen", help="create an API key for `serve` and append its hash to a key file")
     p.add_argument("--key-file", required=True, help="file to append the hashed key to (created if missing)")

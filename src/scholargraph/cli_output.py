@@ -37,10 +37,12 @@ def print_index_report(report) -> None:
         outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
         if f["outcome"] == "duplicate":
             err.print(f"[yellow]duplicate[/yellow] {escape(f['path'])}: same paper as {escape(str(f['duplicate_of']))}")
+        elif f["outcome"] == "skipped":
+            err.print(f"[yellow]skipped[/yellow] {escape(f['path'])}: {escape(str(f.get('reason')))}")
     usage = data["usage"]
     out.print(
         f"indexed {len(data['processed'])} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
-        f"; skipped {len(data['skipped'])} already indexed or duplicate; failed {len(data['failed'])}"
+        f"; skipped {len(data['skipped'])} (already indexed, duplicate or not papers); failed {len(data['failed'])}"
         + (f"; resumed {len(data['resumed'])} interrupted" if data["resumed"] else "")
         + f" in {data['seconds']:.1f}s"
     )

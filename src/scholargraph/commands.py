@@ -61,8 +61,9 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         manifest = read_manifest(Path(args.manifest))
     missing_paths(args.paths)  # before the workspace is created
     with _kb(args, overrides, create=True) as kb:
+        options = kb.load_options(manifest, args.exclude) if manifest or args.exclude else None
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
-                           options=kb.load_options(manifest) if manifest else None, wait=not args.no_wait)
+                           options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
 
@@ -223,10 +224,14 @@ def cmd_plot(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    if not args.doc_ids and not args.source:
+        raise ConfigError("name the papers to delete (id, file name or title), or --source FILE")
     results = []
     with _kb(args, overrides) as kb:
         for doc_id in args.doc_ids:
             results.append(kb.delete(doc_id))
+        for source in args.source:
+            results.extend(kb.delete_source(source))
     if args.json:
         show.print_json({"deleted": results})
     else:
@@ -436,8 +441,16 @@ async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[st
 
 def cmd_serve(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     from .server import run_server
+    from .server.security import check_bind, load_keys
 
     settings = load_settings(args.workdir, overrides)
+    check_bind(settings.server.host, load_keys(settings.server))  # a refused address first, as before
+    if not args.create:  # like every command but index: no workspace is made by mistake
+        try:
+            KnowledgeBase(settings=settings, create=False).close()
+        except WorkspaceError as exc:
+            raise WorkspaceError(f"{exc}, or `scholargraph serve --create` to serve an empty library to upload "
+                                 "papers into") from None
     run_server(settings, args.log_level)
     return 0
 

@@ -27,6 +27,11 @@ class LoadError(ScholarGraphError):
         super().__init__(f"{path}: {reason}")
 
 
+class NotPapersError(LoadError):
+    """A readable file that holds no papers in a supported shape (e.g. a JSON map of file names to
+    titles): skipped with this reason, not recorded as a FAILED paper."""
+
+
 class LLMError(ScholarGraphError):
     """An LLM call failed after its retries."""
 

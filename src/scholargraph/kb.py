@@ -300,11 +300,13 @@ class KnowledgeBase:
             if doc is not None and (row.scope != scope or row.status != DocStatus.PROCESSED):
                 pipeline.register([doc], scope, report, force=row.status == DocStatus.PROCESSED)
 
-    def load_options(self, manifest: dict[str, dict[str, Any]] | None = None) -> LoadOptions:
-        """How files are read, from the settings (references, size limits) and an optional manifest."""
+    def load_options(self, manifest: dict[str, dict[str, Any]] | None = None, exclude: Sequence[str] = ()) -> LoadOptions:
+        """How files are read, from the settings (references, size limits), an optional manifest and
+        glob patterns of files to leave out."""
         ingest = self.settings.ingest
         return LoadOptions(include_references=self.settings.extraction.include_references, manifest=manifest or {},
-                           max_bytes=int(ingest.max_file_mb * 1e6), max_document_bytes=int(ingest.max_document_mb * 1e6))
+                           max_bytes=int(ingest.max_file_mb * 1e6), max_document_bytes=int(ingest.max_document_mb * 1e6),
+                           exclude=tuple(exclude))
 
     def maintenance_owed(self) -> bool:
         """Graph maintenance a killed process left: elements to rebuild, entities to resolve."""
@@ -416,6 +418,22 @@ class KnowledgeBase:
 
     def delete(self, ref: str) -> dict[str, Any]:
         return self.run(self.adelete(ref))
+
+    def documents_from(self, source: str | Path) -> list[str]:
+        """Ids of the papers read from the file ``source`` (its path as indexed, or as given)."""
+        given = {str(source), str(Path(source).absolute()), str(Path(source).resolve())}
+        return [r.id for r in self.store.list_documents() if r.source_path in given
+                or (r.source_path and str(Path(r.source_path).absolute()) in given)]
+
+    async def adelete_source(self, source: str | Path) -> list[dict[str, Any]]:
+        """Delete every paper read from the file ``source`` (a JSON or CSV file may hold many)."""
+        ids = self.documents_from(source)
+        if not ids:
+            raise NotFoundError(f"no paper was read from {str(source)!r} (see `scholargraph status`)")
+        return [await self.adelete(doc_id) for doc_id in ids]
+
+    def delete_source(self, source: str | Path) -> list[dict[str, Any]]:
+        return self.run(self.adelete_source(source))
 
     # -- querying -------------------------------------------------------------------------
 

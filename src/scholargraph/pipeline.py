@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .config import Settings
-from .errors import LLMUnavailableError, LoadError, ScholarGraphError
+from .errors import LLMUnavailableError, LoadError, NotPapersError, ScholarGraphError
 from .extract.base import Extractor
 from .extract.limits import ChunkLimits, limit_per_chunk
 from .graph.merge import entity_keys, plan_writes
@@ -133,15 +133,18 @@ class Pipeline:
     # -- process flow ---------------------------------------------------------------------
 
     def load_paths(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Document]:
-        files = self._files(paths, report)
+        files = self._files(paths, report, options)
         return [doc for path in files for doc in self.load_one(path, report, options)]
 
     def file_outcomes(self, report: IndexReport) -> None:
         """Fill ``report.files``: one outcome per input path (call when the run is over)."""
         report.files = self.files.outcomes(report, set(self.store.pending_ids()))
 
-    def _files(self, paths: Sequence[str | Path], report: IndexReport) -> list[Path]:
-        files = list(iter_files(paths))
+    def _files(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Path]:
+        left_out: list[Path] = []
+        files = list(iter_files(paths, options.exclude, left_out))
+        if left_out:
+            report.notes.append(f"excluded {len(left_out)} file(s) matching {', '.join(options.exclude)}")
         if not files:
             report.warnings.append("no supported files found in " + ", ".join(str(p) for p in paths))
         return files
@@ -150,6 +153,9 @@ class Pipeline:
         """Parse one file; a file that cannot be parsed is recorded FAILED and yields nothing."""
         try:
             loaded = load_file(path, options)
+        except NotPapersError as exc:
+            self._record_skipped_file(path, exc.reason, report)
+            return []
         except LoadError as exc:
             self._record_failed_file(path, exc.reason, report)
             return []
@@ -164,7 +170,7 @@ class Pipeline:
                        force: bool = False) -> AsyncIterator[list[str]]:
         """Parse and register files one by one (in the parsing thread) while earlier documents are
         being extracted; yields the ids each file made PENDING. Stops early if the run is stopped."""
-        files = await self._in_thread(self._parser, self._files, paths, report)
+        files = await self._in_thread(self._parser, self._files, paths, report, options)
         for path in files:
             if self._stop is not None:
                 return
@@ -176,6 +182,17 @@ class Pipeline:
         """The FAILED row of a file that could not be read: one per path (identical broken files
         are each reported), whatever the file holds."""
         return f"file:{content_md5(display_path(Path(path).absolute()))}"
+
+    def _record_skipped_file(self, path: Path, reason: str, report: IndexReport) -> None:
+        """A readable file that holds no papers: reported with its reason, no FAILED row (an
+        earlier run's goes)."""
+        shown = display_path(path)
+        stale = self.failed_file_id(shown)
+        if (row := self.store.get_document(stale)) is not None and row.status == DocStatus.FAILED:
+            self.store.write(lambda: self.store.delete_document(stale))
+        report.skipped.append({"id": None, "title": None, "path": shown, "reason": reason})
+        self.files.skipped_file(shown, reason)
+        self.progress.log(f"[yellow]skipped[/yellow] {shown}: {reason}")
 
     def _record_failed_file(self, path: Path, reason: str, report: IndexReport) -> None:
         shown = display_path(path)

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from .models import Usage
 
 # outcomes of one input file, worst first (a file of several papers takes the worst of theirs)
-FILE_OUTCOMES = ("failed", "pending", "incomplete", "indexed", "duplicate", "already indexed")
+# ("skipped": read, but it holds no papers, e.g. a JSON map of file names to titles)
+FILE_OUTCOMES = ("failed", "pending", "incomplete", "indexed", "duplicate", "already indexed", "skipped")
 
 
 @dataclass
@@ -18,9 +19,12 @@ class FileOutcome:
     documents: list[str] = field(default_factory=list)
     duplicate_of: str | None = None  # duplicate: the path whose paper this file repeats
     error: str | None = None  # failed: why
+    reason: str | None = None  # skipped: why
 
     def to_json(self) -> dict:
         out = {"path": self.path, "outcome": self.outcome, "documents": self.documents}
+        if self.reason is not None:
+            out["reason"] = self.reason
         if self.duplicate_of is not None:
             out["duplicate_of"] = self.duplicate_of
         if self.error is not None:
@@ -73,6 +77,9 @@ class FileLedger:
     def failed_file(self, path: str, reason: str) -> None:
         self._files[path] = FileOutcome(path, "failed", error=reason)
 
+    def skipped_file(self, path: str, reason: str) -> None:
+        self._files[path] = FileOutcome(path, "skipped", reason=reason)
+
     def document(self, path: str, doc_id: str, outcome: str, detail: str | None = None) -> None:
         """``outcome`` of a document registered from ``path``: queued (to process), already indexed,
         or duplicate (``detail``: the other path)."""
@@ -93,7 +100,7 @@ class FileLedger:
         processed, incomplete = set(report.added), set(report.incomplete)
         out = []
         for path, entry in self._files.items():
-            if entry.outcome == "failed" and not entry.documents:
+            if entry.outcome in ("failed", "skipped") and not entry.documents:
                 out.append(entry)
                 continue
             worst, detail = "already indexed", None

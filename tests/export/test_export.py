@@ -179,3 +179,36 @@ def test_export_command(workspace, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["@graph"]
     assert main(["export", "-w", str(workspace), "--format", "json", "--doc", "nope"]) == 5
     assert "no document with id 'nope'" in capsys.readouterr().err
+
+
+FORBIDDEN = "\x00\x01\x07\x0b\x1b\ufffe\uffff"  # XML 1.0 forbids them; PDF text has them
+DIRTY = ("Retrieval-Augmented Generation (RAG) uses BERT\uffff encoders. BERT\x07 is a Transformer\x0b model for "
+         "retrieval\x00 and ranking. The Transformer\ufffe model uses attention\x1b.")
+
+
+def test_every_format_loads_in_its_reference_reader_with_characters_xml_forbids(tmp_path):
+    from lxml import etree
+
+    with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:
+        kb.insert([], texts=[{"id": "t1", "title": "RAG\x01 models\uffff", "text": DIRTY}])
+        names = [e.name + e.description for page in kb.store.iter_entity_pages(None, 100) for e in page]
+        assert any(c in text for text in names for c in FORBIDDEN)  # they reached the graph
+        for fmt in ("graphml", "turtle", "jsonld", "json"):
+            kb.export(fmt, tmp_path / f"kg.{fmt}")
+        kb.export("neo4j-csv", tmp_path / "neo")
+        web = kb.export_graph("graphml")  # the web app's export button
+    etree.fromstring(web.encode())
+    etree.parse(str(tmp_path / "kg.graphml"))  # lxml: well-formed XML 1.0
+    g = nx.read_graphml(tmp_path / "kg.graphml")
+    assert any("BERT encoders" in d.get("description", "") for _, _, d in g.edges(data=True))
+    for fmt, parser in (("turtle", "turtle"), ("jsonld", "json-ld")):
+        assert len(rdflib.Graph().parse(tmp_path / f"kg.{fmt}", format=parser)) > 10
+    assert nx.node_link_graph(json.loads((tmp_path / "kg.json").read_text()), edges="edges").number_of_nodes()
+    for path in (tmp_path / "neo").glob("*.csv"):  # neo4j-admin: no control characters, rows as wide as the header
+        text = path.read_text(encoding="utf-8")
+        assert not any(c in text for c in FORBIDDEN), path.name
+        rows = list(csv.reader(io.StringIO(text)))
+        assert all(len(r) == len(rows[0]) for r in rows), path.name
+    for name in ("kg.graphml", "kg.turtle", "kg.jsonld", "kg.json"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert not any(c in text for c in FORBIDDEN) and not re.search(r"\\u00[01][0-9a-fA-F]", text), name

@@ -203,3 +203,15 @@ def test_other_dev_json_files() -> None:
     assert any(s.level == 2 for s in qasper[0].sections)  # "A ::: B" headings nest
     [s2orc] = load(DEV / "pdfs" / "N18-3011.json")
     assert s2orc.title == "Construction of the Literature Graph in Semantic Scholar" and s2orc.references
+
+
+def test_a_map_of_file_names_to_titles_is_not_papers(tmp_path: Path) -> None:
+    """Issue 24 item 4: titles.json (file name -> title) made 22 junk papers."""
+    from scholargraph.errors import NotPapersError
+
+    titles = {f"paper{i}.pdf": f"A Study of Retrieval Method {i} for Scientific Text" for i in range(22)}
+    with pytest.raises(NotPapersError, match="not papers") as info:
+        load(write_json(tmp_path, "titles.json", titles))
+    assert "22" in info.value.reason and "short strings" in info.value.reason
+    corpus = {"Aspirin": "Aspirin is a drug. " * 30, "Warbler": "A warbler is a small songbird of the family. " * 20}
+    assert len(load(write_json(tmp_path, "corpus.json", corpus))) == 2  # title -> text: papers, as before

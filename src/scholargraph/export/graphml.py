@@ -64,5 +64,5 @@ def _sentence(source: ExportSource, cache: dict[tuple[str, int], str], doc: str,
     if (doc, ordinal) not in cache:
         if len(cache) > 200_000:
             cache.clear()
-        cache.update({(doc, s.ordinal): s.text for s in source.store.sentences_of(doc)})
+        cache.update({(doc, s.ordinal): s.text for s in source.sentences_of(doc)})
     return cache.get((doc, ordinal), "")

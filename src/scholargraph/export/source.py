@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from ..errors import NotFoundError
 from ..models import Chunk, DocStatus, Entity, MentionRecord, Relation, RelationRecord, SentenceRecord
 from ..store.base import DocumentRow, Store
+from ..text.printable import clean
 
 PAGE = 1000
 BROADER = "skos:broader"  # the relation type of taxonomy links (localkg stage 5)
@@ -40,6 +41,9 @@ def predicate_of(record: RelationRecord) -> str:
 
 
 class ExportSource:
+    """What the exports read, every text field cleaned of characters no format may carry."""
+
+
     def __init__(self, store: Store, doc_ids: Sequence[str] | None = None, page: int = PAGE):
         self.store = store
         self.page = page
@@ -54,22 +58,26 @@ class ExportSource:
         """The selected papers (all indexed ones by default), in a stable order."""
         if self.doc_ids:
             found = self.store.documents_by_id(self.doc_ids)
-            return [found[d] for d in self.doc_ids]
-        return sorted(self.store.list_documents(DocStatus.PROCESSED), key=lambda r: r.id)
+            return [clean(found[d]) for d in self.doc_ids]
+        return [clean(r) for r in sorted(self.store.list_documents(DocStatus.PROCESSED), key=lambda r: r.id)]
 
     def papers(self) -> Iterator[PaperPart]:
         for row in self.rows():
-            yield PaperPart(row, self.store.chunks_of(row.id), self.store.sentences_of(row.id),
-                            self.store.mentions_of(row.id))
+            yield PaperPart(row, [clean(c) for c in self.store.chunks_of(row.id)], self.sentences_of(row.id),
+                            [clean(m) for m in self.store.mentions_of(row.id)])
+
+    def sentences_of(self, doc_id: str) -> list[SentenceRecord]:
+        return [clean(s) for s in self.store.sentences_of(doc_id)]
 
     def entity_pages(self) -> Iterator[list[Entity]]:
-        yield from self.store.iter_entity_pages(self.doc_ids, self.page)
+        for page in self.store.iter_entity_pages(self.doc_ids, self.page):
+            yield [clean(e) for e in page]
 
     def relation_pages(self) -> Iterator[list[RelationPart]]:
         wanted = set(self.doc_ids) if self.doc_ids else None
         for page in self.store.iter_relation_pages(self.doc_ids, self.page):
-            parts = {r.id: RelationPart(r) for r in page}
+            parts = {r.id: RelationPart(clean(r)) for r in page}
             for record in self.store.relation_provenance([r.id for r in page]):
                 if wanted is None or record.document_id in wanted:
-                    parts[record.id].records.append(record)
+                    parts[record.id].records.append(clean(record))
             yield list(parts.values())

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from ..errors import ConfigError
+from ..text.printable import clean
 from ..text.sentences import split_sentences
 from .memory import MemoryGraph, load_graph
 
@@ -146,8 +147,8 @@ def export_graph(store, fmt: str = "json") -> str:
     """The whole graph: node-link JSON, or GraphML for graph tools (Gephi, Cytoscape, yEd)."""
     import networkx as nx
 
-    entities = store.get_entities(store.all_entity_ids())
-    relations = store.get_relations(rid for rid, *_ in store.all_edges())
+    entities = {i: clean(e) for i, e in store.get_entities(store.all_entity_ids()).items()}
+    relations = {i: clean(r) for i, r in store.get_relations(rid for rid, *_ in store.all_edges()).items()}
     if fmt == "json":
         return json.dumps({
             "nodes": [{"id": e.id, "name": e.name, "type": e.type, "description": e.description, "aliases": e.aliases,

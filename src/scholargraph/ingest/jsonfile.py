@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import LoadError
+from ..errors import LoadError, NotPapersError
 from ..models import Document, Section
 from .identity import doc_id
 from .registry import LoaderSpec, LoadOptions
@@ -41,6 +41,7 @@ ID_KEYS = ("id", "paper_id", "doc_id", "doc_key", "_id", "uid", "pmid", "doi")
 CONTAINER_KEYS = ("papers", "documents", "docs", "records", "articles", "items", "data", "corpus")
 EXPECTED = "text, abstract, content, body, main_text, full_text or sections"
 MAX_LISTED = 10
+MIN_TEXT_WORDS = 25  # a {title: text} map whose texts are all shorter is a lookup table, not papers
 
 _KEY_NORM = re.compile(r"[\s_\-]+")
 
@@ -112,8 +113,8 @@ def _records(values: list[Any], path: str) -> list[tuple[str | None, Any]]:
     if isinstance(top, list):
         return [(None, v) for v in top]
     if not isinstance(top, dict):
-        raise LoadError(
-            path, f"JSON holds {type(top).__name__ if values else 'nothing'}; expected an object or a list of objects"
+        raise NotPapersError(
+            path, f"not papers: JSON holds {type(top).__name__ if values else 'nothing'}; expected an object or a list of objects"
         )
     return _records_in_object(top)
 
@@ -128,6 +129,9 @@ def _records_in_object(top: dict[str, Any]) -> list[tuple[str | None, Any]]:
     values = list(top.values())
     if values and all(isinstance(v, dict) for v in values):
         return [(str(k), v) for k, v in top.items()]  # {paper id: paper}
+    if values and all(isinstance(v, str) for v in values) and max(len(v.split()) for v in values) < MIN_TEXT_WORDS:
+        raise NotPapersError("", f"a map of {len(values)} short strings (e.g. file name -> title), not papers: "
+                                 f"expected paper objects with one of the fields {EXPECTED}, or title -> text")
     if values and all(isinstance(v, str | list) for v in values):
         return [(None, {"title": str(k), "sentences" if isinstance(v, list) else "text": v}) for k, v in top.items()]
     return [(None, top)]
@@ -349,7 +353,10 @@ def load_json(path: Path, options: LoadOptions) -> list[Document]:
     text, warnings = read_text(path)
     if not text.strip():
         raise LoadError(str(path), "no text content (file is blank)")
-    pairs = _records(parse_json_values(text, str(path)), str(path))
+    try:
+        pairs = _records(parse_json_values(text, str(path)), str(path))
+    except NotPapersError as exc:
+        raise NotPapersError(str(path), exc.reason) from None
     docs: list[Document] = []
     skipped: list[int] = []
     for number, (fallback_id, raw) in enumerate(pairs, start=1):
@@ -364,7 +371,8 @@ def load_json(path: Path, options: LoadOptions) -> list[Document]:
     if not docs:
         keys = sorted({str(k) for _, raw in pairs[:50] if isinstance(raw, dict) for k in raw})[:20]
         found = f"found keys: {', '.join(keys)}" if keys else "found no JSON objects"
-        raise LoadError(str(path), f"no usable records: expected objects with one of the fields {EXPECTED}; {found}")
+        raise NotPapersError(str(path), f"not papers: no usable records: expected objects with one of the fields "
+                                        f"{EXPECTED}; {found}")
     if skipped:
         warnings.append(_skipped_warning(skipped, len(pairs)))
     docs[0].warnings.extend(warnings)

@@ -7,6 +7,7 @@ format means writing one module and registering it here.
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -27,6 +28,7 @@ class LoadOptions:
     manifest: dict[str, dict] = field(default_factory=dict)  # file name -> metadata (title, authors, year...) from a manifest
     max_bytes: int = MAX_FILE_BYTES  # any file
     max_document_bytes: int = MAX_DOCUMENT_BYTES  # the text of one paper (see LoaderSpec.one_document)
+    exclude: tuple[str, ...] = ()  # glob patterns of files not to read (``index --exclude``)
 
 
 Loader = Callable[[Path, LoadOptions], list[Document]]
@@ -160,16 +162,35 @@ def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:
     return kept
 
 
-def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Expand directories recursively (sorted, hidden files skipped); files are yielded as given."""
+def excluded(path: Path, patterns: Iterable[str], under: Path | None = None) -> bool:
+    """Whether ``path`` matches a glob of ``patterns``: by file name, by its path relative to the
+    directory it was found in (``under``), or by its path as given."""
+    names = {path.name, str(path)}
+    if under is not None:
+        names.add(str(path.relative_to(under)))
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns for name in names)
+
+
+def iter_files(paths: Iterable[str | Path], exclude: Iterable[str] = (), left_out: list[Path] | None = None
+               ) -> Iterator[Path]:
+    """Expand directories recursively (sorted, hidden files skipped); files are yielded as given.
+    Files matching a glob of ``exclude`` are not yielded (but appended to ``left_out``)."""
+    exclude = tuple(exclude)
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(files):
-                    child = Path(root) / name
-                    if not name.startswith(".") and supported(child):
-                        yield child
-        else:
-            yield path
+        found = _walk(path) if path.is_dir() else [path]
+        for child in found:
+            if exclude and excluded(child, exclude, path if path.is_dir() else None):
+                if left_out is not None:
+                    left_out.append(child)
+            else:
+                yield child
+
+
+def _walk(path: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            child = Path(root) / name
+            if not name.startswith(".") and supported(child):
+                yield child

@@ -38,7 +38,12 @@ def _numbers(inner: str) -> list[int]:
     return out
 
 
+_BRACKET_RANGE = re.compile(r"\[(\d+)\]\s*[-–]\s*\[(\d+)\]")
+
+
 def verify_citations(text: str, valid: set[int]) -> CitationCheck:
+    """``text`` with only the citation numbers in ``valid`` (a range written "[1]–[4]" is [1-4])."""
+    text = _BRACKET_RANGE.sub(r"[\1-\2]", text)
     cited: list[int] = []
     removed: list[int] = []
 
@@ -102,6 +107,13 @@ def number_cited_sources(answer: Answer, numbers: CitationNumbers | None = None)
     context = list(answer.sources)
     by_number = {s.number: s for s in context}
     numbers = numbers or CitationNumbers()
+    check = verify_citations(answer.text, set(by_number))  # every [n] shown resolves to a listed source
+    if check.removed:
+        answer.text = check.text
+        answer.removed_citations = sorted(set(answer.removed_citations) | set(check.removed))
+        answer.notes.append(f"removed citation(s) {', '.join(f'[{n}]' for n in check.removed)}: "
+                            "no such source in the answer's context")
+    answer.cited = [n for n in answer.cited if n in by_number]
     answer.text = numbers.apply(answer.text)
     for n in answer.cited:  # cited but absent from the text (defensive): numbered after the others
         numbers.order.setdefault(n, len(numbers.order) + 1)

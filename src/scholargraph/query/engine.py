@@ -90,7 +90,8 @@ class QueryEngine:
         t0 = time.perf_counter()
         if self.llm is None:
             # chunks carry the passages; entity/relation lines only when no chunk was retrieved
-            passages = [s for s in retrieval.sources if s.kind == "chunk"] or retrieval.sources
+            # (of the sources in the context: a number cut from it has no source to resolve to)
+            passages = [s for s in answer.sources if s.kind == "chunk"] or answer.sources
             answer.text, answer.cited = extractive_answer(question, passages)
             answer.extractive = True
             if on_text:

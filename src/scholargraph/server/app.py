@@ -25,7 +25,7 @@ from ..errors import (
     WorkspaceError,
 )
 from ..kb import KnowledgeBase
-from . import api_ask, api_graph, api_library, openai_compat
+from . import api_ask, api_docs, api_graph, api_library, openai_compat
 from .jobs import JobManager
 from .journal import DIRECTORY as JOURNAL_DIRECTORY
 from .journal import JobJournal
@@ -69,9 +69,9 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
         title="scholargraph", version=__version__, lifespan=lifespan, middleware=_middleware(settings, keys),
         description="Graph-RAG over scientific papers: upload papers, ask questions with cited answers, browse the "
                     "knowledge graph. With keys configured every route needs `Authorization: Bearer KEY`.",
-        exception_handlers=_exception_handlers(),
+        exception_handlers=_exception_handlers(), docs_url=None, redoc_url=None,  # api_docs serves them, offline
     )
-    for module in (api_library, api_ask, api_graph, openai_compat):
+    for module in (api_library, api_ask, api_graph, openai_compat, api_docs):
         app.include_router(module.router)
     _mount_web_app(app)
     return app

@@ -1,0 +1,58 @@
+"""Which files a run reads, and deleting what one file brought (issue 24 item 4: a folder holding
+titles.json made 22 junk papers that ranked first in answers and made `delete <file>.pdf` ambiguous)."""
+
+from __future__ import annotations
+
+import json
+
+from scholargraph import KnowledgeBase
+from scholargraph.cli import main
+
+PAPER = "# Dense Retrieval\n\n## Abstract\nDense retrieval encodes queries and passages with BERT encoders.\n"
+
+
+def _folder(tmp_path):
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "dense.md").write_text(PAPER, encoding="utf-8")
+    titles = {f"paper{i}.pdf": f"A Study of Retrieval Method {i}" for i in range(22)}
+    (folder / "titles.json").write_text(json.dumps(titles), encoding="utf-8")
+    return folder
+
+
+def test_a_json_file_that_is_not_papers_is_skipped_with_a_reason(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert main(["index", str(_folder(tmp_path)), "-w", str(ws), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    files = {f["path"].rsplit("/", 1)[-1]: f for f in report["files"]}
+    assert files["dense.md"]["outcome"] == "indexed" and files["titles.json"]["outcome"] == "skipped"
+    assert "not papers" in files["titles.json"]["reason"] and not report["failed"]
+    with KnowledgeBase(ws, progress=False) as kb:
+        assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]  # no junk papers, no FAILED row
+    assert main(["index", str(tmp_path / "papers"), "-w", str(ws)]) == 0
+    assert "titles.json" in capsys.readouterr().err  # the reason is shown in the human output too
+
+
+def test_index_exclude_leaves_out_matching_files(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert main(["index", str(_folder(tmp_path)), "-w", str(ws), "--exclude", "*.json", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [f["path"].rsplit("/", 1)[-1] for f in report["files"]] == ["dense.md"]
+    assert any("excluded 1 file" in n for n in report["notes"])
+
+
+def test_delete_source_removes_every_paper_of_one_file(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    jsonl = tmp_path / "two.jsonl"
+    jsonl.write_text("\n".join(json.dumps({"id": f"p{i}", "title": f"Paper {i}", "text": f"BERT paper {i} text."})
+                               for i in range(2)), encoding="utf-8")
+    (tmp_path / "one.md").write_text(PAPER, encoding="utf-8")
+    assert main(["index", str(jsonl), str(tmp_path / "one.md"), "-w", str(ws)]) == 0
+    capsys.readouterr()
+    assert main(["delete", "--source", str(jsonl), "-w", str(ws), "--json"]) == 0
+    deleted = json.loads(capsys.readouterr().out)["deleted"]
+    assert sorted(d["deleted"] for d in deleted) == ["p0", "p1"]
+    with KnowledgeBase(ws, progress=False) as kb:
+        assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]
+    assert main(["delete", "--source", str(tmp_path / "nothing.json"), "-w", str(ws)]) == 5
+    assert "no paper" in capsys.readouterr().err
