@@ -163,3 +163,40 @@ def test_answer_usage_has_keywords_and_answer_and_citations_may_name_entities(ll
     assert data["usage"]["llm_calls"] == 2 and set(data["usage"]["by_purpose"]) == {"keywords", "answer"}
     assert data["sources"][0]["kind"] == "entity" and data["sources"][0]["document_id"] == "doc1"
     assert {"retrieval_s", "generation_s", "keywords_llm_s"} <= set(a.timings)
+
+
+def test_a_keyword_reply_cut_inside_its_json_is_used_but_not_cached(llm_server):
+    """A truncated keyword reply during `ask` used to be repaired silently and cached: the next ask of
+    the same question got the cut keywords again without asking the model."""
+    from scholargraph.llm.accounting import CutReply
+    from scholargraph.query.keywords import make_keywords
+
+    cut = '{"high_level": ["graph retrieval"], "low_level": ["GraphRAG", "Light'
+    with pytest.raises(CutReply) as caught:
+        parse_keywords(cut)
+    assert caught.value.value == (["graph retrieval"], ["GraphRAG"])
+
+    class MemoryCache:
+        def __init__(self):
+            self.entries = {}
+
+        def cache_get(self, key):
+            return self.entries.get(key)
+
+        def cache_put(self, key, model, purpose, response):
+            self.entries[key] = response
+
+        def log_call(self, record):
+            pass
+
+    server = llm_server(rules=[Rule("keywords", "high_level", cut)])
+    cache = MemoryCache()
+    client = LLMClient(LLMSettings(base_url=server.base_url, model="scripted-model"), cache=cache)
+
+    async def ask_twice():
+        async with client:
+            return [await make_keywords("How does GraphRAG compare with LightRAG?", [], client) for _ in range(2)]
+
+    first, second = asyncio.run(ask_twice())
+    assert first.source == "llm" and "GraphRAG" in first.low_level
+    assert server.stats.calls == 2 and not cache.entries

@@ -19,6 +19,7 @@ import asyncio
 
 from ..config import ExtractionSettings
 from ..errors import ModelOutputError
+from ..llm.accounting import CutReply
 from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
 from ..text.names import normalise_name
@@ -140,11 +141,11 @@ class AcademicExtractor:
                 return Extraction()
             found = parse_extraction(text, chunk_id, self.entity_types)
             if found.cut_off:  # ended inside a record although the server said "stop": never cached
-                raise CutOff(found)
+                raise CutReply(found)
             return found
 
         result = await self._ask(messages, doc_id, purpose, parse, self.budget(chunk))
-        if result.error is None or isinstance(result.error, CutOff):
+        if result.error is None:
             return self._typed(_noted(result, chunk_id))
         reason = getattr(result.error, "reason", str(result.error))
         if allow_empty:
@@ -152,7 +153,7 @@ class AcademicExtractor:
         repair = REPAIR_NOTES[self.reply_format]
         retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": repair}]
         again = await self._ask(retry, doc_id, purpose, parse, self.budget(chunk))
-        if again.error is None or isinstance(again.error, CutOff):
+        if again.error is None:
             return self._typed(_noted(again, chunk_id))
         raise ModelOutputError(reason, result.text)
 
@@ -163,22 +164,9 @@ class AcademicExtractor:
         for max_tokens in (budget, 2 * budget):
             result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id, parse=parse, schema=schema,
                                          schema_name="extraction", params={"max_tokens": max_tokens})
-            if not _was_cut(result):
+            if not result.cut_off:
                 break
         return result
-
-
-class CutOff(ValueError):
-    """A reply that parsed but ended inside a record: usable, never cached as complete."""
-
-    def __init__(self, found: Extraction):
-        super().__init__("the reply ends inside a record")
-        self.found = found
-
-
-def _was_cut(result) -> bool:
-    return result.cut_off or isinstance(result.error, CutOff) or (
-        result.error is None and getattr(result.parsed, "cut_off", False))
 
 
 def says_none(text: str) -> bool:
@@ -187,11 +175,11 @@ def says_none(text: str) -> bool:
 
 
 def _noted(result, chunk_id: str) -> Extraction:
-    found: Extraction = result.error.found if isinstance(result.error, CutOff) else result.parsed
+    found: Extraction = result.parsed
     if result.truncated:
         found.notes.append(f"chunk {chunk_id}: the model's reply of {result.truncated:,} characters was cut at "
                            f"{len(result.text):,} (llm.max_reply_chars)")
-    elif _was_cut(result):
+    elif result.cut_off:
         found.notes.append(f"chunk {chunk_id}: the model's reply was cut off twice (finish_reason "
                            f"{result.finish_reason or 'stop'}, {result.completion_tokens:,} completion tokens); its "
                            "complete records are kept, nothing was cached")

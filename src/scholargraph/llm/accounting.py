@@ -34,11 +34,22 @@ class ChatResult:
     error: Exception | None = None  # what ``parse`` raised instead (the reply was not cached)
     truncated: int = 0  # the reply's length when it was cut at llm.max_reply_chars (0: not cut)
     finish_reason: str | None = None  # the server's; "length": cut by max_tokens or the context
+    ends_early: bool = False  # ``parse`` found the reply cut inside a record or JSON value (CutReply)
 
     @property
     def cut_off(self) -> bool:
-        """The reply did not end by itself: the server stopped it for length, or the client cut it."""
-        return self.finish_reason == "length" or bool(self.truncated)
+        """The reply did not end by itself: the server stopped it for length, the client cut it, or
+        it stops inside a record. Such a reply is never cached."""
+        return self.finish_reason == "length" or bool(self.truncated) or self.ends_early
+
+
+class CutReply(ValueError):  # noqa: N818 - a signal from a caller's parse, not a failure
+    """Raised by a caller's ``parse`` for a reply that ends inside a record or JSON value: ``value``
+    (what its complete part gave) is still used, but the reply is never cached as complete."""
+
+    def __init__(self, value: Any, reason: str = "the reply ends inside a record"):
+        super().__init__(reason)
+        self.value = value
 
 
 def check_purpose(purpose: str) -> None:

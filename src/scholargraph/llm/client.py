@@ -23,7 +23,7 @@ from ..config import LLMSettings
 from ..errors import LLMError, LLMUnavailableError, ModelOutputError, PromptTooLongError
 from ..models import QUESTION_PURPOSES, Usage
 from ..store.base import CachedResponse, LLMCache
-from .accounting import ChatResult, UsageLedger, check_purpose
+from .accounting import ChatResult, CutReply, UsageLedger, check_purpose
 from .health import ServerLimits, check_server, server_limits
 from .http_errors import (
     RETRY_AFTER_STATUS,
@@ -449,12 +449,16 @@ def _keyed(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parsed(result: ChatResult, parse: Callable[[str], Any] | None) -> bool:
-    """Apply the caller's ``parse`` to the reply; True when it is usable (it parsed, or there is no
-    ``parse`` and the reply is not empty)."""
+    """Apply the caller's ``parse`` to the reply; True when it is usable and whole (it parsed, or there
+    is no ``parse`` and the reply is not empty). A ``CutReply`` from ``parse`` gives its value, marked
+    ``ends_early``, and False (not to be cached)."""
     if parse is None:
         return bool(result.text)
     try:
         result.parsed = parse(result.text)
+    except CutReply as cut:  # usable, but not whole: never cached
+        result.parsed, result.ends_early = cut.value, True
+        return False
     except (ModelOutputError, ValueError) as exc:
         result.error = exc
         return False

@@ -22,7 +22,8 @@ from pydantic import BeforeValidator, ConfigDict, model_validator
 
 from ..errors import LLMError, ModelOutputError, ScholarGraphError
 from ..llm.output import LenientModel, output_schema, validate
-from ..llm.repair import parse_json
+from ..llm.accounting import CutReply
+from ..llm.repair import parse_json_result
 from ..models import Usage
 from ..prompts import load_prompt
 from ..store.base import Store
@@ -201,8 +202,10 @@ def _clean(items, limit: int, max_chars: int = MAX_KEYWORD_CHARS) -> list[str]:
 
 
 def parse_keywords(raw: str) -> tuple[list[str], list[str]]:
-    """(high_level, low_level) from the model's reply; ModelOutputError when nothing usable."""
-    data = parse_json(raw)
+    """(high_level, low_level) from the model's reply; ModelOutputError when nothing usable; a
+    reply cut inside its JSON gives what it holds through ``CutReply`` (used, never cached)."""
+    parsed = parse_json_result(raw)
+    data = parsed.value
     if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict):
         data = data[0]
     if not isinstance(data, dict):
@@ -212,6 +215,8 @@ def parse_keywords(raw: str) -> tuple[list[str], list[str]]:
     low = _clean(reply.low_level or [], MAX_LOW)
     if not high and not low:
         raise ModelOutputError("keyword reply has no high_level or low_level keywords", raw)
+    if parsed.truncated:
+        raise CutReply((high or [], low or []), "the keyword reply ends inside its JSON")
     return high or [], low or []
 
 
