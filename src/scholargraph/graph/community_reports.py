@@ -25,7 +25,7 @@ from typing import Annotated
 from pydantic import BeforeValidator
 
 from ..errors import LLMError, LLMUnavailableError, ModelOutputError
-from ..llm.output import Invalid, LenientModel, validate
+from ..llm.output import Invalid, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Community, CommunityReport, Entity, Relation
 from ..prompts import load_prompt
@@ -303,15 +303,27 @@ class ReportReply(LenientModel):
     keywords: Annotated[list[str] | None, BeforeValidator(_keywords)] = None
 
 
-async def _llm_report(llm, parts: _Parts, rating: float) -> CommunityReport:
-    result = await llm.chat(load_prompt("community_report").messages(**_prompt_values(parts)), purpose="report")
-    data = parse_json(result.text)
+REPORT_SCHEMA = output_schema(ReportReply)
+
+
+def read_report(text: str) -> ReportReply:
+    """The report in a model reply; ModelOutputError when it has no title or summary."""
+    data = parse_json(text)
     if isinstance(data, list):
         data = next((d for d in data if isinstance(d, dict)), None)
     try:
-        reply = validate(data, ReportReply)
+        return validate(data, ReportReply)
     except Invalid:
-        raise ModelOutputError("the report has no title or summary", result.text) from None
+        raise ModelOutputError("the report has no title or summary", text) from None
+
+
+async def _llm_report(llm, parts: _Parts, rating: float) -> CommunityReport:
+    # structured output where the server takes it; a reply that does not parse is not cached
+    result = await llm.chat(load_prompt("community_report").messages(**_prompt_values(parts)), purpose="report",
+                            schema=REPORT_SCHEMA, schema_name="community_report", parse=read_report)
+    if result.error is not None:
+        raise result.error
+    reply: ReportReply = result.parsed
     return _report(parts, reply.title, reply.summary, rating if reply.rating is None else reply.rating, "llm",
                    reply.keywords[:8] if reply.keywords else None)
 

@@ -21,8 +21,8 @@ import numpy as np
 from pydantic import BeforeValidator, ConfigDict, model_validator
 
 from ..errors import LLMError, ModelOutputError, ScholarGraphError
-from ..llm.output import LenientModel, output_schema, validate
 from ..llm.accounting import CutReply
+from ..llm.output import LenientModel, output_schema, validate
 from ..llm.repair import parse_json_result
 from ..models import Usage
 from ..prompts import load_prompt
