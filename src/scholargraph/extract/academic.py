@@ -53,7 +53,6 @@ class AcademicExtractor:
         self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
         self.glean_prompt = load_prompt("glean")
         self._prompts = {"records": load_prompt("extract"), "json": load_prompt("extract_json")}
-        self._schema = compact_extraction_schema(entity_types)
 
     @property
     def reply_format(self) -> str:
@@ -144,7 +143,7 @@ class AcademicExtractor:
                 raise CutReply(found)
             return found
 
-        result = await self._ask(messages, doc_id, purpose, parse, self.budget(chunk))
+        result = await self._ask(messages, doc_id, purpose, parse, chunk)
         if result.error is None:
             return self._typed(_noted(result, chunk_id))
         reason = getattr(result.error, "reason", str(result.error))
@@ -152,14 +151,15 @@ class AcademicExtractor:
             raise ModelOutputError(reason, result.text)
         repair = REPAIR_NOTES[self.reply_format]
         retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": repair}]
-        again = await self._ask(retry, doc_id, purpose, parse, self.budget(chunk))
+        again = await self._ask(retry, doc_id, purpose, parse, chunk)
         if again.error is None:
             return self._typed(_noted(again, chunk_id))
         raise ModelOutputError(reason, result.text)
 
-    async def _ask(self, messages: list[dict], doc_id: str, purpose: str, parse, budget: int):
+    async def _ask(self, messages: list[dict], doc_id: str, purpose: str, parse, chunk: Chunk):
         """One extraction call; a reply cut for length is asked once more with twice the budget."""
-        schema = self._schema if self.reply_format == "json" else None
+        schema = compact_extraction_schema(self.entity_types, chunk.tokens) if self.reply_format == "json" else None
+        budget = self.budget(chunk)
         result = None
         for max_tokens in (budget, 2 * budget):
             result = await self.llm.chat(messages, purpose=purpose, document_id=doc_id, parse=parse, schema=schema,

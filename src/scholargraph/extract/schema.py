@@ -34,18 +34,27 @@ def _tuple(*items: dict[str, Any]) -> dict[str, Any]:
     return {"type": "array", "prefixItems": list(items), "minItems": len(items), "maxItems": len(items)}
 
 
-def compact_extraction_schema(entity_types: list[str]) -> dict[str, Any]:
+def items_for(chunk_tokens: int) -> tuple[int, int]:
+    """(entities, relations) bounds for a chunk of ``chunk_tokens``: about one entity per 40 tokens
+    (SciERC abstracts of ~250 tokens annotate 15-20), within 12 and :data:`MAX_ENTITIES`. A
+    degenerate reply repeats items up to the bound, so the bound is what such a reply costs."""
+    bound = max(12, min(MAX_ENTITIES, 8 + chunk_tokens // 40))
+    return bound, min(MAX_RELATIONS, bound)
+
+
+def compact_extraction_schema(entity_types: list[str], chunk_tokens: int | None = None) -> dict[str, Any]:
     """The schema sent as ``response_format`` with the compact extraction prompt; types are an enum
-    when the profile names them."""
+    when the profile names them; list bounds follow the chunk's length when it is given."""
+    max_entities, max_relations = items_for(chunk_tokens) if chunk_tokens else (MAX_ENTITIES, MAX_RELATIONS)
     name = _string(NAME_CHARS, 1)
     entity_type: dict[str, Any] = {"enum": list(entity_types)} if entity_types else _string(NAME_CHARS, 1)
     strength = {"type": "integer", "minimum": 1, "maximum": 10}
     return {
         "type": "object",
         "properties": {
-            "entities": {"type": "array", "maxItems": MAX_ENTITIES,
+            "entities": {"type": "array", "maxItems": max_entities,
                          "items": _tuple(name, entity_type, _string(DESCRIPTION_CHARS))},
-            "relations": {"type": "array", "maxItems": MAX_RELATIONS,
+            "relations": {"type": "array", "maxItems": max_relations,
                           "items": _tuple(name, name, _string(KEYWORD_CHARS), _string(DESCRIPTION_CHARS), strength)},
             "keywords": {"type": "array", "maxItems": MAX_KEYWORDS, "items": _string(KEYWORD_CHARS, 1)},
         },
