@@ -34,7 +34,7 @@ CLI = [sys.executable, "-m", "scholargraph.cli"]
 
 
 def _corpus(folder: Path) -> dict[str, Path]:
-    """Small real inputs: three SciERC abstracts, two BioRED abstracts, one ASKG paper (its first sections)."""
+    """Small real inputs: three SciERC abstracts, two BioRED abstracts, the shortest ASKG paper."""
     sci = folder / "sci"
     bio = folder / "bio"
     sci.mkdir(parents=True, exist_ok=True)
@@ -43,8 +43,8 @@ def _corpus(folder: Path) -> dict[str, Path]:
         (sci / f"{d.doc_id}.txt").write_text(d.text, encoding="utf-8")
     for d in load_biored(DEV / "biored" / "Dev.PubTator")[:2]:
         (bio / f"{d.doc_id}.txt").write_text(d.text, encoding="utf-8")
-    papers = sorted((DEV / "askg" / "papers").glob("*.json"))
-    return {"sci": sci, "bio": bio, "askg": papers[0] if papers else sci}
+    papers = sorted((DEV / "askg" / "papers").glob("*.json"), key=lambda p: p.stat().st_size)
+    return {"sci": sci, "bio": bio, "askg": papers[0] if papers else sci}  # the shortest ASKG paper
 
 
 def steps(corpus: dict[str, Path], ws: Path, llm: list[str]) -> list[tuple[str, list[str]]]:
