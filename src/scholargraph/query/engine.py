@@ -111,6 +111,9 @@ class QueryEngine:
         if on_text is None:
             result = await self.llm.chat(messages, purpose="answer")
             raw = result.text
+            if result.finish_reason == "length":
+                answer.notes.append(f"the model's answer stopped at its completion budget ({result.completion_tokens:,} "
+                                    "tokens; llm.max_tokens): it may be incomplete")
         else:
             filt = StreamingCitationFilter(valid)
             pieces = []
@@ -125,4 +128,6 @@ class QueryEngine:
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
         if check.removed:
             answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(valid)} sources given to the model")
+        if not check.cited and answer.text:
+            answer.notes.append("the model's answer cites none of the sources: check it against them")
         answer.usage = merge_usage(answer.usage, self.llm.usage_since(before))
