@@ -16,7 +16,7 @@ TEXT = ("Retrieval-Augmented Generation (RAG) grounds Large Language Models in r
 WHOLE = json.dumps({"entities": [["Retrieval-Augmented Generation", "Method", "grounds LLMs in evidence"],
                                  ["GraphRAG", "Method", "builds a knowledge graph"],
                                  ["LightRAG", "Method", "retrieves one-hop neighbours"]],
-                    "relations": [["GraphRAG", "LightRAG", "compared with", "both are graph RAG systems", 7]],
+                    "relations": [["GraphRAG", "compared with", "LightRAG", "both are graph RAG systems"]],
                     "keywords": ["graph retrieval", "RAG"]})
 CUT = WHOLE[: WHOLE.index('["LightRAG"')] + '["LightR'  # ends inside the third entity
 

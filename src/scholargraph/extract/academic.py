@@ -31,7 +31,7 @@ REPAIR_NOTES = {
                 "entity|name|type|description, relation|source|target|keywords|description|strength, "
                 "keywords|phrase, phrase"),
     "json": ('Your previous reply could not be read. Reply with one JSON object only: {"entities": [[name, type, '
-             'description], ...], "relations": [[source, target, keywords, description, strength], ...], '
+             'description], ...], "relations": [[source, relation, target, description], ...], '
              '"keywords": [phrase, ...]}'),
 }
 # Completion budget of one chunk: 1.5x its tokens within these bounds (a cut reply is asked again with

@@ -136,8 +136,8 @@ class Collector:
             elif kind == "relations" and isinstance(item, list) and len(item) == 3:
                 self.relation({"source": item[0], "relation": item[1], "target": item[2]})
             elif kind == "relations" and isinstance(item, list) and len(item) in (4, 5):
-                # compact tuple (extract/schema.py): source, target, keywords, description[, strength]
-                self.relation(dict(zip(("source", "target", "keywords", "description", "strength"), item,
+                # compact triple (extract/schema.py): source, relation, target, description[, strength]
+                self.relation(dict(zip(("source", "relation", "target", "description", "strength"), item,
                                        strict=False)))
             else:
                 self.problems.append(f"{kind}: ignored item {str(item)[:60]!r}")

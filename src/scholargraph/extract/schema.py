@@ -1,10 +1,12 @@
 """The JSON schema of the compact extraction reply (``prompts/extract_json.txt``).
 
-Each entity is ``[name, type, description]`` and each relation ``[source, target, keywords,
-description, strength]`` (``prefixItems`` tuples), so no key is repeated per item: about the
-completion tokens of the record format, with decoding constrained by the server (llama.cpp, vLLM,
-Ollama turn the schema into a grammar). Every list and string is bounded: a small model that
-starts repeating itself stops at the bound instead of writing until the context is full.
+Each entity is ``[name, type, description]`` and each relation ``[source, relation, target,
+description]`` (``prefixItems`` tuples), so no key is repeated per item: about the completion tokens
+of the record format, with decoding constrained by the server (llama.cpp, vLLM, Ollama turn the
+schema into a grammar). The relation is a subject-predicate-object triple, the order small models
+know: with ``[source, target, keywords, description, strength]`` Qwen2.5-Coder 1.5B put the
+description under keywords and "10" under description. Every list and string is bounded: a small
+model that starts repeating itself stops at the bound instead of writing until the context is full.
 :mod:`.collector` reads the tuples back into the same entity/relation dicts as every other format.
 """
 
@@ -48,14 +50,13 @@ def compact_extraction_schema(entity_types: list[str], chunk_tokens: int | None 
     max_entities, max_relations = items_for(chunk_tokens) if chunk_tokens else (MAX_ENTITIES, MAX_RELATIONS)
     name = _string(NAME_CHARS, 1)
     entity_type: dict[str, Any] = {"enum": list(entity_types)} if entity_types else _string(NAME_CHARS, 1)
-    strength = {"type": "integer", "minimum": 1, "maximum": 10}
     return {
         "type": "object",
         "properties": {
             "entities": {"type": "array", "maxItems": max_entities,
                          "items": _tuple(name, entity_type, _string(DESCRIPTION_CHARS))},
             "relations": {"type": "array", "maxItems": max_relations,
-                          "items": _tuple(name, name, _string(KEYWORD_CHARS), _string(DESCRIPTION_CHARS), strength)},
+                          "items": _tuple(name, _string(KEYWORD_CHARS, 1), name, _string(DESCRIPTION_CHARS))},
             "keywords": {"type": "array", "maxItems": MAX_KEYWORDS, "items": _string(KEYWORD_CHARS, 1)},
         },
         "required": ["entities", "relations", "keywords"],
