@@ -128,7 +128,8 @@ def run_scholargraph(system: str, docs: list[GoldDoc], types: list[str], base_ur
     pairs: dict[str, set[frozenset[str]]] = {}
     with KnowledgeBase(workdir, llm=llm, extraction=extraction) as kb:
         started = time.perf_counter()
-        report = kb.insert(texts=[{"id": d.doc_id, "title": d.doc_id, "text": d.text} for d in docs])
+        # the title is the first words: with the abstract id as title ("NIPS_2014_18_abs") it became an entity
+        report = kb.insert(texts=[{"id": d.doc_id, "title": " ".join(d.text.split()[:12]), "text": d.text} for d in docs])
         elapsed = time.perf_counter() - started
         for d in docs:
             graph = _nodelink(kb, make_doc_id(d.doc_id, d.text)[0])
