@@ -43,6 +43,10 @@ from scholargraph.text.names import normalise_name
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "real_model.json"
 SYSTEMS = ("sg-json", "sg-records", "sg-json-glean", "offline", "lightrag")
+# LightRAG sends no max_tokens: with Qwen2.5-Coder 1.5B its first extraction reply ran past 3,400 tokens
+# of repeated records (it stops only when the 8,192-token context is full, ~15 min per call here).
+# A budget twice scholargraph's first one is given to it, which favours it; said in docs/benchmarks.md.
+LIGHTRAG_MAX_TOKENS = 2048
 # SciERC's gold labels; BioRED's are the profile's types themselves
 SCIERC_MAP = {t: t for t in SCIERC_TYPES}
 BIORED_MAP = {t: t for t in BIORED_TYPES}
@@ -170,7 +174,8 @@ def run_lightrag(docs: list[GoldDoc], base_url: str, model: str, embed_url: str,
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": env_info["tiktoken_cache_dir"]}
     cmd = [env_info["python"], str(HERE / "lightrag_runner.py"), "--base-url", base_url, "--model", model,
            "--embedding-base-url", embed_url, "--workdir", str(workdir / "lr"), "--gleaning", str(gleaning),
-           "--max-async", "1", "--timeout", "1800", "--dump-graph", str(dump), *files]
+           "--max-async", "1", "--timeout", "1800", "--max-tokens", str(LIGHTRAG_MAX_TOKENS), "--dump-graph", str(dump),
+           *files]
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"LightRAG run failed:\n{done.stderr[-3000:]}")

@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--model", default=MODEL, help="model name the server serves (default: the scripted server's)")
     ap.add_argument("--embedding-base-url", help="OpenAI-compatible embeddings server (default: --base-url)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per LLM call")
+    ap.add_argument("--max-tokens", type=int, help="completion budget per LLM call (LightRAG sends none by default)")
     ap.add_argument("--dump-graph", type=Path, help="write the graph's nodes and edges (with file_path) here as JSON")
     ap.add_argument("--log-level", default="WARNING")
     ap.add_argument("files", nargs="+", type=Path)
@@ -69,6 +70,8 @@ async def run(args: argparse.Namespace) -> dict:
     async def llm_model_func(prompt, system_prompt=None, history_messages=None, **kwargs):
         counters["llm_calls"] += 1
         kwargs.setdefault("timeout", args.timeout)
+        if args.max_tokens:
+            kwargs.setdefault("max_tokens", args.max_tokens)
         return await openai_complete_if_cache(
             args.model,
             prompt,
