@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="re-process documents that are already indexed")
     p.add_argument("--dry-run", action="store_true", help="estimate LLM calls and tokens; index nothing")
     p.add_argument("--no-wait", action="store_true",
-                   help="stop at once when another process is indexing this workspace (default: wait for it)")
+                   help="stop at once when another process is indexing this workspace (default: wait for it); on "
+                        "a shared PostgreSQL database, end without waiting for the documents other workers are still "
+                        "indexing (default: wait until the knowledge base is complete)")
     p.add_argument("--manifest", help="CSV or BibTeX file mapping files to DOI, authors, year, venue (for citations)")
     p.add_argument("--reports", action="store_true",
                    help="write the community reports now (LLM calls); default: when something needs them")

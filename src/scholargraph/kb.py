@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from .store.base import DocumentRow
 
 T = TypeVar("T")
+OTHER_WORKERS_POLL_S = 1.0  # a worker waiting for the others' documents looks this often
 
 REPORTS_DEFERRED = ("community reports written when needed (`ask --mode summary`, `scholargraph communities`, "
                     "the web view) or with `index --reports`; `stats --cost` shows how many are pending")
@@ -230,7 +231,7 @@ class KnowledgeBase:
         if dry_run:
             return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
         async with self.exclusive_indexing(wait):
-            return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run)
+            return await self._ainsert(paths, texts, scope, only, profile, force, options, dry_run, wait)
 
     @contextlib.asynccontextmanager
     async def exclusive_indexing(self, wait: bool = True) -> AsyncIterator[None]:
@@ -251,7 +252,7 @@ class KnowledgeBase:
 
     async def _ainsert(self, paths: Sequence[str | Path], texts: Sequence[str | dict[str, Any] | Document], scope: str,
                        only: Sequence[str] | None, profile: str | None, force: bool, options: LoadOptions | None,
-                       dry_run: bool) -> IndexReport:
+                       dry_run: bool, wait: bool = True) -> IndexReport:
         started = time.perf_counter()
         extractor = self._extractor(profile)
         report = IndexReport(profile=extractor.name)
@@ -284,6 +285,7 @@ class KnowledgeBase:
         # otherwise files are parsed and registered one by one while the first ones are extracted
         arriving = (lambda: pipeline.arrivals(list(paths), opts, scope, report, force)) if paths and not only else None
         await pipeline.run_pending(report, set(only) if only else None, arriving)
+        await self._wait_for_other_workers(pipeline, report, set(only) if only else None, wait)
         pipeline.file_outcomes(report)
         await self._after_index(report)
         report.usage = self.llm.usage_since(before) if self.llm else {}
@@ -375,6 +377,33 @@ class KnowledgeBase:
 
         cfg = self.settings.communities
         return cfg.reports_on_index or not use_llm(cfg, self.llm)
+
+    async def _wait_for_other_workers(self, pipeline: Pipeline, report: IndexReport, only: set[str] | None,
+                                      wait: bool) -> None:
+        """Workers sharing a PostgreSQL database: when this one has nothing left to claim but others
+        still index documents, wait until the knowledge base is complete (``wait``), taking over
+        what they give back or leave behind (a worker that died); else note what they still do."""
+        busy = self._others_documents(pipeline)
+        if busy and not wait:
+            report.notes.append(f"{busy} document(s) still being indexed by other workers; this run did not wait "
+                                "for them (--no-wait)")
+            return
+        if busy:
+            log.warning("%d document(s) are being indexed by other workers; waiting until the knowledge base is "
+                        "complete (--no-wait: stop now)…", busy)
+        while busy:
+            await asyncio.sleep(OTHER_WORKERS_POLL_S)
+            if self.store.pending_ids(only) or self.store.interrupted_ids():
+                await pipeline.run_pending(report, only)
+            busy = self._others_documents(pipeline)
+
+    def _others_documents(self, pipeline: Pipeline) -> int:
+        """Documents other live workers are indexing now (never this run's own: on SQLite, where one
+        process indexes at a time, none)."""
+        if not self._indexed_elsewhere():
+            return 0
+        processing = {r.id for r in self.store.list_documents(DocStatus.PROCESSING)}
+        return len(processing - self.store.interrupted_ids() - pipeline.taken)
 
     def _indexed_elsewhere(self) -> int:
         """Documents other live workers are indexing now (several workers on one PostgreSQL database).

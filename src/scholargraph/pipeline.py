@@ -129,6 +129,7 @@ class Pipeline:
         self._chunker: ThreadPoolExecutor | None = None  # set while run_pending runs
         self._parser: ThreadPoolExecutor | None = None  # likewise: the one thread that parses files
         self.files = FileLedger()  # input path -> documents and outcome, for report.files
+        self.taken: set[str] = set()  # documents this run claimed (the others' are another worker's)
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -138,7 +139,9 @@ class Pipeline:
 
     def file_outcomes(self, report: IndexReport) -> None:
         """Fill ``report.files``: one outcome per input path (call when the run is over)."""
-        report.files = self.files.outcomes(report, set(self.store.pending_ids()))
+        others = self.files.queued_ids() - self.taken  # left to, or taken by, other workers
+        report.files = self.files.outcomes(report, set(self.store.pending_ids()),
+                                           self.store.documents_by_id(others) if others else {})
 
     def _files(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Path]:
         left_out: list[Path] = []
@@ -292,7 +295,7 @@ class Pipeline:
                           arriving: Callable[[], AsyncIterator[list[str]]] | None = None) -> None:
         """Process every PENDING document (largest first), and those ``arriving`` registers while
         the run goes on (files parsed one by one: extraction starts before the last file is read)."""
-        report.resumed = self.store.reset_stale_processing()
+        report.resumed += self.store.reset_stale_processing()
         retried = self.requeue_failed_chunks(only)
         if retried:
             report.notes.append(f"retrying the failed chunks of {len(retried)} paper(s) marked incomplete")
@@ -355,6 +358,7 @@ class Pipeline:
                         counted.update(unseen)
                         self.progress.add_total(len(unseen))
                         claimed.extend(ids)
+                        self.taken.update(ids)
                         continue
                     if not reading_files:
                         return

@@ -4,12 +4,17 @@ input file — every path given (or found in a directory given) appears once."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .models import Usage
+from .models import DocStatus, Usage
+
+if TYPE_CHECKING:
+    from .store.base import DocumentRow
 
 # outcomes of one input file, worst first (a file of several papers takes the worst of theirs)
 # ("skipped": read, but it holds no papers, e.g. a JSON map of file names to titles)
-FILE_OUTCOMES = ("failed", "pending", "incomplete", "indexed", "duplicate", "already indexed", "skipped")
+FILE_OUTCOMES = ("failed", "pending", "being indexed by another worker", "incomplete", "indexed",
+                 "indexed by another worker", "duplicate", "already indexed", "skipped")
 
 
 @dataclass
@@ -94,8 +99,15 @@ class FileLedger:
     def first_path(self, doc_id: str) -> str | None:
         return self._first_path.get(doc_id)
 
-    def outcomes(self, report: IndexReport, pending: set[str]) -> list[FileOutcome]:
-        """One outcome per file, in the order the files were read."""
+    def queued_ids(self) -> set[str]:
+        """Documents of this run's files that were to be processed (by this worker or another)."""
+        return {key.split("\0", 1)[1] for key, (outcome, _) in self._document_outcome.items() if outcome == "queued"}
+
+    def outcomes(self, report: IndexReport, pending: set[str], others: dict[str, DocumentRow] | None = None
+                 ) -> list[FileOutcome]:
+        """One outcome per file, in the order the files were read. ``others``: documents of this
+        run's files that this run did not process (workers sharing a database), as they stand now."""
+        others = others or {}
         failed = {f["id"]: f["error"] for f in report.failed if "id" in f}
         processed, incomplete = set(report.added), set(report.incomplete)
         out = []
@@ -107,9 +119,7 @@ class FileLedger:
             for doc_id in entry.documents:
                 outcome, extra = self._document_outcome[f"{path}\0{doc_id}"]
                 if outcome == "queued":
-                    outcome = ("failed" if doc_id in failed else "incomplete" if doc_id in incomplete
-                               else "indexed" if doc_id in processed else "pending" if doc_id in pending else "indexed")
-                    extra = failed.get(doc_id)
+                    outcome, extra = _queued_outcome(doc_id, failed, incomplete, processed, pending, others.get(doc_id))
                 if FILE_OUTCOMES.index(outcome) < FILE_OUTCOMES.index(worst):
                     worst, detail = outcome, extra
             entry.outcome = worst
@@ -119,3 +129,23 @@ class FileLedger:
                 entry.error = detail
             out.append(entry)
         return out
+
+
+def _queued_outcome(doc_id: str, failed: dict[str, str], incomplete: set[str], processed: set[str], pending: set[str],
+                    row: DocumentRow | None) -> tuple[str, str | None]:
+    """What became of a document this run registered (or found registered) to be processed."""
+    if doc_id in failed:
+        return "failed", failed[doc_id]
+    if doc_id in incomplete:
+        return "incomplete", None
+    if doc_id in processed:
+        return "indexed", None
+    if doc_id in pending:
+        return "pending", None
+    if row is None:  # this run's own (stopped or repaired)
+        return "indexed", None
+    if row.status == DocStatus.PROCESSING:
+        return "being indexed by another worker", None
+    if row.status == DocStatus.FAILED:
+        return "failed", row.error
+    return "indexed by another worker", None

@@ -16,7 +16,7 @@ import pytest
 from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
-from scholargraph.models import Document, Section
+from scholargraph.models import DocStatus, Document, Section
 from scholargraph.store import open_store
 from scholargraph.testing.llm_script import Rule
 
@@ -205,7 +205,7 @@ def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communiti
         other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
                           "full", "academic")
         assert other.claim_pending(1) == ["elsewhere"]  # another live worker is on it
-        report = kb.insert(texts=texts[:6])
+        report = kb.insert(texts=texts[:6], wait=False)
         assert len(report.added) == 6
         assert any("left to the worker that finishes last (1 document" in n for n in report.notes), report.notes
         assert server.stats.by_kind.get("report", {}).get("calls", 0) == 0
@@ -275,12 +275,72 @@ def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, 
         other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
                           "full", "academic")
         assert other.claim_pending(1) == ["elsewhere"]  # another live worker is indexing
-        kb.insert(texts=texts[:2])
+        kb.insert(texts=texts[:2], wait=False)  # not waiting for the other worker's document
         assert events and events[0] == "claim", events
         other.close()
         events.clear()
         kb.insert(texts=texts[2:])
         assert events[0] == "refresh", events  # alone: an interrupted run's leftovers are rebuilt first
+    finally:
+        kb.close()
+        other.close()
+
+
+def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
+    """Every paper of ``papers`` registered and claimed by the ``other`` worker (live, mid-run)."""
+    import scholargraph.pipeline as pipeline_module
+
+    for paper in sorted(papers.iterdir()):
+        for doc in pipeline_module.load_file(paper, kb.load_options()):
+            other.add_pending(doc, "full", "academic")
+    return sorted(other.write(lambda: other.claim_pending(100)))
+
+
+def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_indexed_what(tmp_path, pg_dsn,
+                                                                                          llm_server):
+    """Issue 27, item 5: a second worker found every file claimed by the first and exited 0 saying
+    "files: 10 indexed" while the first still had all 10 PROCESSING. By default it now waits until
+    the knowledge base is complete (taking over what the others give back), and says who indexed what."""
+    server = llm_server(rules=default_rules())
+    names = write_corpus(tmp_path / "papers", 4)
+    dsn = pg_dsn()
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    try:
+        ids = _claimed_by_another_worker(kb, tmp_path / "papers", other)
+        result: dict = {}
+        run = threading.Thread(target=lambda: result.update(report=kb.insert([tmp_path / "papers"])), daemon=True)
+        run.start()
+        time.sleep(3)
+        assert run.is_alive() and not result  # waiting: the knowledge base is not complete yet
+        assert other.status_counts() == {"PROCESSING": 4}
+        finished, given_back = ids[:2], ids[2:]
+        other.write(lambda: [other.set_status(d, DocStatus.PROCESSED) for d in finished])  # the other finished two
+        other.release(given_back)  # and stopped before the other two
+        run.join(timeout=WAIT)
+        assert not run.is_alive()
+        report = result["report"]
+        assert sorted(report.added) == given_back
+        by_doc = {f.documents[0]: f.outcome for f in report.files}
+        assert by_doc == {**dict.fromkeys(finished, "indexed by another worker"), **dict.fromkeys(given_back, "indexed")}
+        assert len(report.files) == len(names) and other.status_counts() == {"PROCESSED": 4}
+    finally:
+        kb.close()
+        other.close()
+
+
+def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexing(tmp_path, pg_dsn, llm_server):
+    server = llm_server(rules=default_rules())
+    write_corpus(tmp_path / "papers", 3)
+    dsn = pg_dsn()
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    try:
+        _claimed_by_another_worker(kb, tmp_path / "papers", other)
+        report = kb.insert([tmp_path / "papers"], wait=False)
+        assert report.added == []
+        assert [f.outcome for f in report.files] == ["being indexed by another worker"] * 3
+        assert any("3 document(s) still being indexed by other workers" in n for n in report.notes), report.notes
     finally:
         kb.close()
         other.close()

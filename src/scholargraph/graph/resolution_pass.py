@@ -11,7 +11,7 @@ the work to the next one (docs/reliability.md).
 
 from __future__ import annotations
 
-from ..store.base import Store
+from ..store.base import SourceDescriptions, Store
 from .edit import merge_entities
 from .resolve import Candidate, ResolutionSettings, resolve
 
@@ -24,8 +24,37 @@ def candidate_pool(store: Store, touched: set[str], k: int) -> list[Candidate]:
         if vector is not None:
             pool.update(dict.fromkeys(i for i, _ in index.search(vector, k + 1)))
     entities = store.get_entities(pool)
-    return [Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id))
+    sources = store.entity_sources([i for i in pool if i in entities])
+    return [Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id), _members(sources[e.id]))
             for e in (entities[i] for i in pool if i in entities)]
+
+
+def _members(src: SourceDescriptions) -> list[list[str]] | None:
+    """The names of each entity this one was merged from: its records' name keys, a paper's aliases
+    joined to the name they were given for (an alias record follows its canonical one)."""
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        parent.setdefault(key, key)
+        while parent[key] != key:
+            key = parent[key]
+        return key
+
+    canonical = ""
+    for key, role in zip(src.keys, src.roles, strict=False):
+        find(key)
+        if role == "alias" and canonical:
+            a, b = find(canonical), find(key)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+        elif role == "canonical":
+            canonical = key
+    groups: dict[str, list[str]] = {}
+    for name, key in zip(src.names, src.keys, strict=False):
+        names = groups.setdefault(find(key), [])
+        if name not in names:
+            names.append(name)
+    return list(groups.values()) if len(groups) > 1 else None
 
 
 def resolve_touched(store: Store, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
@@ -39,7 +68,11 @@ def resolve_touched(store: Store, touched: set[str], settings: ResolutionSetting
 
     def work() -> None:
         for group in groups:
-            merge_entities(store, group[0], group[1:])
+            # the smallest id is kept: ids come from name keys, so an entity merged from several always
+            # has the smallest id of the names it holds, in whatever order papers arrived (the name it
+            # shows is rebuilt from its sources anyway)
+            keep = min(group)
+            merge_entities(store, keep, [g for g in group if g != keep])
         store.finish_maintenance("resolve", touched)
 
     store.write(work)

@@ -128,6 +128,7 @@ class SourceDescriptions:
     keywords: list[str]
     confidence: float | None
     roles: list[str] = field(default_factory=list)  # parallel to names: canonical | name | alias
+    keys: list[str] = field(default_factory=list)  # entities, parallel to names: the name key each record had
 
 
 @dataclass

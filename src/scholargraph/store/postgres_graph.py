@@ -178,12 +178,13 @@ class PostgresGraph:
     def entity_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]:
         out = {i: SourceDescriptions(i, [], [], [], 0.0, [], None) for i in ids}
         rows = self._rows(
-            "SELECT entity_id, name, type, description, role FROM entity_sources WHERE entity_id = ANY(%s) "
+            "SELECT entity_id, name, type, description, role, name_key FROM entity_sources WHERE entity_id = ANY(%s) "
             "ORDER BY document_id, seq", (list(ids),))
         for r in rows:
             src = out[r[0]]
             src.names.append(r[1])
             src.roles.append(r[4])
+            src.keys.append(r[5] or "")
             if r[2]:
                 src.types.append(r[2])
             if r[3]:

@@ -181,7 +181,7 @@ class SQLiteGraph:
         out = {i: SourceDescriptions(i, [], [], [], 0.0, [], None) for i in ids}
         for part in batches(ids):
             rows = self._rows(
-                f"SELECT entity_id, name, type, description, role FROM entity_sources WHERE entity_id IN ({_in(part)}) "
+                f"SELECT entity_id, name, type, description, role, name_key FROM entity_sources WHERE entity_id IN ({_in(part)}) "
                 "ORDER BY document_id, rowid",  # merged values must not depend on arrival order
                 part,
             )
@@ -189,6 +189,7 @@ class SQLiteGraph:
                 src = out[r[0]]
                 src.names.append(r[1])
                 src.roles.append(r[4])
+                src.keys.append(r[5] or "")
                 if r[2]:
                     src.types.append(r[2])
                 if r[3]:
