@@ -9,7 +9,6 @@ from ..graph.citations import citation_counts
 from ..models import DocStatus, StubPaper
 from ..store.base import Store
 
-
 _MARKER = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.)\s*")
 
 
