@@ -59,3 +59,11 @@ def test_split_gives_each_name_its_own_entity_and_aliases(workdir):
     assert len(ids) == 2 and len(set(ids)) == 2 and result["kept"] in ids
     assert "Passage Ranking" not in after.get("PageRank", []) and "PageRank" not in after.get("Passage Ranking", [])
     assert "PageRank" in after and "Passage Ranking" in after
+
+
+def test_the_merge_note_counts_the_entities_merged_and_what_they_became():
+    """Issue 24 item 10: "entity resolution merged 22 entities into 22" (22 pairs became 22)."""
+    from scholargraph.pipeline import resolution_note
+
+    note = resolution_note([["a", "b"], ["c", "d"], ["e", "f", "g"]])
+    assert note.startswith("entity resolution merged 7 entities into 3 (4 duplicates removed")
