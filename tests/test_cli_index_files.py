@@ -56,3 +56,31 @@ def test_delete_source_removes_every_paper_of_one_file(tmp_path, capsys):
         assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]
     assert main(["delete", "--source", str(tmp_path / "nothing.json"), "-w", str(ws)]) == 5
     assert "no paper" in capsys.readouterr().err
+
+
+def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, capsys, monkeypatch):
+    """Issue 24 item 10: `status` wrapped ids over three lines at 80 columns and showed no file."""
+    from scholargraph import cli_output
+
+    monkeypatch.setattr(cli_output.out, "_width", 80)
+    (tmp_path / "dense_retrieval_paper.md").write_text(PAPER, encoding="utf-8")
+    ws = tmp_path / "ws"
+    assert main(["index", str(tmp_path / "dense_retrieval_paper.md"), "-w", str(ws)]) == 0
+    capsys.readouterr()
+    assert main(["status", "-w", str(ws)]) == 0
+    out = capsys.readouterr().out
+    with KnowledgeBase(ws, progress=False) as kb:
+        doc_id = kb.status()[0]["id"]
+    assert any(doc_id in line for line in out.splitlines()), out  # on one line
+    assert "dense_retrieval_paper.md" in out and "Dense Retrieval" in out
+
+
+def test_a_folder_of_only_unsupported_files_fails_like_a_named_one(tmp_path, capsys):
+    """Issue 24 item 10: such a folder exited 0 while a named unsupported file left a FAILED row."""
+    folder = tmp_path / "office"
+    folder.mkdir()
+    (folder / "notes.docx").write_bytes(b"PK\x03\x04 not really")
+    ws = tmp_path / "ws"
+    assert main(["index", str(folder), "-w", str(ws)]) == 1
+    err = capsys.readouterr().err
+    assert "no supported files" in err and "notes.docx" in err

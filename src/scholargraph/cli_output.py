@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -59,21 +60,44 @@ def print_index_report(report) -> None:
         err.print(f"[red]stopped:[/red] {escape(data['stopped'])}")
 
 
+STATUS_COLOUR = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan",
+                 "INTERRUPTED": "magenta"}
+
+
+def _status_cells(r: dict) -> tuple[str, str]:
+    """(coloured status, title or error) of one status row."""
+    detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
+    status = f"[{STATUS_COLOUR.get(r['status'], 'white')}]{r['status']}[/]"
+    if r.get("chunk_failures"):  # processed, but chunks without usable model output: incomplete
+        status = f"[yellow]{r['status']}, {r['chunk_failures']} chunk(s) failed[/]"
+        detail = f"{detail} (incomplete: `scholargraph index` again retries those chunks)"
+    if r.get("scope") not in ("full", None):  # profile and scope: in --json
+        status += f" ({r['scope']})"
+    return status, detail
+
+
 def print_status(rows: list[dict]) -> None:
+    """A table on a wide terminal; two lines per paper on a narrow one (ids are never wrapped: they
+    are copied into other commands)."""
     if not rows:
         out.print("the workspace is empty: `scholargraph index PATH` to add papers")
         return
+    if out.width < 120:
+        for r in rows:
+            status, detail = _status_cells(r)
+            file = Path(r.get("source_path") or "").name
+            out.print(f"{escape(r['id'])}  {status}  {r['chunks']} chunks  {escape(file)}", overflow="ignore",
+                      crop=False)
+            out.print(escape("    " + detail[:200]))
+        return
     table = Table(show_lines=False)
-    for col in ("id", "status", "scope", "profile", "chunks", "title / error"):
+    table.add_column("id", no_wrap=True)
+    for col in ("status", "chunks", "file", "title / error"):
         table.add_column(col, overflow="fold")
-    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan", "INTERRUPTED": "magenta"}
     for r in rows:
-        detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
-        status = f"[{colour.get(r['status'], 'white')}]{r['status']}[/]"
-        if r.get("chunk_failures"):  # processed, but chunks without usable model output: incomplete
-            status = f"[yellow]{r['status']}, {r['chunk_failures']} chunk(s) failed[/]"
-            detail = f"{detail} (incomplete: `scholargraph index` again retries those chunks)"
-        table.add_row(escape(r["id"]), status, r["scope"], r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
+        status, detail = _status_cells(r)
+        table.add_row(escape(r["id"]), status, str(r["chunks"]), escape(Path(r.get("source_path") or "").name),
+                      escape(detail[:200]))
     out.print(table)
 
 
