@@ -146,10 +146,22 @@ def print_answer(answer: Answer, streamed: bool) -> None:
         err.print(f"[yellow]note:[/yellow] {note}")
 
 
-def print_retrieval(retrieval) -> None:
+KIND_HEADINGS = {"chunk": "passages", "entity": "entities", "relation": "relations", "community": "communities"}
+
+
+def print_retrieval(retrieval, top_k: int | None = None) -> None:
+    """The evidence by kind (passages, entities, relations...), each list under its heading with at
+    most ``top_k`` rows: scores rank the items of one list and are not comparable across lists."""
+    kinds: dict[str, list[Source]] = {}
     for s in retrieval.sources:
-        out.print(f"[bold]{escape(f'[{s.number}]')}[/bold] {s.score:.3f}  {escape(format_reference(s))}")
-        out.print(escape("    " + " ".join(s.text.split())[:300]))
+        kinds.setdefault(s.kind, []).append(s)
+    for kind, items in kinds.items():
+        shown = items[:top_k] if top_k else items
+        more = f", the first {len(shown)} shown (--json lists all)" if len(shown) < len(items) else ""
+        out.print(f"[bold]{escape(KIND_HEADINGS.get(kind, kind))}[/bold] ({len(items)}{more}; score ranks this list)")
+        for s in shown:
+            out.print(f"  [bold]{escape(f'[{s.number}]')}[/bold] {s.score:.3f}  {escape(format_reference(s))}")
+            out.print(escape("      " + " ".join(s.text.split())[:300]))
 
 
 def retrieval_json(retrieval) -> dict:

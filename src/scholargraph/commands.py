@@ -141,7 +141,7 @@ async def _retrieve_all(kb: KnowledgeBase, args: argparse.Namespace, questions: 
         if args.json or args.queries:
             show.print_json(show.retrieval_json(retrieval))
         else:
-            show.print_retrieval(retrieval)
+            show.print_retrieval(retrieval, args.top_k or kb.settings.query.top_k)
     return 1 if failures else 0
 
 

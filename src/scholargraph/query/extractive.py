@@ -20,7 +20,9 @@ from .citations import neutralise_source_citations
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]+")
 LABEL = "Extractive answer (no LLM configured; these are the passages that best match the question):"
 GRAPH_LABEL = "Graph evidence (relations this mode retrieved):"
-_ENDS_SENTENCE = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
+# a sentence cut where a display formula was: "... the β-smooth sensitivity of f is"
+_CUT_SHORT = re.compile(r"(?:\b(?:is|are|was|were|be|of|the|a|an|by|as|to|and|or|with|for|in|that|which|where|"
+                        r"given|defined|follows|than)|[=:,(≤≥<>+\-*/])\s*$", re.IGNORECASE)
 _CODE = re.compile(r"[←⇐≔{}]|(?:^|\s)\d{1,3}:\s|\bend\s+(?:for|if|while)\b|\breturn\s+\S+\s*$")
 
 
@@ -36,8 +38,8 @@ def _stem(word: str) -> str:
 
 
 def is_prose(sentence: str) -> bool:
-    """A whole sentence of prose: ends as a sentence does, and is not pseudo-code."""
-    return bool(_ENDS_SENTENCE.search(sentence)) and len(_CODE.findall(sentence)) < 2
+    """A whole sentence of prose: not cut short where a formula was, and not pseudo-code."""
+    return not _CUT_SHORT.search(sentence) and len(_CODE.findall(sentence)) < 2
 
 
 def _key(sentence: str) -> str:
