@@ -32,14 +32,15 @@ def print_index_report(report) -> None:
     if len(data["warnings"]) > 20:
         err.print(f"[yellow]… {len(data['warnings']) - 20} more warnings (use --json to see all)[/yellow]")
     for failure in data["failed"]:
-        err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}")
+        err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}",
+                  soft_wrap=True)  # a path is not broken over lines
     outcomes: dict[str, int] = {}
     for f in data["files"]:
         outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
         if f["outcome"] == "duplicate":
             err.print(f"[yellow]duplicate[/yellow] {escape(f['path'])}: same paper as {escape(str(f['duplicate_of']))}")
         elif f["outcome"] == "skipped":
-            err.print(f"[yellow]skipped[/yellow] {escape(f['path'])}: {escape(str(f.get('reason')))}")
+            err.print(f"[yellow]skipped[/yellow] {escape(f['path'])}: {escape(str(f.get('reason')))}", soft_wrap=True)
     usage = data["usage"]
     out.print(
         f"indexed {len(data['processed'])} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
