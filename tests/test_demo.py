@@ -73,7 +73,7 @@ def test_make_demo_runs_in_a_fresh_checkout_without_shared_data(tmp_path: Path) 
     assert out.count("Extractive answer") == len(BUNDLED_QUESTIONS)
     assert "Factors influencing lysis time stochasticity in bacteriophage λ" in out  # sources are listed ...
     assert "Analysis Matrix for Smart Cities · Pablo E. Branchi et al. (2014)" in out  # ... with title, authors, year
-    assert "next, try:" in out and 'scholargraph ask "your question" -w demo_workspace' in out
+    assert "next, try" in out and 'scholargraph ask "your question" -w demo_workspace' in out
     assert (checkout / "demo_workspace").is_dir()
 
 
@@ -95,3 +95,22 @@ def test_the_wheel_carries_the_demo_corpus(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("scholargraph-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {f"scholargraph/demo_corpus/{n}" for n in CORPUS_FILES} <= names
+
+
+def test_next_steps_name_the_program_as_the_reader_runs_it(tmp_path, monkeypatch) -> None:
+    """Issue 24 item 10: the demo's "next, try" commands assumed an activated environment."""
+    from scholargraph.config import program_name
+    from scholargraph.demo import demo_corpus, next_steps
+
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    script = venv_bin / "scholargraph"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # not activated
+    assert program_name(str(script)) == ".venv/bin/scholargraph"
+    monkeypatch.setenv("PATH", f"{venv_bin}:/usr/bin:/bin")  # activated
+    assert program_name(str(script)) == "scholargraph"
+    steps = next_steps("demo_workspace", demo_corpus(None, None), False, ".venv/bin/scholargraph")
+    assert all(command.startswith(".venv/bin/scholargraph ") for command, _ in steps)

@@ -206,3 +206,20 @@ def test_sync_api_works_inside_a_running_event_loop(corpus, workdir):
     assert answer.sources and answer.text
     assert len(retrieval.sources) == 1
     assert deleted["deleted"] == report.added[0]
+
+
+def test_async_with_and_aclose(tmp_path):
+    """Issue 24 item 10: `async with KnowledgeBase(...)` raised TypeError; there was no aclose()."""
+    import asyncio
+
+    from scholargraph import KnowledgeBase as KB
+
+    async def use() -> list:
+        async with KB(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:
+            await kb.ainsert(texts=[{"id": "p", "title": "P", "text": "BERT encoders embed passages for retrieval."}])
+            rows = kb.status()
+        kb2 = KB(tmp_path / "ws", progress=False)
+        await kb2.aclose()
+        return rows
+
+    assert [r["id"] for r in asyncio.run(use())] == ["p"]

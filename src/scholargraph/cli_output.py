@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -31,14 +32,15 @@ def print_index_report(report) -> None:
     if len(data["warnings"]) > 20:
         err.print(f"[yellow]… {len(data['warnings']) - 20} more warnings (use --json to see all)[/yellow]")
     for failure in data["failed"]:
-        err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}")
+        err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}",
+                  soft_wrap=True)  # a path is not broken over lines
     outcomes: dict[str, int] = {}
     for f in data["files"]:
         outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
         if f["outcome"] == "duplicate":
             err.print(f"[yellow]duplicate[/yellow] {escape(f['path'])}: same paper as {escape(str(f['duplicate_of']))}")
         elif f["outcome"] == "skipped":
-            err.print(f"[yellow]skipped[/yellow] {escape(f['path'])}: {escape(str(f.get('reason')))}")
+            err.print(f"[yellow]skipped[/yellow] {escape(f['path'])}: {escape(str(f.get('reason')))}", soft_wrap=True)
     usage = data["usage"]
     out.print(
         f"indexed {len(data['processed'])} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
@@ -59,21 +61,44 @@ def print_index_report(report) -> None:
         err.print(f"[red]stopped:[/red] {escape(data['stopped'])}")
 
 
+STATUS_COLOUR = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan",
+                 "INTERRUPTED": "magenta"}
+
+
+def _status_cells(r: dict) -> tuple[str, str]:
+    """(coloured status, title or error) of one status row."""
+    detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
+    status = f"[{STATUS_COLOUR.get(r['status'], 'white')}]{r['status']}[/]"
+    if r.get("chunk_failures"):  # processed, but chunks without usable model output: incomplete
+        status = f"[yellow]{r['status']}, {r['chunk_failures']} chunk(s) failed[/]"
+        detail = f"{detail} (incomplete: `scholargraph index` again retries those chunks)"
+    if r.get("scope") not in ("full", None):  # profile and scope: in --json
+        status += f" ({r['scope']})"
+    return status, detail
+
+
 def print_status(rows: list[dict]) -> None:
+    """A table on a wide terminal; two lines per paper on a narrow one (ids are never wrapped: they
+    are copied into other commands)."""
     if not rows:
         out.print("the workspace is empty: `scholargraph index PATH` to add papers")
         return
+    if out.width < 120:
+        for r in rows:
+            status, detail = _status_cells(r)
+            file = Path(r.get("source_path") or "").name
+            out.print(f"{escape(r['id'])}  {status}  {r['chunks']} chunks  {escape(file)}", overflow="ignore",
+                      crop=False)
+            out.print(escape("    " + detail[:200]))
+        return
     table = Table(show_lines=False)
-    for col in ("id", "status", "scope", "profile", "chunks", "title / error"):
+    table.add_column("id", no_wrap=True)
+    for col in ("status", "chunks", "file", "title / error"):
         table.add_column(col, overflow="fold")
-    colour = {"PROCESSED": "green", "FAILED": "red", "PENDING": "yellow", "PROCESSING": "cyan", "INTERRUPTED": "magenta"}
     for r in rows:
-        detail = f"{r['title']}: {r['error']}" if r["status"] in ("FAILED", "INTERRUPTED") else r["title"]
-        status = f"[{colour.get(r['status'], 'white')}]{r['status']}[/]"
-        if r.get("chunk_failures"):  # processed, but chunks without usable model output: incomplete
-            status = f"[yellow]{r['status']}, {r['chunk_failures']} chunk(s) failed[/]"
-            detail = f"{detail} (incomplete: `scholargraph index` again retries those chunks)"
-        table.add_row(escape(r["id"]), status, r["scope"], r["profile"] or "-", str(r["chunks"]), escape(detail[:200]))
+        status, detail = _status_cells(r)
+        table.add_row(escape(r["id"]), status, str(r["chunks"]), escape(Path(r.get("source_path") or "").name),
+                      escape(detail[:200]))
     out.print(table)
 
 
@@ -122,10 +147,22 @@ def print_answer(answer: Answer, streamed: bool) -> None:
         err.print(f"[yellow]note:[/yellow] {note}")
 
 
-def print_retrieval(retrieval) -> None:
+KIND_HEADINGS = {"chunk": "passages", "entity": "entities", "relation": "relations", "community": "communities"}
+
+
+def print_retrieval(retrieval, top_k: int | None = None) -> None:
+    """The evidence by kind (passages, entities, relations...), each list under its heading with at
+    most ``top_k`` rows: scores rank the items of one list and are not comparable across lists."""
+    kinds: dict[str, list[Source]] = {}
     for s in retrieval.sources:
-        out.print(f"[bold]{escape(f'[{s.number}]')}[/bold] {s.score:.3f}  {escape(format_reference(s))}")
-        out.print(escape("    " + " ".join(s.text.split())[:300]))
+        kinds.setdefault(s.kind, []).append(s)
+    for kind, items in kinds.items():
+        shown = items[:top_k] if top_k else items
+        more = f", the first {len(shown)} shown (--json lists all)" if len(shown) < len(items) else ""
+        out.print(f"[bold]{escape(KIND_HEADINGS.get(kind, kind))}[/bold] ({len(items)}{more}; score ranks this list)")
+        for s in shown:
+            out.print(f"  [bold]{escape(f'[{s.number}]')}[/bold] {s.score:.3f}  {escape(format_reference(s))}")
+            out.print(escape("      " + " ".join(s.text.split())[:300]))
 
 
 def retrieval_json(retrieval) -> dict:

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import cli_analysis as show_analysis
 from . import cli_output as show
-from .config import demo_corpus_override, load_settings, settings_origins, settings_summary
+from .config import demo_corpus_override, load_settings, program_name, settings_origins, settings_summary
 from .errors import ConfigError, ScholarGraphError, WorkspaceError
 from .ingest.registry import missing_paths
 from .kb import KnowledgeBase
@@ -147,7 +147,7 @@ async def _retrieve_all(kb: KnowledgeBase, args: argparse.Namespace, questions: 
         if args.json or args.queries:
             show.print_json(show.retrieval_json(retrieval))
         else:
-            show.print_retrieval(retrieval)
+            show.print_retrieval(retrieval, args.top_k or kb.settings.query.top_k)
     return 1 if failures else 0
 
 
@@ -323,7 +323,9 @@ def cmd_export(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         show.print_json(report)
     elif not to_stdout:
         what = (f"{report['triples']:,} triples" if "triples" in report else
-                f"{report['nodes']:,} nodes, {report['edges']:,} edges" if "nodes" in report else
+                f"{report['nodes']:,} nodes, {report['edges']:,} edges ({report['relations']:,} relations as `stats` "
+                f"counts them; {'an edge per paper that states one' if args.export_format == 'graphml' else 'edges: one per paper that states a relation, plus entity-paper links'})"
+                if "nodes" in report else
                 ", ".join(f"{n:,} {name}" for name, n in report.get("rows", {}).items()))
         show.out.print(f"exported {len(report['documents'])} paper(s) as {report['format']}: {what} -> "
                        f"{report.get('path') or args.out or 'scholargraph_neo4j'}")
@@ -358,8 +360,11 @@ def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         llm = kb.settings.llm.configured
     if not llm:
         show.out.print("\n(no LLM configured: the answers above are the best-matching sentences, each cited)")
-    show.out.print(f"\n[bold]workspace:[/bold] {Path(workdir).resolve()}\n[bold]next, try:[/bold]")
-    for command, what in next_steps(workdir, corpus, llm):
+    program = program_name(sys.argv[0])
+    activate = (f" (or first `. {Path(program).parent}/activate`, then plain `scholargraph`)"
+                if program != "scholargraph" else "")
+    show.out.print(f"\n[bold]workspace:[/bold] {Path(workdir).resolve()}\n[bold]next, try{activate}:[/bold]")
+    for command, what in next_steps(workdir, corpus, llm, program):
         show.out.print(f"  {show.escape(command)}\n      [dim]{show.escape(what)}[/dim]")
     return 0 if report.ok else 1
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import tomllib
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -595,6 +596,19 @@ def prepare_offline_runtime() -> None:
 def settings_summary(settings: Settings) -> dict[str, Any]:
     """Settings as JSON-safe data with secrets masked (for `scholargraph config`)."""
     return settings.model_dump(mode="json")
+
+
+def program_name(argv0: str, name: str = "scholargraph") -> str:
+    """How to run this command again from here: ``name`` when the ``name`` on $PATH is this program,
+    else its path (``.venv/bin/scholargraph`` when the environment is not activated)."""
+    path = Path(argv0)
+    if path.name != name or not path.is_file():
+        return name  # run as `python -m ...`: the plain name
+    found = shutil.which(name)
+    if found and Path(found).resolve() == path.resolve():
+        return name
+    shown = os.path.relpath(path.absolute())
+    return shown if shown.startswith((".", "/")) else f"./{shown}"
 
 
 def demo_corpus_override() -> Path | None:

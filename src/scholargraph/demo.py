@@ -55,8 +55,15 @@ def questions_for(corpus: DemoCorpus, top_entities: list[str]) -> list[str]:
     return [f"What is known about {name}?" for name in top_entities[:3]] or ["What are the main findings?"]
 
 
-def next_steps(workdir: str, corpus: DemoCorpus, llm_configured: bool) -> list[tuple[str, str]]:
-    """(command, what it shows) for the reader's next minutes."""
+def next_steps(workdir: str, corpus: DemoCorpus, llm_configured: bool, program: str = "scholargraph"
+               ) -> list[tuple[str, str]]:
+    """(command, what it shows) for the reader's next minutes; ``program``: how the reader runs
+    scholargraph (its path when the environment is not activated)."""
+    return [(program + command.removeprefix("scholargraph"), what)
+            for command, what in _next_steps(workdir, corpus, llm_configured)]
+
+
+def _next_steps(workdir: str, corpus: DemoCorpus, llm_configured: bool) -> list[tuple[str, str]]:
     files = [p for path in corpus.paths for p in (sorted(path.iterdir()) if path.is_dir() else [path])]
     pdf = next((p for p in files if p.suffix.lower() == ".pdf"), None)
     steps = [

@@ -337,6 +337,7 @@ class KnowledgeBase:
         if report.added:
             from .graph.citations import update_citations
 
+            self.progress.phase("citation network")
             cites = await update_citations(self.store, report.added)
             if cites.references:
                 report.notes.append(cites.note())
@@ -348,6 +349,7 @@ class KnowledgeBase:
                 return
             reports = self._reports_on_index()
             try:
+                self.progress.phase("communities and their reports" if reports else "communities")
                 run = await self._update_communities(reports=reports)
             except LLMUnavailableError as exc:
                 report.notes.append(f"community reports not written ({exc}); run `scholargraph communities` later")
@@ -520,10 +522,12 @@ class KnowledgeBase:
 
     def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
+        by_status = self.store.status_counts()
         return {
             "workspace": str(self.workdir),
-            "documents": self.store.count("documents"),
-            "documents_by_status": self.store.status_counts(),
+            "documents": self.store.count("documents"),  # every row, FAILED files included
+            "papers": by_status.get(DocStatus.PROCESSED.value, 0),  # indexed papers
+            "documents_by_status": by_status,
             "chunks": self.store.count("chunks"),
             "entities": self.store.count("entities"),
             "relations": self.store.count("relations"),
@@ -771,11 +775,24 @@ class KnowledgeBase:
             self._local_server.stop()
             self._local_server = None
 
+    async def aclose(self) -> None:
+        """Close the HTTP clients (LLM, embeddings, reranker) and the workspace, from async code."""
+        try:
+            await self.aclose_clients()
+        finally:
+            self.close()
+
     def __enter__(self) -> KnowledgeBase:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> KnowledgeBase:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def _question(question: str) -> str:

@@ -46,7 +46,7 @@ from .graph.merge import entity_keys, plan_writes
 from .graph.refresh import GraphRefresher
 from .ingest.chunking import chunk_document
 from .ingest.identity import content_md5
-from .ingest.registry import LoadOptions, display_path, iter_files, load_file
+from .ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_files, load_file
 from .ingest.tokenizer import TextTokenizer
 from .llm.embeddings import Embedder
 from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
@@ -114,6 +114,13 @@ def _long_lived_objects_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+def resolution_note(groups: Sequence[Sequence[str]]) -> str:
+    """"merged 44 entities into 22": the entities of the merged groups, and the groups."""
+    merged = sum(len(g) for g in groups)
+    return (f"entity resolution merged {merged} entities into {len(groups)} ({merged - len(groups)} duplicates "
+            "removed; see `scholargraph entities`, undo with `entities --split`)")
+
+
 class Pipeline:
     def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
                  extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
@@ -148,8 +155,9 @@ class Pipeline:
         files = list(iter_files(paths, options.exclude, left_out))
         if left_out:
             report.notes.append(f"excluded {len(left_out)} file(s) matching {', '.join(options.exclude)}")
-        if not files:
-            report.warnings.append("no supported files found in " + ", ".join(str(p) for p in paths))
+        for path in map(Path, paths):  # a directory with nothing to read fails, as a named unsupported file does
+            if path.is_dir() and not any(f == path or path in f.parents for f in files + left_out):
+                report.failed.append({"path": display_path(path), "error": empty_directory_reason(path)})
         return files
 
     def load_one(self, path: Path, report: IndexReport, options: LoadOptions) -> list[Document]:
@@ -322,7 +330,7 @@ class Pipeline:
                 await asyncio.gather(intake, *tasks, return_exceptions=True)
                 raise
         report.stopped = self._stop
-        self.progress.log("rebuilding merged entities and relations…")
+        self.progress.phase("rebuilding merged entities and relations")
         await self.refresher.refresh()
         await self._resolve(report)
         self.progress.finish()
@@ -390,10 +398,10 @@ class Pipeline:
         from .graph.resolution_pass import resolve_pending
         from .graph.resolve import ResolutionSettings
 
+        self.progress.phase("resolving entities")
         groups = await asyncio.to_thread(resolve_pending, self.store, ResolutionSettings(threshold=cfg.resolution_threshold))
         if groups:
-            report.notes.append(f"entity resolution merged {sum(len(g) - 1 for g in groups)} entities into "
-                                f"{len(groups)} (see `scholargraph entities`; undo with `entities --split`)")
+            report.notes.append(resolution_note(groups))
             await self.refresher.refresh()
 
     async def maintain(self, report: IndexReport | None = None) -> None:

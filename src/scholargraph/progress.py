@@ -1,4 +1,6 @@
-"""Progress reporting: a no-op sink for the Python API, a rich progress bar for the CLI."""
+"""Progress reporting: a no-op sink for the Python API; for the CLI a rich progress bar on a
+terminal, and plain lines when stderr is not one (a log file, CI). Both show the phase a run is in
+(extraction, graph rebuild, entity resolution, citations, communities)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ class Progress(Protocol):
 
     def log(self, message: str) -> None: ...
 
+    def phase(self, name: str) -> None: ...
+
     def finish(self) -> None: ...
 
 
@@ -34,6 +38,9 @@ class NullProgress:
     def log(self, message: str) -> None:
         pass
 
+    def phase(self, name: str) -> None:
+        pass
+
     def finish(self) -> None:
         pass
 
@@ -45,21 +52,31 @@ class RichProgress:
         from rich.console import Console
 
         self.console = Console(stderr=True)
-        self.enabled = enabled and sys.stderr.isatty()
+        self.enabled = enabled
+        self.plain = not sys.stderr.isatty()  # a log file or CI: one line per document and per phase
         self._usage = usage
         self._progress: Any = None  # rich.progress.Progress once started
         self._task: Any = None
+        self._phase = "indexing"
+        self._done = self._total = 0
 
     def _describe(self) -> str:
         if not self._usage:
-            return "indexing"
+            return self._phase
         total = Usage()
         for u in self._usage().values():
             total.add(u)
-        return f"indexing · LLM calls {total.calls} (+{total.cached_calls} cached) · tokens {total.total_tokens:,}"
+        return f"{self._phase} · LLM calls {total.calls} (+{total.cached_calls} cached) · tokens {total.total_tokens:,}"
+
+    def _line(self, message: str) -> None:
+        self.console.print(message, highlight=False, soft_wrap=True)
 
     def start(self, total: int) -> None:
         if not self.enabled or total == 0:
+            return
+        if self.plain:
+            self._total += total
+            self._line(f"{self._phase}: {self._total} document(s)")
             return
         from rich.progress import (
             BarColumn,
@@ -81,13 +98,19 @@ class RichProgress:
         """Documents found while the run goes on (files are parsed as extraction proceeds)."""
         if more <= 0:
             return
+        if self.plain:
+            self._total += more
+            return
         if self._progress is None:
             self.start(more)
         else:
             self._progress.update(self._task, total=self._progress.tasks[0].total + more)
 
     def advance(self) -> None:
-        if self._progress is not None:
+        if self.enabled and self.plain:
+            self._done += 1
+            self._line(f"{self._done}/{self._total} docs · {self._describe()}")
+        elif self._progress is not None:
             self._progress.update(self._task, advance=1, description=self._describe())
 
     def log(self, message: str) -> None:
@@ -95,6 +118,16 @@ class RichProgress:
             self._progress.console.print(message)
         elif self.enabled:
             self.console.print(message)
+
+    def phase(self, name: str) -> None:
+        """The run's next step (the bar's label; a line of its own when there is no bar)."""
+        self._phase = name
+        if not self.enabled:
+            return
+        if self._progress is not None:
+            self._progress.update(self._task, description=self._describe())
+        else:
+            self._line(f"… {name}")
 
     def finish(self) -> None:
         if self._progress is not None:

@@ -212,3 +212,12 @@ def test_every_format_loads_in_its_reference_reader_with_characters_xml_forbids(
     for name in ("kg.graphml", "kg.turtle", "kg.jsonld", "kg.json"):
         text = (tmp_path / name).read_text(encoding="utf-8")
         assert not any(c in text for c in FORBIDDEN) and not re.search(r"\\u00[01][0-9a-fA-F]", text), name
+
+
+def test_export_names_the_relations_stats_counts_beside_its_edges(workspace, tmp_path, capsys):
+    """Issue 24 item 10: export said 5,940 edges where `stats` said 5,239 relations."""
+    with _kb(workspace) as kb:
+        relations = kb.stats()["relations"]
+    assert main(["export", "-w", str(workspace), "--format", "graphml", "--out", str(tmp_path / "g.graphml")]) == 0
+    out = capsys.readouterr().out
+    assert f"({relations:,} relations as `stats` counts them" in out

@@ -108,3 +108,15 @@ def test_dev_papers_cite_each_other(dev, store):
     jats = store.references([ids["jats/PMC5828200.nxml"]])
     assert len(jats) == 52 and sum(1 for r in jats if r.pmid) == 52
     assert all(r.target_id == f"ref:{r.target_id[4:]}" for r in jats)  # none in the workspace: stubs
+
+
+def test_a_cited_paper_without_a_parsed_title_is_listed_by_its_reference_text(store):
+    """Issue 24 item 7: cited papers outside the workspace were listed as ``ref:00040e2396313fef``."""
+    from scholargraph.analysis.citation_view import network_view
+
+    raw = "[12] Pirolli P and Card S, The sensemaking process and leverage points for analyst technology"
+    add(store, paper("a", "Paper A", [raw]))
+    asyncio.run(update_citations(store, ["a"]))
+    stubs = network_view(store)["most_cited_stubs"]
+    assert len(stubs) == 1 and stubs[0]["id"].startswith("ref:")
+    assert stubs[0]["title"] and "sensemaking process" in stubs[0]["title"] and not stubs[0]["title"].startswith("[")

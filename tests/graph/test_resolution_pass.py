@@ -91,3 +91,11 @@ def test_papers_indexed_one_by_one_give_the_graph_indexed_together(tmp_path):
     assert any("AGRIF" in aliases for _, aliases in together[0].values())  # there were merges to agree on
     assert one_by_one[0] == together[0]
     assert one_by_one[1] == together[1]
+
+
+def test_the_merge_note_counts_the_entities_merged_and_what_they_became():
+    """Issue 24 item 10: "entity resolution merged 22 entities into 22" (22 pairs became 22)."""
+    from scholargraph.pipeline import resolution_note
+
+    note = resolution_note([["a", "b"], ["c", "d"], ["e", "f", "g"]])
+    assert note.startswith("entity resolution merged 7 entities into 3 (4 duplicates removed")

@@ -22,3 +22,34 @@ def test_headings_inside_a_chunk_are_not_answer_sentences():
     assert cited == [1] and lines
     assert all("Case Studies" not in line and "Labeling of Santander" not in line for line in lines)
     assert any("scores each Smart City technology" in line for line in lines)
+
+
+def test_the_same_sentence_in_two_overlapping_chunks_is_quoted_once():
+    """Issue 24 item 6: chunks overlap, and the same sentence appeared twice under two numbers."""
+    shared = "MapReduce re-executes the tasks of a failed machine on other workers."
+    sources = [_source(1, f"Workers fail often. {shared}", "Fault tolerance"),
+               _source(2, f"{shared} Masters write checkpoints of their data structures.", "Fault tolerance")]
+    answer, cited = extractive_answer("How does MapReduce handle machine failures?", sources)
+    assert answer.count("re-executes the tasks") == 1
+
+
+def test_sentences_cut_by_a_missing_formula_or_made_of_pseudo_code_are_not_quoted():
+    text = ("For β > 0, the β-smooth sensitivity of f is\n\n"
+            "Smooth sensitivity bounds the noise that the mechanism adds for each database.\n\n"
+            "1: for each database x do 2: S ← max(LS(x), β · S); end for 3: return S ← S + Lap(1/ε)")
+    answer, _ = extractive_answer("What is the smooth sensitivity of a database?", [_source(1, text, None)])
+    lines = answer.splitlines()[1:]
+    assert any("bounds the noise" in line for line in lines)
+    assert not any("sensitivity of f is" in line or "←" in line for line in lines), lines
+
+
+def test_graph_modes_add_the_graph_evidence_they_retrieved():
+    """Without an LLM the modes differed only in the passages they ranked: graph modes now also
+    show the relations they found."""
+    chunk = _source(1, "Aspirin inhibits cyclooxygenase in platelets and tissue.", None)
+    relation = Source(number=2, kind="relation", chunk_id="c1", document_id="d", title="T", section=None,
+                      page_start=None, page_end=None, text="aspirin -> cyclooxygenase: aspirin inhibits cyclooxygenase")
+    plain, _ = extractive_answer("What does aspirin inhibit?", [chunk])
+    graph, cited = extractive_answer("What does aspirin inhibit?", [chunk], graph=[relation])
+    assert "aspirin -> cyclooxygenase" in graph and "aspirin -> cyclooxygenase" not in plain
+    assert cited == [1, 2]

@@ -14,7 +14,7 @@ export function statsView(root) {
   const box = h("section", { class: "stats", "data-testid": "stats" }, h("p", { class: "muted" }, "Loading…"));
   root.append(box);
   api("/api/stats").then((s) => {
-    const cards = [["papers", s.documents], ["chunks", s.chunks], ["entities", s.entities], ["relations", s.relations], ["keywords", s.keywords]];
+    const cards = [["papers", s.papers ?? s.documents], ["chunks", s.chunks], ["entities", s.entities], ["relations", s.relations], ["keywords", s.keywords]];
     const maxType = Math.max(1, ...Object.values(s.entity_types));
     const u = s.usage;
     clear(box,

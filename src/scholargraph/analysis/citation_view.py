@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
 from ..errors import NotFoundError
 from ..graph.citations import citation_counts
-from ..models import DocStatus
+from ..models import DocStatus, StubPaper
 from ..store.base import Store
+
+_MARKER = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.)\s*")
+
+
+def stub_title(stub: StubPaper | None, limit: int = 120) -> str | None:
+    """What to call a cited paper outside the workspace: its parsed title, else the start of its
+    reference text (never the ``ref:...`` id)."""
+    if stub is None:
+        return None
+    if stub.title:
+        return stub.title
+    text = _MARKER.sub("", " ".join(stub.raw.split()))
+    return (text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…") or None
 
 
 def network_view(store: Store, limit: int = 50) -> dict:
@@ -19,7 +34,7 @@ def network_view(store: Store, limit: int = 50) -> dict:
                "cited_by": cited_by[d.id], "cites": cites[d.id]}
               for d in sorted(docs, key=lambda d: (-cited_by[d.id], -cites[d.id], d.id))]
     stubs = store.stub_papers()
-    stub_rows = [{"id": s.id, "title": s.title, "year": s.year, "doi": s.doi, "pmid": s.pmid, "stub": True,
+    stub_rows = [{"id": s.id, "title": stub_title(s), "year": s.year, "doi": s.doi, "pmid": s.pmid, "stub": True,
                   "cited_by": cited_by[s.id], "cites": 0} for s in sorted(stubs, key=lambda s: (-cited_by[s.id], s.id))]
     edges = sorted({(r.citing_id, r.target_id) for r in refs if r.target_id in ids})
     return {
@@ -47,7 +62,7 @@ def paper_view(store: Store, doc_id: str) -> dict:
         if t in docs:
             return {"id": t, "title": docs[t].title, "year": docs[t].year, "stub": False}
         s = stubs.get(t)
-        return {"id": t, "title": s.title if s else None, "year": s.year if s else None, "stub": True}
+        return {"id": t, "title": stub_title(s), "year": s.year if s else None, "stub": True}
 
     return {
         "id": doc_id, "title": row.title, "year": row.year,

@@ -32,7 +32,7 @@ def write_graphml(source: ExportSource, out: TextIO) -> dict[str, int]:
     for name, kind in EDGE_KEYS:
         out.write(f'  <key id="e_{name}" for="edge" attr.name="{name}" attr.type="{kind}"/>\n')
     out.write('  <graph id="scholargraph" edgedefault="directed" parse.nodeids="free" parse.edgeids="free">\n')
-    nodes = edges = 0
+    nodes = edges = relations = 0
     texts: dict[tuple[str, int], str] = {}
     for page in source.entity_pages():
         for e in page:
@@ -44,6 +44,7 @@ def write_graphml(source: ExportSource, out: TextIO) -> dict[str, int]:
     for parts in source.relation_pages():
         for part in parts:
             r = part.relation
+            relations += bool(part.records)
             for n, rec in enumerate(part.records):
                 sentence = _sentence(source, texts, rec.document_id, rec.sentence)
                 values = {"predicate": predicate_of(rec), "description": rec.description, "directed": rec.directed,
@@ -54,7 +55,7 @@ def write_graphml(source: ExportSource, out: TextIO) -> dict[str, int]:
                           + "".join(_data(f"e_{k}", v) for k, v in values.items() if v != "") + "</edge>\n")
                 edges += 1
     out.write("  </graph>\n</graphml>\n")
-    return {"nodes": nodes, "edges": edges}
+    return {"nodes": nodes, "edges": edges, "relations": relations}
 
 
 def _sentence(source: ExportSource, cache: dict[tuple[str, int], str], doc: str, ordinal: int | None) -> str:

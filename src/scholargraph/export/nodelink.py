@@ -34,6 +34,7 @@ def write_nodelink(source: ExportSource, out: TextIO) -> dict[str, int]:
                        "aliases": e.aliases, "weight": e.weight, "documents": e.document_ids})
     out.write('\n ],\n "edges": [\n')
     edges = _Array(out)
+    relations = 0
     wanted = set(source.doc_ids) if source.doc_ids else None
     for page in source.entity_pages():  # a second pass: entity -> paper edges (nothing kept in memory)
         for e in page:
@@ -44,6 +45,7 @@ def write_nodelink(source: ExportSource, out: TextIO) -> dict[str, int]:
     for parts in source.relation_pages():
         for part in parts:
             r = part.relation
+            relations += bool(part.records)
             for n, rec in enumerate(part.records):
                 edges.add({"source": r.source_id, "target": r.target_id, "key": f"{r.id}/{n}",
                            "predicate": predicate_of(rec), "written": rec.keywords[0] if rec.keywords else "",
@@ -51,4 +53,4 @@ def write_nodelink(source: ExportSource, out: TextIO) -> dict[str, int]:
                            "chunk": rec.chunk_id, "sentence": rec.sentence, "level": rec.level,
                            "weight": rec.strength})
     out.write("\n ]\n}\n")
-    return {"nodes": nodes.count, "edges": edges.count}
+    return {"nodes": nodes.count, "edges": edges.count, "relations": relations}

@@ -124,22 +124,60 @@ def _split_block(block: L.Block, min_chars: int, heading: str) -> list[L.Block]:
     return [block]
 
 
-_REF_MARK = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.\s)")
+_REF_BRACKET = re.compile(r"^\s*\[\d{1,4}\]")
+_REF_NUMBER = re.compile(r"^\s*(\d{1,4})\.\s")
+
+
+def _marked_starts(entries: list[tuple[L.Line, str]]) -> list[int]:
+    """Lines that open a reference by its marker: "[n]", else "n." numbering in sequence (a year
+    opening a line, "2020. Title", is no marker)."""
+    bracket = [i for i, (_, t) in enumerate(entries) if _REF_BRACKET.match(t)]
+    if len(bracket) >= max(2, 0.15 * len(entries)):
+        return bracket
+    numbered: list[int] = []
+    last = 0
+    for i, (_, text) in enumerate(entries):
+        if (m := _REF_NUMBER.match(text)) and (int(m.group(1)) == last + 1 or (not numbered and int(m.group(1)) < 10)):
+            numbered.append(i)
+            last = int(m.group(1))
+    return numbered if len(numbered) >= max(2, 0.15 * len(entries)) else []
+
+
+def _column(entries: list[tuple[L.Line, str]], line: L.Line) -> tuple[float, float]:
+    """Left and right edge of the column ``line`` is in (lines of its page starting near it)."""
+    same = [ln for ln, _ in entries if ln.page == line.page and abs(ln.x0 - line.x0) < 40]
+    return min(ln.x0 for ln in same), max(ln.x1 for ln in same)
+
+
+def _indent_starts(entries: list[tuple[L.Line, str]]) -> set[int]:
+    """Lines at the left edge of their column: the first lines of hanging-indent references."""
+    return {i for i, (line, _) in enumerate(entries) if i == 0 or line.x0 <= _column(entries, line)[0] + 1.0}
+
+
+def _flush_left_starts(entries: list[tuple[L.Line, str]]) -> set[int]:
+    """No indent to go by: a reference starts after a line that ends one (a short line ending with a
+    full stop; a reference's last line rarely fills the column)."""
+    starts = {0}
+    for i in range(1, len(entries)):
+        before, text = entries[i - 1]
+        left, right = _column(entries, before)
+        if text.rstrip().endswith(".") and before.x1 < right - 0.15 * (right - left):
+            starts.add(i)
+    return starts
 
 
 def split_references(entries: list[tuple[L.Line, str]]) -> list[str]:
-    """Reference entries: by "[n]"/"n." markers, else by hanging indent, else one per line."""
+    """Reference entries: by "[n]"/"n." markers, else by hanging indent, else (every line at the
+    left edge) by the short line that ends each reference."""
     if not entries:
         return []
-    marked = [i for i, (_, t) in enumerate(entries) if _REF_MARK.match(t)]
-    if len(marked) >= max(2, 0.15 * len(entries)):
+    marked = _marked_starts(entries)
+    if marked:
         starts = set(marked) | {0}
     else:
-        starts = {0}
-        for i, (line, _) in enumerate(entries):
-            same_col = [ln.x0 for ln, _ in entries if ln.page == line.page and abs(ln.x0 - line.x0) < 40]
-            if i and line.x0 <= min(same_col) + 1.0:
-                starts.add(i)
+        starts = _indent_starts(entries)
+        if len(entries) >= 6 and len(starts) > 0.6 * len(entries):  # one "reference" per line: no indent
+            starts = _flush_left_starts(entries)
     refs: list[str] = []
     cur: list[str] = []
     for i, (_, text) in enumerate(entries):

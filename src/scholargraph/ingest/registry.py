@@ -187,6 +187,15 @@ def iter_files(paths: Iterable[str | Path], exclude: Iterable[str] = (), left_ou
                 yield child
 
 
+def empty_directory_reason(path: Path, listed: int = 5) -> str:
+    """Why a directory gave nothing to index: the files it holds (none of a supported type)."""
+    found = sorted(p.name for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+    shown = ", ".join(found[:listed]) + (f" and {len(found) - listed} more" if len(found) > listed else "")
+    known = ", ".join(sorted(loaders()))
+    return (f"no supported files in this directory ({'found: ' + shown if found else 'it is empty'}); "
+            f"supported: {known}")
+
+
 def _walk(path: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))

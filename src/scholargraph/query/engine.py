@@ -92,7 +92,7 @@ class QueryEngine:
             # chunks carry the passages; entity/relation lines only when no chunk was retrieved
             # (of the sources in the context: a number cut from it has no source to resolve to)
             passages = [s for s in answer.sources if s.kind == "chunk"] or answer.sources
-            answer.text, answer.cited = extractive_answer(question, passages)
+            answer.text, answer.cited = extractive_answer(question, passages, graph=answer.sources)
             answer.extractive = True
             if on_text:
                 on_text(answer.text)

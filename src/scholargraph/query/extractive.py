@@ -1,5 +1,9 @@
 """Answer without an LLM: the sentences of the retrieved sources that best match the question,
-each with its citation, labelled as extractive."""
+each with its citation, labelled as extractive; graph modes add the relations they retrieved.
+
+A sentence is quoted once (overlapping chunks hold the same sentence), and never when it is not
+prose: cut short where a display formula was (it ends without a full stop, "... of f is"), or
+pseudo-code ("2: S ← max(...)")."""
 
 from __future__ import annotations
 
@@ -15,6 +19,11 @@ from .citations import neutralise_source_citations
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]+")
 LABEL = "Extractive answer (no LLM configured; these are the passages that best match the question):"
+GRAPH_LABEL = "Graph evidence (relations this mode retrieved):"
+# a sentence cut where a display formula was: "... the β-smooth sensitivity of f is"
+_CUT_SHORT = re.compile(r"(?:\b(?:is|are|was|were|be|of|the|a|an|by|as|to|and|or|with|for|in|that|which|where|"
+                        r"given|defined|follows|than)|[=:,(≤≥<>+\-*/])\s*$", re.IGNORECASE)
+_CODE = re.compile(r"[←⇐≔{}]|(?:^|\s)\d{1,3}:\s|\bend\s+(?:for|if|while)\b|\breturn\s+\S+\s*$")
 
 
 def _terms(text: str) -> list[str]:
@@ -28,6 +37,15 @@ def _stem(word: str) -> str:
     return word
 
 
+def is_prose(sentence: str) -> bool:
+    """A whole sentence of prose: not cut short where a formula was, and not pseudo-code."""
+    return not _CUT_SHORT.search(sentence) and len(_CODE.findall(sentence)) < 2
+
+
+def _key(sentence: str) -> str:
+    return " ".join(_terms(sentence))
+
+
 def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> list[tuple[str, int, float]]:
     """(sentence, source number, score), best first; at most two sentences per source."""
     q_terms = Counter(_stem(t) for t in _terms(question))
@@ -39,8 +57,8 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
         headings = {" ".join(h.split()) for h in (source.section or "").split(" / ") if h.strip()}
         for start, end in sentence_spans(source.text):
             sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
-            if len(sentence) < 25 or any(sentence in h for h in headings):  # a chunk's text holds its headings
-                continue
+            if len(sentence) < 25 or any(sentence in h for h in headings) or not is_prose(sentence):
+                continue  # (a chunk's text holds its headings)
             terms = {_stem(t) for t in _terms(sentence)}
             overlap = sum(1 for t in q_terms if t in terms)
             if not overlap:
@@ -50,19 +68,27 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
     scored.sort(key=lambda x: -x[2])
     picked: list[tuple[str, int, float]] = []
     per_source: Counter[int] = Counter()
+    seen: set[str] = set()
     for sentence, number, score in scored:
-        if per_source[number] < 2:
+        if per_source[number] < 2 and _key(sentence) not in seen:  # overlapping chunks: quoted once
             picked.append((sentence, number, score))
             per_source[number] += 1
+            seen.add(_key(sentence))
         if len(picked) >= limit:
             break
     return picked
 
 
-def extractive_answer(question: str, sources: Sequence[Source], limit: int = 5) -> tuple[str, list[int]]:
+def extractive_answer(question: str, sources: Sequence[Source], limit: int = 5,
+                      graph: Sequence[Source] = (), graph_limit: int = 3) -> tuple[str, list[int]]:
+    """``graph``: the relation sources a graph mode retrieved (best first); the first
+    ``graph_limit`` are listed after the sentences, so that modes differ by what they retrieve."""
     picked = best_sentences(question, sources, limit)
-    if not picked:
+    relations = [s for s in graph if s.kind == "relation"][:graph_limit]
+    if not picked and not relations:
         return ("No passage in the indexed documents matches the question.", [])
     lines = [LABEL] + [f"- {sentence} [{number}]" for sentence, number, _ in picked]
-    cited = list(dict.fromkeys(number for _, number, _ in picked))
+    if relations:
+        lines += [GRAPH_LABEL] + [f"- {' '.join(s.text.split())[:300]} [{s.number}]" for s in relations]
+    cited = list(dict.fromkeys([number for _, number, _ in picked] + [s.number for s in relations]))
     return "\n".join(lines), cited

@@ -90,6 +90,10 @@ class JobProgress:
             del self.job.log[:-KEEP_LOG_LINES]
         self._publish(self.job, "log")
 
+    def phase(self, name: str) -> None:
+        """The run's next step, as a log line of the job (the web app shows the last one)."""
+        self.log(f"{name}…")
+
     def finish(self) -> None:
         self._publish(self.job, "progress")
 
