@@ -173,7 +173,7 @@ def retrieval_json(retrieval) -> dict:
             "sources": sources, "results": sources,
             "cut_from_context": retrieval.cut, "context_tokens": retrieval.context_tokens,
             "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
-            "notes": retrieval.notes}
+            "notes": retrieval.notes, "trace": retrieval.trace}
 
 
 def print_entities(rows: list[dict]) -> None:

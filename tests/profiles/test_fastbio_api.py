@@ -70,7 +70,7 @@ def test_query_filters_given_by_the_caller(llm_server, tmp_path):
     parses = server.stats.by_kind["parse"]["calls"] if "parse" in server.stats.by_kind else 0
     answer = rag.answer("What drives it?", gene=["DELTAGENE"], question_analysis=False, similarity_score=0.0)
     assert server.stats.by_kind.get("parse", {}).get("calls", 0) == parses  # no question analysis
-    assert answer.trace["parsed"]["genes"] == ["DELTAGENE"] and answer.trace["parsed"]["parsed_by"] == "given"
+    assert answer.trace["filters"]["genes"] == ["DELTAGENE"] and answer.trace["filters"]["parsed_by"] == "given"
     assert {s.document_id for s in answer.sources} == {"PB"}
     only = rag.answer("What does BETAPROTEIN do in Endometriosis?", paper_id=["PD"], similarity_score=-1.0)
     assert {s.document_id for s in only.sources} <= {"PD"}

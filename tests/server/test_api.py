@@ -85,6 +85,18 @@ def test_retrieve_in_every_mode(server, indexed, mode):
     assert {"rank", "kind", "document_id", "title", "section", "text"} <= set(body["results"][0])
 
 
+def test_answers_and_retrievals_say_what_their_mode_used(server, indexed):
+    # issue 25 item 10: the subgraph's matched nodes and paths, the global mode's edges, by name
+    with client(server) as http:
+        sub = http.post("/api/retrieve", json={"question": "How does HippoRAG use the Knowledge Graph?",
+                                               "mode": "subgraph"}).json()["trace"]
+        answer = http.post("/api/ask", json={"question": "How does HippoRAG use the Knowledge Graph?",
+                                             "mode": "global", "stream": False}).json()
+    assert sub["mode"] == "subgraph" and all(n["name"] for n in sub["matched_nodes"]) and "paths" in sub
+    assert answer["trace"]["mode"] == "global"
+    assert all(e["source"] and e["target"] for e in answer["trace"].get("edges", []))
+
+
 def test_unknown_mode_is_a_clear_400(server, indexed):
     with client(server) as http:
         response = http.post("/api/ask", json={"question": "x?", "mode": "psychic", "stream": False})

@@ -27,6 +27,7 @@ from ..store.base import Store
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import extractive_answer
 from .retrieval import Retrieval, history_text, merge_usage
+from .trace import build_trace
 
 __all__ = ["QueryEngine"]
 
@@ -60,7 +61,9 @@ class QueryEngine:
         alone); ``subgraph=False`` replaces the shortest-path subgraph by one-hop neighbours of the
         matched entities (ablation "-subgraph"). Modes that use neither are unaffected."""
         request = QueryRequest(question, top_k, clues, subgraph)
-        return await self._mode(mode, request).retrieve(self.context, request)
+        retrieval = await self._mode(mode, request).retrieve(self.context, request)
+        retrieval.trace = build_trace(self.context.store, retrieval.mode, retrieval.details)
+        return retrieval
 
     async def answer(self, question: str, mode: str | None = None, top_k: int | None = None,
                      history: Sequence[tuple[str, str]] | None = None, on_text: Callable[[str], None] | None = None, *,
@@ -69,6 +72,7 @@ class QueryEngine:
         shown = (lambda piece: on_text(numbers.apply(piece))) if on_text else None
         request = QueryRequest(question, top_k, clues, subgraph, tuple(history or ()), shown)
         answer = await self._answer(self._mode(mode, request), request)
+        answer.trace = build_trace(self.context.store, answer.mode, answer.trace)  # the mode's details, named
         return number_cited_sources(answer, numbers)
 
     async def _answer(self, impl: QueryMode, request: QueryRequest) -> Answer:
@@ -81,7 +85,8 @@ class QueryEngine:
         answer = Answer(question, "", retrieval.mode, [s for s in retrieval.sources if s.number not in cut],
                         timings=dict(retrieval.timings), context=retrieval.context, notes=list(retrieval.notes),
                         usage=merge_usage(retrieval.usage), keywords=retrieval.keywords,
-                        cut=[s for s in retrieval.sources if s.number in cut], context_tokens=dict(retrieval.context_tokens))
+                        cut=[s for s in retrieval.sources if s.number in cut], context_tokens=dict(retrieval.context_tokens),
+                        trace=dict(retrieval.details))
         if not retrieval.sources:
             answer.text = "Nothing is indexed that matches the question (is the workspace empty? see `scholargraph status`)."
             if on_text:  # a streamed answer shows it too

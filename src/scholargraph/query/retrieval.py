@@ -31,6 +31,8 @@ class Retrieval:
     # numbers of the sources left out of ``context`` by the token budget (the results keep them)
     cut: list[int] = field(default_factory=list)
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
+    # ``details`` with names, for users (query/trace.py): set by the engine
+    trace: dict = field(default_factory=dict)
 
 
 def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:

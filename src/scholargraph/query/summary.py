@@ -248,7 +248,8 @@ async def _map_one(llm, source: Source, level: int, question: str) -> list[tuple
 async def summary_answer(store: Store, settings: Settings, embedder, llm, question: str, top_k: int | None = None,
                          on_text=None) -> Answer:
     retrieval = await summary_retrieve(store, settings, embedder, llm, question, top_k)
-    answer = Answer(question, "", MODE, retrieval.sources, timings=dict(retrieval.timings), context=retrieval.context,
+    answer = Answer(question, "", MODE, retrieval.sources, trace=dict(retrieval.details), timings=dict(retrieval.timings),
+                    context=retrieval.context,
                     notes=list(retrieval.notes), usage=merge_usage(retrieval.usage))
     if not retrieval.sources:
         answer.text = "No community report to answer from (is the workspace empty? see `scholargraph stats --graph`)."

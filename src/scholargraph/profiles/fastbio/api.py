@@ -27,6 +27,7 @@ from ...errors import InputError
 from ...ingest.csvfile import records_to_documents
 from ...models import Answer
 from ...query.citations import number_cited_sources
+from ...query.trace import build_trace
 from .cli import FASTBM_TOP_MATCH, fastbm_overrides, merge_overrides
 from .query import GivenFilters, bio_answer, format_references
 
@@ -158,6 +159,7 @@ class RAG:
         weight = _weight_quantile(kb.store, importance) if importance > 0 else None
         answer = await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, question, weight_threshold=weight,
                                   threshold=similarity, top_k=top_results, given=given)
+        answer.trace = build_trace(kb.store, answer.mode, answer.trace)
         return number_cited_sources(answer)
 
 
