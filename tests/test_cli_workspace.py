@@ -72,12 +72,14 @@ def test_kb_insert_of_a_missing_path_records_no_failed_row(tmp_path):
 
 @pytest.mark.parametrize("argv", [["status"], ["delete", "x"], ["stats"]], ids=lambda a: a[0])
 def test_reading_commands_do_not_import_torch(tmp_path, argv):
-    """A command that embeds nothing must not pay for torch / sentence-transformers at start."""
+    """A command that embeds nothing must not pay for torch / sentence-transformers at start, nor one
+    that searches no graph for networkx / scipy (issue 24 #8)."""
     ws = tmp_path / "ws"
     code = ("import json, sys\nfrom scholargraph import KnowledgeBase\nfrom scholargraph.cli import main\n"
             f"KnowledgeBase({str(ws)!r}).close()\n"
             f"main({argv!r} + ['-w', {str(ws)!r}, '--json'])\n"
-            "print(json.dumps([m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]))\n")
+            "print(json.dumps([m for m in ('torch', 'sentence_transformers', 'transformers', 'networkx', 'scipy')"
+            " if m in sys.modules]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
