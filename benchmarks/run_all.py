@@ -29,6 +29,7 @@ SCRIPTS = {
     "server_load": ["benchmarks.bench_server_load"],
     "localkg": ["benchmarks.bench_localkg"],
     "export": ["benchmarks.bench_export"],
+    "startup": ["benchmarks.bench_startup"],
 }
 
 

@@ -72,15 +72,49 @@ def test_kb_insert_of_a_missing_path_records_no_failed_row(tmp_path):
 
 @pytest.mark.parametrize("argv", [["status"], ["delete", "x"], ["stats"]], ids=lambda a: a[0])
 def test_reading_commands_do_not_import_torch(tmp_path, argv):
-    """A command that embeds nothing must not pay for torch / sentence-transformers at start."""
+    """A command that embeds nothing must not pay for torch / sentence-transformers at start, nor one
+    that searches no graph for networkx / scipy (issue 24 #8)."""
     ws = tmp_path / "ws"
     code = ("import json, sys\nfrom scholargraph import KnowledgeBase\nfrom scholargraph.cli import main\n"
             f"KnowledgeBase({str(ws)!r}).close()\n"
             f"main({argv!r} + ['-w', {str(ws)!r}, '--json'])\n"
-            "print(json.dumps([m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]))\n")
+            "print(json.dumps([m for m in ('torch', 'sentence_transformers', 'transformers', 'networkx', 'scipy')"
+            " if m in sys.modules]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+HEAVY_MODULES = "[m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]"
+
+
+@pytest.fixture(scope="module")
+def small_workspace(tmp_path_factory):
+    from scholargraph import KnowledgeBase
+
+    papers = tmp_path_factory.mktemp("papers")
+    (papers / "simcse.md").write_text("# SimCSE\n\nSimCSE trains sentence embeddings by contrastive learning. "
+                                      "Dropout noise makes the positive pairs.\n")
+    ws = tmp_path_factory.mktemp("ws") / "ws"
+    with KnowledgeBase(ws, extraction={"profile": "offline"}) as kb:
+        kb.insert([papers])
+    return ws
+
+
+@pytest.mark.parametrize("argv", [["ask", "What is SimCSE?"], ["retrieve", "What is SimCSE?"], ["--help"],
+                                  ["ask", "--help"]], ids=" ".join)
+def test_questions_and_help_do_not_import_torch(small_workspace, argv):
+    """Issue 24 #8: a question is embedded by the numpy runtime; torch (seconds of CPU) is never imported."""
+    code = ("import json, sys\nfrom scholargraph.cli import main\n"
+            f"try:\n    code = main({argv!r} + ['-w', {str(small_workspace)!r}, '--json'])\n"
+            "except SystemExit as exc:\n    code = exc.code\n"
+            f"print(json.dumps([code, {HEAVY_MODULES}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert json.loads(lines[-1]) == [0, []]
+    if argv[0] in ("ask", "retrieve") and argv[1] != "--help":
+        assert "SimCSE" in "\n".join(lines[:-1])
 
 
 def test_delete_by_file_name_or_title(capsys, tmp_path):

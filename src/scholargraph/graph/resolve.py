@@ -136,8 +136,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import networkx as nx
-
 from .resolve_blocks import candidate_pairs
 from .resolve_names import acronym_matches, make_surface, name_similarity, surfaces_of
 from .resolve_rules import explain_pair, linked, same_context
@@ -276,6 +274,8 @@ def _partition_component(comp: list[int], adj: dict[int, set[int]], max_group: i
         if n_edges == len(c) * (len(c) - 1) // 2:
             best = c
         else:
+            import networkx as nx  # only when a block is not a clique already
+
             graph = nx.Graph()
             graph.add_nodes_from(c)
             graph.add_edges_from((v, u) for v in c for u in sorted(sub[v]) if u > v)

