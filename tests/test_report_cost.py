@@ -5,7 +5,7 @@ command, the web view's endpoint) or when asked (`index --reports`), and `--dry-
 
 import json
 
-from scholargraph.testing.canned import default_rules
+from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.cli import main

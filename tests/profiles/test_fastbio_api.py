@@ -7,9 +7,9 @@ import json
 
 import pytest
 from fixtures.fastbio_papers import PAPERS
+from support import canned_bio
 
 from scholargraph.errors import InputError
-from scholargraph.testing import canned_bio
 from scholargraph.testing.llm_server import Rule
 
 

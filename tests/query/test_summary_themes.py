@@ -4,7 +4,7 @@ extractive report shows no rating (only an LLM rates a report)."""
 
 from __future__ import annotations
 
-from scholargraph.testing.canned import default_rules
+from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 
