@@ -302,6 +302,8 @@ def _proxy(recorder: Recorder, model: str, context: int):
     def embed(text: str, dim: int) -> list[float]:
         return [float(x) for x in asyncio.run(embedder.embed([text]))[0]]
 
+    embed("warm-up", 384)  # load the model now: LightRAG cancels a document whose embedding takes over 60 s
+
     return ScriptedLLMServer(recorder, models=[model], embedding_fn=embed, embedding_dim=384,
                              props=llama_props(1, context))
 

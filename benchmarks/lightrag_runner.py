@@ -102,6 +102,7 @@ async def run(args: argparse.Namespace) -> dict:
         llm_model_func=llm_model_func,
         llm_model_name=args.model,
         default_llm_timeout=int(args.timeout),
+        default_embedding_timeout=max(60, int(args.timeout)),
         embedding_func=EmbeddingFunc(embedding_dim=args.embedding_dim, max_token_size=8192, func=embed),
         chunk_token_size=args.chunk_size,
         entity_extract_max_gleaning=args.gleaning,
