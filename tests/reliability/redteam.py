@@ -152,10 +152,12 @@ def snapshot(workdir: Path, dsn: str | None = None) -> dict[str, Any]:
         store.close()
 
 
-def differences(got: dict[str, Any], want: dict[str, Any]) -> list[str]:
-    """Readable differences between two snapshots (empty when equal)."""
+def differences(got: dict[str, Any], want: dict[str, Any], ignore: tuple[str, ...] = ()) -> list[str]:
+    """Readable differences between two snapshots (empty when equal), leaving out the ``ignore`` parts."""
     out = []
     for part in want:
+        if part in ignore:
+            continue
         a, b = got.get(part), want[part]
         if a == b:
             continue

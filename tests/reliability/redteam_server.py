@@ -60,7 +60,7 @@ def serve_process(workdir: Path, llm: ScriptedLLMServer) -> tuple[subprocess.Pop
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, **scripted_env(llm), "SCHOLARGRAPH_EXTRACTION__PROFILE": "offline"}
-    process = subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "serve", "-w", str(workdir), "--port",
+    process = subprocess.Popen([sys.executable, "-m", "scholargraph.cli", "serve", "--create", "-w", str(workdir), "--port",
                                 str(port), "--llm-url", llm.base_url, "--llm-model", MODEL, "--log-level", "warning"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

@@ -22,7 +22,8 @@ def corpus(tmp_path):
 def clean(scholar, corpus, tmp_path):
     """A workspace indexed without interruption (in this process)."""
     run = scholar.at(tmp_path / "clean")
-    result = run("index", str(corpus), "--profile", "academic")
+    # --reports: with an LLM, reports are otherwise written when first needed, not by the index run
+    result = run("index", str(corpus), "--profile", "academic", "--reports")
     assert result.code == 0, result.err
     assert any("entity resolution merged" in n for n in result.json["notes"])  # the final phase has work
     state = snapshot(run.workdir)
@@ -43,7 +44,7 @@ INDEX_KILLS = [
 
 @pytest.mark.parametrize("point", INDEX_KILLS, ids=str)
 def test_kill_during_index_then_a_plain_rerun_gives_the_clean_graph(scholar, corpus, clean, point):
-    check_crash(scholar, ["index", str(corpus), "--profile", "academic"], point, clean)
+    check_crash(scholar, ["index", str(corpus), "--profile", "academic", "--reports"], point, clean)
 
 
 @pytest.mark.parametrize("recovery", ["index", "delete"])
@@ -52,7 +53,8 @@ def test_kill_during_entities_merge_is_finished_by_the_next_write(scholar, clean
     merged = scholar.at(copy_workspace(clean, tmp_path / "merged"))
     assert merged(*merge).code == 0
     # the next writing command: `index`, or one that is not about the graph at all (`delete` of no document)
-    recover = ["index", str(corpus), "--profile", "academic"] if recovery == "index" else ["delete", "no-such-paper"]
+    recover = ["index", str(corpus), "--profile", "academic", "--reports"] if recovery == "index" else [
+        "delete", "no-such-paper"]
     scholar.workdir = copy_workspace(clean, tmp_path / "victim")
     # the merge committed, the rebuild of what it touched had not started
     check_crash(scholar, merge, KillPoint("scholargraph.kb:KnowledgeBase.refresh_graph"), merged.workdir,
@@ -76,7 +78,7 @@ def test_kill_during_delete_is_all_or_nothing(scholar, clean, tmp_path):
 def test_kill_before_the_communities_on_postgresql_then_a_rerun_gives_them_back(scholar, corpus, clean, pg_dsn,
                                                                                 tmp_path):
     """Issue 27, item 3, on the PostgreSQL backend (there 154 communities / 71 reports became 0 / 0)."""
-    argv = ["index", str(corpus), "--profile", "academic"]
+    argv = ["index", str(corpus), "--profile", "academic", "--reports"]
     want = scholar.at(tmp_path / "pg-clean")
     assert want(*argv, "--db", pg_dsn("clean")).code == 0
     scholar.workdir = tmp_path / "pg-victim"

@@ -12,6 +12,7 @@ from support.canned import default_rules, extraction_reply
 from scholargraph.testing.llm_server import Reply, Rule
 
 ACADEMIC = ("--profile", "academic")
+COMMUNITIES = ("communities", "community_reports")
 PROSE = "Sure! The passage talks about graph neural networks and knowledge graphs."
 
 
@@ -68,7 +69,9 @@ def test_failed_chunks_are_marked_and_a_plain_rerun_retries_exactly_them(scholar
 
     clean = scholar.at(tmp_path / "clean")
     assert clean("index", str(corpus), *ACADEMIC).code == 0
-    diff = differences(snapshot(scholar.workdir), snapshot(clean.workdir))
+    # communities follow the graph only once it changed by communities.min_change (by design): the few
+    # entities of one repaired chunk leave the communities of the first run in place
+    diff = differences(snapshot(scholar.workdir), snapshot(clean.workdir), ignore=COMMUNITIES)
     assert not diff, diff
 
 
@@ -188,4 +191,4 @@ def test_a_profile_that_cannot_repair_single_chunks_processes_the_paper_again(sc
     assert report["usage"]["by_purpose"]["extract"]["calls"] == first.json["chunk_failures"]  # the rest was cached
     clean = scholar.at(tmp_path / "clean")
     assert clean("index", str(corpus), *ACADEMIC).code == 0
-    assert not differences(snapshot(scholar.workdir), snapshot(clean.workdir))
+    assert not differences(snapshot(scholar.workdir), snapshot(clean.workdir), ignore=COMMUNITIES)
