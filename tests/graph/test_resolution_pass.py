@@ -1,5 +1,7 @@
 """Entity resolution runs after indexing and merges names of one thing across papers."""
 
+import pytest
+
 from scholargraph import KnowledgeBase
 
 DOC_A = "Large language models generate fluent text. Large language models are trained on web corpora."
@@ -77,20 +79,35 @@ def _graph(kb) -> tuple[dict, dict]:
             {r.id: (r.source_id, r.target_id) for r in relations.values()})
 
 
-def test_papers_indexed_one_by_one_give_the_graph_indexed_together(tmp_path):
-    """Two order dependences: an entity merged earlier linked a newcomer through any of its names
-    ("NLP tasks" joined "natural language processing" through its alias "NLP", which together they
-    never do), and the kept id depended on merge history (aliases counted so far)."""
-    with KnowledgeBase(tmp_path / "together", extraction={"profile": "offline"}) as kb:
+def _both_orders(tmp_path, runtime: str) -> tuple[tuple[dict, dict], tuple[dict, dict]]:
+    settings = {"extraction": {"profile": "offline"}, "embeddings": {"runtime": runtime}}
+    with KnowledgeBase(tmp_path / f"together-{runtime}", **settings) as kb:
         kb.insert(texts=ORDER_PAPERS)
         together = _graph(kb)
-    with KnowledgeBase(tmp_path / "one-by-one", extraction={"profile": "offline"}) as kb:
+    with KnowledgeBase(tmp_path / f"one-by-one-{runtime}", **settings) as kb:
         for text in ORDER_PAPERS:
             kb.insert(texts=[text])
         one_by_one = _graph(kb)
+    return together, one_by_one
+
+
+def test_papers_indexed_one_by_one_give_the_graph_indexed_together(tmp_path):
+    """Two order dependences: an entity merged earlier linked a newcomer through any of its names
+    ("NLP tasks" joined "natural language processing" through its alias "NLP", which together they
+    never do), and the kept id depended on merge history (aliases counted so far). With the torch
+    runtime's vectors this corpus shows only those two."""
+    together, one_by_one = _both_orders(tmp_path, "torch")
     assert any("AGRIF" in aliases for _, aliases in together[0].values())  # there were merges to agree on
     assert one_by_one[0] == together[0]
     assert one_by_one[1] == together[1]
+
+
+@pytest.mark.xfail(strict=True, reason="open (docs/reliability.md, issue 27 item 11): an entity that could join "
+                   "either of two groups that do not link joins the one that came first; the numpy runtime's "
+                   "vectors (equal to torch's within 4e-7) put this corpus on that case")
+def test_the_remaining_order_dependence_with_the_numpy_runtime(tmp_path):
+    together, one_by_one = _both_orders(tmp_path, "numpy")
+    assert one_by_one[0] == together[0]
 
 
 def test_the_merge_note_counts_the_entities_merged_and_what_they_became():
