@@ -9,33 +9,16 @@ import time
 from typing import Any
 
 import pytest
+from support.memory_cache import MemoryCache
 
 from scholargraph.config import LLMSettings
 from scholargraph.errors import LLMError, LLMUnavailableError
 from scholargraph.llm.client import ChatResult, LLMClient
 from scholargraph.models import Usage
-from scholargraph.store.base import CachedResponse, CallRecord
 from scholargraph.testing.llm_server import Reply, ScriptedLLMServer
 
 MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}]
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-
-
-class MemoryCache:
-    """An in-memory LLMCache."""
-
-    def __init__(self) -> None:
-        self.entries: dict[str, CachedResponse] = {}
-        self.calls: list[CallRecord] = []
-
-    def cache_get(self, key: str) -> CachedResponse | None:
-        return self.entries.get(key)
-
-    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
-        self.entries[key] = response
-
-    def log_call(self, record: CallRecord) -> None:
-        self.calls.append(record)
 
 
 def make_settings(url: str, **overrides: Any) -> LLMSettings:

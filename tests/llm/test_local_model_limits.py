@@ -7,28 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support.memory_cache import MemoryCache
 
 from scholargraph.config import LLMSettings
 from scholargraph.errors import PromptTooLongError
 from scholargraph.llm.client import LLMClient
-from scholargraph.store.base import CachedResponse, CallRecord
 from scholargraph.testing.llm_server import Reply, llama_props
 
 MESSAGES = [{"role": "user", "content": "List three colours."}]
-
-
-class MemoryCache:
-    def __init__(self) -> None:
-        self.entries: dict[str, CachedResponse] = {}
-
-    def cache_get(self, key: str) -> CachedResponse | None:
-        return self.entries.get(key)
-
-    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
-        self.entries[key] = response
-
-    def log_call(self, record: CallRecord) -> None:
-        pass
 
 
 def client_for(server, cache=None, **settings) -> LLMClient:

@@ -168,6 +168,8 @@ def test_answer_usage_has_keywords_and_answer_and_citations_may_name_entities(ll
 def test_a_keyword_reply_cut_inside_its_json_is_used_but_not_cached(llm_server):
     """A truncated keyword reply during `ask` used to be repaired silently and cached: the next ask of
     the same question got the cut keywords again without asking the model."""
+    from support.memory_cache import MemoryCache
+
     from scholargraph.llm.accounting import CutReply
     from scholargraph.query.keywords import make_keywords
 
@@ -175,19 +177,6 @@ def test_a_keyword_reply_cut_inside_its_json_is_used_but_not_cached(llm_server):
     with pytest.raises(CutReply) as caught:
         parse_keywords(cut)
     assert caught.value.value == (["graph retrieval"], ["GraphRAG"])
-
-    class MemoryCache:
-        def __init__(self):
-            self.entries = {}
-
-        def cache_get(self, key):
-            return self.entries.get(key)
-
-        def cache_put(self, key, model, purpose, response):
-            self.entries[key] = response
-
-        def log_call(self, record):
-            pass
 
     server = llm_server(rules=[Rule("keywords", "high_level", cut)])
     cache = MemoryCache()
