@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the community reports now (LLM calls); default: when something needs them")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="leave out files matching GLOB (file name or path, e.g. '*.json'; repeatable)")
+    p.add_argument("--worker", action="store_true",
+                   help="PostgreSQL: after PATHS (if any), keep running as a worker that indexes whatever becomes "
+                        "pending, until SIGINT/SIGTERM (its documents are then given back to the other workers)")
     _settings_flags(p)
 
     for name, helptext in (("ask", "answer a question with citations"), ("retrieve", "show the ranked evidence for a question")):

@@ -52,6 +52,8 @@ def _kb(args: argparse.Namespace, overrides: dict[str, Any], workdir: str | None
 
 
 def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    if getattr(args, "worker", False):
+        return _index_worker(args, overrides)
     if not args.paths and not args.only:
         raise ConfigError("give files or directories to index (or --only DOC_ID to re-index stored documents)")
     manifest = None
@@ -66,6 +68,42 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
                            options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
+
+
+def _index_worker(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """``index --worker``: index PATHS (if any), then whatever becomes pending, until SIGINT/SIGTERM."""
+    missing_paths(args.paths)
+    with _kb(args, overrides, create=True) as kb:
+        if kb.settings.store.backend != "postgres":
+            raise ConfigError("index --worker needs a PostgreSQL knowledge base (--db postgresql://...)")
+        first = kb.insert(args.paths, scope=args.scope, force=args.force, wait=False) if args.paths else None
+        report = kb.run(_work_until_stopped(kb, args))
+    if first is not None:
+        report.files = first.files
+        report.added[:0] = first.added
+        report.failed[:0] = first.failed
+    show.print_json(report.to_json()) if args.json else show.print_index_report(report)
+    return 0 if not report.failed else 1
+
+
+async def _work_until_stopped(kb: KnowledgeBase, args: argparse.Namespace):
+    import asyncio
+    import signal
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    kb.progress.log("worker: waiting for documents (SIGINT/SIGTERM stops it)")
+
+    def batch_done(batch) -> None:
+        kb.progress.log(f"worker: {len(batch.added)} document(s) indexed, {len(batch.failed)} failed")
+
+    try:
+        return await kb.awork(stop, on_batch=batch_done)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def _questions(args: argparse.Namespace) -> list[str]:
