@@ -2,7 +2,7 @@
 PostgreSQL, several indexing workers, several scripted LLM endpoints with a realistic latency.
 
     .venv/bin/python -m benchmarks.bench_scale --docs 2000 [--workers 2] [--compare-one-worker]
-        [--endpoints 4] [--latency 2.0] [--limit 8] [--queries 30] [--json-out FILE]
+        [--endpoints 4] [--latency 2.0] [--limit 4] [--queries 20] [--json-out FILE]
 
 * Abstracts are generated at benchmark time (never committed): each one takes as many sentences as
   a real abstract of the dev sets has (BioRED train+dev, PubMedQA dev: ``../shared/data/dev``),
@@ -276,16 +276,20 @@ def database_size(dsn: str, documents: int) -> dict:
 
 
 def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir: str, out) -> None:
+    """One mode from a cold start, on the async API in one event loop (as the HTTP server runs it: the
+    sync API's clients are made and closed around every call)."""
+    import asyncio
+
     t_start = time.perf_counter()
     from scholargraph import KnowledgeBase
 
-    settings = worker_settings(dsn, [url], 0, 4)
-    kb = KnowledgeBase(workdir, progress=False, **settings)
+    kb = KnowledgeBase(workdir, progress=False, **worker_settings(dsn, [url], 0, 4))
     opened = time.perf_counter()
     rss_open = _rss_mb(os.getpid())
     result: dict = {"mode": mode}
-    try:
-        kb.retrieve(questions[0], mode)
+
+    async def run() -> None:
+        await kb.aretrieve(questions[0], mode)
         result["cold_start_to_first_retrieval_s"] = round(time.perf_counter() - t_start, 2)
         result["open_s"] = round(opened - t_start, 2)
         result["first_retrieval_s"] = round(time.perf_counter() - opened, 2)
@@ -295,10 +299,14 @@ def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir:
         times = []
         for q in questions[1:]:
             t = time.perf_counter()
-            kb.retrieve(q, mode)
+            await kb.aretrieve(q, mode)
             times.append(1000 * (time.perf_counter() - t))
         result["p50_ms"] = round(float(np.percentile(times, 50)), 1)
         result["p95_ms"] = round(float(np.percentile(times, 95)), 1)
+        await kb.aclose_clients()
+
+    try:
+        asyncio.run(run())
     except Exception as exc:  # a mode that cannot answer at this size says why
         result["error"] = f"{type(exc).__name__}: {exc}"[:300]
     finally:
@@ -368,8 +376,8 @@ def main() -> None:
     parser.add_argument("--endpoints", type=int, default=4)
     parser.add_argument("--latency", type=float, default=2.0, help="seconds per LLM call (a served 7-8B model)")
     parser.add_argument("--server-parallel", type=int, default=8, help="requests one endpoint works on at once")
-    parser.add_argument("--limit", type=int, default=8, help="LLM calls in flight per worker (llm.max_concurrency)")
-    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--limit", type=int, default=4, help="LLM calls in flight per worker (llm.max_concurrency)")
+    parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--sample-s", type=float, default=5.0)
     parser.add_argument("--no-queries", action="store_true")
     parser.add_argument("--json-out")
@@ -389,13 +397,17 @@ def main() -> None:
         main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp)
         dsn = main_run.pop("dsn")
         result["run"] = main_run
+        write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
         if not args.no_queries:
             result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp)
+            write_result(f"scale_{args.docs}", result, args.json_out)
         if args.compare_one_worker:
             one = index_run(pg, "scale_one", gen, args, endpoints.urls, 1, tmp)
             one.pop("dsn")
             result["one_worker"] = one
             result["speedup"] = round(main_run["documents_per_s"] / one["documents_per_s"], 2)
+            result["speedup_until_last_processed"] = round(
+                main_run["documents_per_s_until_last_processed"] / one["documents_per_s_until_last_processed"], 2)
     finally:
         endpoints.stop()
         query_server.stop()
