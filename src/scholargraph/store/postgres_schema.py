@@ -310,7 +310,10 @@ CREATE TABLE maintenance (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5]
+# v6: the endpoint (base URL) that answered each call (llm.endpoints), for `stats --cost`
+V5_TO_V6 = "ALTER TABLE llm_calls ADD COLUMN endpoint TEXT;"
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k
