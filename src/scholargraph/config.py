@@ -349,6 +349,14 @@ class QuerySettings(_Section):
                                                          "names containing it ('Nicki Minaj' / 'singer Nicki "
                                                          "Minaj'), times the shorter name's specificity; 0 = none")
     ppr_facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
+    max_graph_relations: int = Field(
+        1_000_000, ge=0, description="above this many relations the graph modes never load the whole graph: they read "
+                                     "the part the question touches from the store (bounded paths, ppr on the "
+                                     "neighbourhood of its seeds), and summary computes no communities at question time")
+    ppr_local_hops: int = Field(2, ge=1, le=4, description="above max_graph_relations: ppr walks the entities this "
+                                "many hops from its seeds, with the passages stating them")
+    ppr_local_entities: int = Field(20_000, ge=100, description="above max_graph_relations: at most this many entities "
+                                    "in ppr's neighbourhood (the hops stop when the next would pass it)")
     bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
     bio_min_edge_weight: float | None = Field(None, ge=0)
     bio_edge_weight: Literal["min", "mean", "max"] = "min"

@@ -724,13 +724,14 @@ class KnowledgeBase:
         """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""
         from .graph.browse import neighbourhood
 
-        return neighbourhood(self.store, self._one_entity(ref), depth, limit)
+        return neighbourhood(self.store, self._one_entity(ref), depth, limit, self.settings.query.max_graph_relations)
 
     def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict[str, Any]:
         """The entities and the shortest paths joining them as ``{"nodes", "edges", "paths"}``."""
         from .graph.browse import subgraph
 
-        return subgraph(self.store, [self._one_entity(r) for r in refs], max_length)
+        return subgraph(self.store, [self._one_entity(r) for r in refs], max_length,
+                        self.settings.query.max_graph_relations)
 
     def relation(self, relation_id: str) -> dict[str, Any]:
         """A relation with its evidence: the sentences of its source passages naming both ends."""

@@ -323,6 +323,13 @@ class GraphStore(Protocol):
 
     def all_entity_ids(self) -> list[str]: ...
 
+    def edges_touching(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, float]]:
+        """``all_edges`` rows of the relations with an end among ``entity_ids``, in ``all_edges``' order
+        (a query's part of a graph too large to load whole)."""
+
+    def entities_in_chunks(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The entities stated in each chunk (chunks stating none are left out)."""
+
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]: ...
 
     def iter_keyword_texts(self) -> Iterator[tuple[str, str]]: ...
