@@ -38,6 +38,9 @@ class Section:
     # (char offset into ``text``, page number) at each page change inside the section, so
     # chunks get exact page spans; empty when the section lies on one page or pages are unknown.
     page_marks: list[tuple[int, int]] = field(default_factory=list)
+    # the sentence segmentation the input carried (ASKG / DDM JSON): (start, end, IRI) offsets into
+    # ``text`` in reading order, IRI "" when the input gave none; empty = split by scholargraph.text
+    sentences: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass

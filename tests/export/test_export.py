@@ -255,3 +255,28 @@ def test_a_papers_local_kg_stays_as_it_was_built_when_other_papers_join(tmp_path
     assert {b for _, b in links} >= merged
     sharing = [a for a, b in links if b in merged]
     assert {a.split("/entity/")[0] for a in sharing} >= {f"{s}" for s in whole.subjects(RDF.type, SG.Paper)}
+
+
+def test_a_ddm_inputs_own_sentences_and_iris_are_kept_through_to_rdf(tmp_path):
+    """seed 004 item 2: sentences as the input segmented them (not re-split), mentions and triples
+    citing the input's own sentence IRIs."""
+    given = [("Section-1-Paragraph-1-Sentence-1", "The Metadata Extractor and Loader (MEL) uses Apache Tika. "
+              "Tika reads the files of the ASKG."),  # one sentence in the input, two for our splitter
+             ("Section-1-Paragraph-1-Sentence-2", "MEL stores the metadata in a document store.")]
+    data = {"iri": "Paper-MEL", "title": "MEL", "sections": [{"iri": "Section-1", "subtitle": "Methods", "paragraphs": [
+        {"iri": "Section-1-Paragraph-1", "sentences": [{"iri": iri, "text": text} for iri, text in given]}]}]}
+    path = tmp_path / "papers" / "mel.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with ScriptedLLMServer(rules=localkg_rules()) as server, localkg_kb(server, tmp_path / "ws") as kb:
+        assert kb.insert([path]).ok
+        [doc] = [r.id for r in kb.store.list_documents()]
+        assert [(s.iri, s.text) for s in kb.store.sentences_of(doc)] == given
+        out = io.StringIO()
+        kb.export("turtle", out, doc_ids=[doc])
+    g = rdflib.Graph().parse(data=out.getvalue(), format="turtle")
+    sentences = {str(g.value(s, rdflib.namespace.DCTERMS.identifier)): s for s in g.subjects(RDF.type, SG.Sentence)}
+    assert sorted(sentences) == [iri for iri, _ in given]
+    assert all(str(node).endswith("/" + iri) for iri, node in sentences.items())
+    quoted = set(g.objects(None, PROV.wasQuotedFrom)) | set(g.objects(None, PROV.wasDerivedFrom))
+    assert quoted and quoted <= set(sentences.values())

@@ -37,6 +37,9 @@ CATEGORY_TYPES = {"named": "Named Entity", "general": "General Concept", "other"
 PREFIXES = {"sg": SG, "skos": SKOS, "prov": PROV, "dcterms": DCTERMS, "rdf": RDF, "rdfs": RDFS, "xsd": XSD}
 
 
+_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-") or "related-to"
 
@@ -47,6 +50,8 @@ class Terms:
     def __init__(self, base: str = DEFAULT_BASE):
         self.base = base if base.endswith(("/", "#")) else base + "/"
         self.kg = Namespace(self.base)
+        # (document, ordinal) -> the sentence's own IRI (inputs that carried one), filled by paper_graph
+        self.sentence_iris: dict[tuple[str, int], URIRef] = {}
 
     def paper(self, doc_id: str) -> URIRef:
         return self.kg[f"paper/{quote(doc_id, safe='')}"]
@@ -55,7 +60,14 @@ class Terms:
         return URIRef(f"{self.paper(doc_id)}/section/{number}")
 
     def sentence(self, doc_id: str, ordinal: int) -> URIRef:
-        return URIRef(f"{self.paper(doc_id)}/sentence/{ordinal}")
+        own = self.sentence_iris.get((doc_id, ordinal))
+        return own if own is not None else URIRef(f"{self.paper(doc_id)}/sentence/{ordinal}")
+
+    def own_sentence(self, doc_id: str, ordinal: int, iri: str) -> URIRef:
+        """Use the input's own IRI for a sentence: as it is when absolute, else under the paper."""
+        node = URIRef(iri) if _ABSOLUTE.match(iri) else URIRef(f"{self.paper(doc_id)}/{quote(iri, safe='')}")
+        self.sentence_iris[(doc_id, ordinal)] = node
+        return node
 
     def mention(self, doc_id: str, sentence: int, start: int, end: int) -> URIRef:
         return URIRef(f"{self.paper(doc_id)}/mention/{sentence}-{start}-{end}")
@@ -130,8 +142,10 @@ def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
             g.add((section, SG.order, Literal(s.section_no)))
             if s.section:
                 g.add((section, DCTERMS.title, Literal(s.section)))
-        node = terms.sentence(doc, s.ordinal)
+        node = terms.own_sentence(doc, s.ordinal, s.iri) if s.iri else terms.sentence(doc, s.ordinal)
         g.add((node, RDF.type, SG.Sentence))
+        if s.iri:
+            g.add((node, DCTERMS.identifier, Literal(s.iri)))
         g.add((node, DCTERMS.isPartOf, section))
         g.add((node, RDF.value, Literal(s.text)))
         g.add((node, SG.order, Literal(s.ordinal)))
