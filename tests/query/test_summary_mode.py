@@ -79,6 +79,10 @@ def test_summary_at_a_chosen_level_with_the_scripted_llm(store):
 
         answer = asyncio.run(go())
         assert server.stats.by_kind["map"]["calls"] == 4 and server.stats.by_kind["reduce"]["calls"] == 1
+        # a server with structured output is held to the map reply's shape (a small local model needs it)
+        maps = [r for r in server.stats.requests if r.get("response_format", {}).get("json_schema", {}).get("name")
+                == "map_points"]
+        assert len(maps) == 4 and maps[0]["response_format"]["json_schema"]["schema"]["required"] == ["points"]
         assert server.stats.by_kind["report"]["calls"] == len(store.community_reports())  # written first, by the LLM
     assert not answer.extractive and answer.text.startswith("The collection covers")
     assert answer.cited == [1, 2, 3, 4] and not answer.removed_citations

@@ -27,7 +27,7 @@ from pydantic import BeforeValidator
 
 from ..config import Settings
 from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
-from ..llm.output import Items, LenientModel, validate
+from ..llm.output import Items, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Answer, CommunityReport, Source
 from ..profiles.base import QueryContext, QueryMode, QueryRequest
@@ -232,10 +232,13 @@ class MapReply(LenientModel):
     points: Items[MapPoint] | None = None
 
 
+MAP_SCHEMA = {**output_schema(MapReply), "required": ["points"]}  # "{}" is not an answer
+
+
 async def _map_one(llm, source: Source, level: int, question: str) -> list[tuple[float, str]]:
     prompt = load_prompt("summary_map").messages(report=_context_block(source, level), number=source.number,
                                                  question=question)
-    result = await llm.chat(prompt, purpose="map")
+    result = await llm.chat(prompt, purpose="map", schema=MAP_SCHEMA, schema_name="map_points")
     data = parse_json(result.text)
     reply = validate(data if isinstance(data, dict) else {"points": data}, MapReply)
     points = []
