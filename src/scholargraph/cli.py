@@ -165,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task", choices=["questions", "winrate", "kg2text", "kgqa"])
     p.add_argument("--doc", nargs="+", metavar="DOC_ID", help="kg2text/kgqa: these papers (default: every indexed one)")
     p.add_argument("--count", type=int, default=10, help="kgqa: questions written per paper when no --questions")
+    p.add_argument("--order", choices=["section", "paper"], default="section",
+                   help="kg2text: per section (default), or the whole paper's triples by relevance (seed 004 §5.2)")
     p.add_argument("--a", default="hybrid", help="side A: a mode, optionally with :no-clues / :no-subgraph, or "
                    "another system's answers as JSONL ({question, answer} per line), e.g. LightRAG=answers.jsonl")
     p.add_argument("--b", default="naive", help="side B (same syntax)")

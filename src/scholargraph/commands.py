@@ -433,7 +433,7 @@ async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[st
     if args.task == "kg2text":
         from .evaluation.kg2text import kg_to_text
 
-        return await kg_to_text(kb, args.doc)
+        return await kg_to_text(kb, args.doc, order=getattr(args, "order", "section"))
     from .evaluation.kgqa import kg_qa, read_qa_pairs
 
     docs = args.doc or [r["id"] for r in kb.status() if r["status"] == "PROCESSED"]

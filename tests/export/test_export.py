@@ -246,6 +246,9 @@ def test_a_papers_local_kg_stays_as_it_was_built_when_other_papers_join(tmp_path
     assert local and all(g.value(e, SKOS.definition) for e in local if g.value(e, SG.category) is None)
     assert all(str(e).startswith(str(next(g.subjects(RDF.type, SG.Paper)))) for e in local)
     assert not set(g.objects(None, SKOS.exactMatch)), "the paper view is the local KG alone"
+    # stage details (item 3): each local entity's relevance (stage 4) and potential parent types (stage 1)
+    assert sum(g.value(e, SG.relevance) is not None for e in local) > len(local) / 2
+    assert sum((e, SG.potentialType, None) in g for e in local) > len(local) / 2
     # the workspace view: the merged graph, and every local entity linked to the entity it joined
     with KnowledgeBase(ws, progress=False) as kb:
         out = io.StringIO()
