@@ -573,7 +573,8 @@ class Pipeline:
     def _chunks(self, doc: Document) -> list[Chunk]:
         cfg = self.settings.chunking
         strategy = "tokens" if cfg.strategy == "tokens" else "structure"
-        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references)
+        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references,
+                              cfg.parts)
 
     # -- delete ---------------------------------------------------------------------------
 
