@@ -73,8 +73,30 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class LLMEndpoint(_Section):
+    """One of several servers (``llm.endpoints``); what it leaves out comes from ``llm``."""
+
+    base_url: str
+    model: str | None = Field(None, description="the model as this server names it (default: llm.model)")
+    api_key: SecretStr | None = Field(None, description="default: llm.api_key")
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="requests sent to this server at once "
+                                        "(default: llm.max_concurrency; fewer when its /props has fewer slots)")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if v.startswith(LOCAL_MODEL_PREFIX):
+            raise ValueError("local: runs one model per command and is set as llm.base_url, not in llm.endpoints; "
+                             "serve the file with `scholargraph llm serve` and list its URL here")
+        url = http_url(v)
+        if url is None:
+            raise ValueError("an endpoint needs its base_url, e.g. http://gpu1:8000/v1")
+        return url
+
+
 class LLMSettings(_Section):
-    """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio, OpenAI)."""
+    """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio, OpenAI), or
+    several (``endpoints``)."""
 
     base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama, or local:PATH.gguf "
                                                    "to run a GGUF model in llama.cpp (pip install 'scholargraph[local]')")
@@ -92,6 +114,13 @@ class LLMSettings(_Section):
     max_tokens: int | None = Field(None, ge=1)
     cache: bool = True
     health_check: bool = True
+    endpoints: list[LLMEndpoint] = Field(
+        default_factory=list, description="several servers: calls go to the one with free capacity, a failing one is "
+                                          "taken out and tried again later; replaces base_url when set")
+    endpoint_failures: int = Field(3, ge=1, le=100, description="consecutive failed attempts that take an endpoint "
+                                   "out (one of several); a refused connection takes it out at once")
+    endpoint_cooldown: float = Field(5.0, gt=0, description="seconds an endpoint stays out before one call tries it "
+                                     "again; doubled each time that try fails, up to 64 times")
 
     @field_validator("base_url")
     @classmethod
@@ -102,14 +131,60 @@ class LLMSettings(_Section):
             return v
         return http_url(v)
 
+    @model_validator(mode="after")
+    def _endpoint_models(self) -> LLMSettings:
+        for number, endpoint in enumerate(self.endpoints, 1):
+            if not (endpoint.model or self.model):
+                raise ValueError(f"llm.endpoints[{number}] ({endpoint.base_url}) names no model: set its model, "
+                                 "or llm.model for all of them")
+        urls = [e.base_url for e in self.endpoints]
+        if len(set(urls)) != len(urls):
+            raise ValueError("llm.endpoints lists the same base_url twice; give it a larger max_concurrency instead")
+        return self
+
+    def servers(self) -> list[LLMEndpoint]:
+        """The endpoints, each with its model, key and concurrency filled in from the section: the
+        ``endpoints`` list, else ``base_url`` as a one-endpoint list (empty when neither is set)."""
+        if not self.endpoints:
+            if not self.base_url:
+                return []
+            return [LLMEndpoint.model_construct(base_url=self.base_url, model=self.model, api_key=self.api_key,
+                                                max_concurrency=self.max_concurrency)]
+        return [LLMEndpoint.model_construct(base_url=e.base_url, model=e.model or self.model,
+                                            api_key=e.api_key or self.api_key,
+                                            max_concurrency=e.max_concurrency or self.max_concurrency)
+                for e in self.endpoints]
+
+    @property
+    def total_concurrency(self) -> int:
+        """Requests in flight at most, over every endpoint."""
+        return sum(e.max_concurrency or self.max_concurrency for e in self.servers()) or self.max_concurrency
+
     @property
     def local_model(self) -> bool:
         """``base_url`` names a GGUF file that scholargraph serves itself (llama.cpp, in a child process)."""
-        return bool(self.base_url and self.base_url.startswith(LOCAL_MODEL_PREFIX))
+        return bool(not self.endpoints and self.base_url and self.base_url.startswith(LOCAL_MODEL_PREFIX))
 
     @property
     def configured(self) -> bool:
-        return bool(self.base_url and (self.model or self.local_model))
+        return bool(self.endpoints) or bool(self.base_url and (self.model or self.local_model))
+
+
+class EmbeddingEndpoint(_Section):
+    """One of several embedding servers (``embeddings.endpoints``); each must serve the same model."""
+
+    base_url: str
+    model: str | None = Field(None, description="the model as this server names it (default: embeddings.model)")
+    api_key: SecretStr | None = Field(None, description="default: embeddings.api_key")
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="default: embeddings.max_concurrency")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        url = http_url(v)
+        if url is None:
+            raise ValueError("an embedding endpoint needs its base_url, e.g. http://gpu1:8000/v1")
+        return url
 
 
 class EmbeddingSettings(_Section):
@@ -126,6 +201,27 @@ class EmbeddingSettings(_Section):
     dimension: int | None = Field(None, ge=1, description="only needed for the openai provider")
     max_concurrency: int = Field(4, ge=1)
     timeout: float = Field(60.0, gt=0)
+    endpoints: list[EmbeddingEndpoint] = Field(
+        default_factory=list, description="several servers of the same model (provider 'openai'): batches go to the "
+                                          "one with free capacity, a failing one is taken out for a while")
+
+    @model_validator(mode="after")
+    def _endpoints_remote(self) -> EmbeddingSettings:
+        if self.endpoints and self.provider != "openai":
+            raise ValueError("embeddings.endpoints are OpenAI-compatible servers: set embeddings.provider = 'openai'")
+        return self
+
+    def servers(self) -> list[EmbeddingEndpoint]:
+        """``endpoints`` with model, key and concurrency filled in, else ``base_url`` as a one-endpoint list."""
+        if not self.endpoints:
+            if not self.base_url:
+                return []
+            return [EmbeddingEndpoint.model_construct(base_url=self.base_url.rstrip("/"), model=self.model,
+                                                      api_key=self.api_key, max_concurrency=self.max_concurrency)]
+        return [EmbeddingEndpoint.model_construct(base_url=e.base_url, model=e.model or self.model,
+                                                  api_key=e.api_key or self.api_key,
+                                                  max_concurrency=e.max_concurrency or self.max_concurrency)
+                for e in self.endpoints]
 
     @property
     def local_model(self) -> str | None:

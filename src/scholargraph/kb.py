@@ -140,8 +140,8 @@ class KnowledgeBase:
         if llm.local_model and self._local_server is None:
             self._start_local_model()
             return
-        if not llm.base_url or llm.model:
-            return
+        if llm.endpoints or not llm.base_url or llm.model:
+            return  # (each of llm.endpoints names its model, or llm.model does)
         from .llm.health import discover_model
 
         key = llm.api_key.get_secret_value() if llm.api_key else None
@@ -175,7 +175,11 @@ class KnowledgeBase:
     async def _ensure_llm_ready(self) -> None:
         """Check every configured model (chat, then a served embedding model) before the first call."""
         if self.llm is not None and self.settings.llm.health_check and not self._llm_checked:
-            await self.llm.health_check()
+            down = await self.llm.health_check()
+            for line in down:  # some of several endpoints: the run goes on with the others
+                message = f"LLM endpoint out of service for now (tried again later): {line}"
+                log.warning(message)
+                self.progress.log(message)
             self._llm_checked = True
         await self._ensure_embedder_ready()
 
@@ -672,6 +676,13 @@ class KnowledgeBase:
 
     def cost_by_document(self) -> dict[str, dict[str, Any]]:
         return {doc: usage_to_json(u) for doc, u in self.store.usage_by_document().items()}
+
+    def cost_by_endpoint(self) -> dict[str, dict[str, Any]]:
+        """Calls, failed attempts and tokens per LLM endpoint (base URL) that answered them, as logged
+        (cache hits had no endpoint and are not counted here)."""
+        return {url: {"llm_calls": u.calls, "failed_attempts": u.failed_attempts, "prompt_tokens": u.prompt_tokens,
+                      "completion_tokens": u.completion_tokens, "total_tokens": u.total_tokens}
+                for url, u in sorted(self.store.usage_by_endpoint().items())}
 
     def cost_outside_documents(self) -> dict[str, Any]:
         """LLM usage tied to no paper (community reports, answers): the whole log less the papers' share."""

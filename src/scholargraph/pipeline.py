@@ -297,7 +297,7 @@ class Pipeline:
         configured = self.settings.max_parallel_documents
         if configured:
             return configured
-        return max(16, 2 * self.settings.llm.max_concurrency) if self.extractor.uses_llm else 16
+        return max(16, 2 * self.settings.llm.total_concurrency) if self.extractor.uses_llm else 16
 
     async def run_pending(self, report: IndexReport, only: set[str] | None = None,
                           arriving: Callable[[], AsyncIterator[list[str]]] | None = None) -> None:

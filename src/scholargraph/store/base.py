@@ -109,6 +109,7 @@ class CallRecord:
     latency_s: float
     document_id: str | None = None
     status: str = "ok"  # ok | incomplete | error (answered, cut short) | failed (an attempt with no answer)
+    endpoint: str | None = None  # the server's base URL (llm.endpoints); None for a cache hit
 
 
 FAILED_ATTEMPT = "failed"
@@ -520,6 +521,10 @@ class CallLog(Protocol):
     def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]: ...
 
     def usage_by_document(self) -> dict[str, dict[str, Usage]]: ...
+
+    def usage_by_endpoint(self) -> dict[str, Usage]:
+        """Calls and tokens per LLM endpoint (base URL) that answered them; cache hits are not listed."""
+        ...
 
 
 class EmbeddingCache(Protocol):

@@ -76,7 +76,7 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("records", "llm_cache", "key, model, purpose, response, prompt_tokens, completion_tokens, estimated, created_at",
      "rowid"),
     ("records", "llm_calls", "ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached, "
-                             "latency_s, status", "id"),
+                             "latency_s, status, endpoint", "id"),
     ("records", "embedding_cache", "model, hash, vector", "model, hash"),
 ]
 BOOLEAN = {"dirty", "directed", "estimated", "cached"}

@@ -645,6 +645,9 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     def usage_by_document(self) -> dict[str, dict[str, Usage]]:
         return self.records.usage_by_document()
 
+    def usage_by_endpoint(self) -> dict[str, Usage]:
+        return self.records.usage_by_endpoint()
+
     def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         return self.records.embedding_get(model, hashes)
 

@@ -310,9 +310,12 @@ CREATE TABLE maintenance (
 );
 """
 
-# v6 (as the SQLite v8): each paper's own local KG (entities with their link to the workspace
+# v6: the endpoint (base URL) that answered each call (llm.endpoints), for `stats --cost`
+V5_TO_V6 = "ALTER TABLE llm_calls ADD COLUMN endpoint TEXT;"
+
+# v7 (as the SQLite v8): each paper's own local KG (entities with their link to the workspace
 # entity, triples) and the sentence IRIs an input carried.
-V5_TO_V6 = """
+V6_TO_V7 = """
 ALTER TABLE sentences ADD COLUMN iri TEXT NOT NULL DEFAULT '';
 CREATE TABLE local_entities (
     document_id TEXT NOT NULL,
@@ -341,7 +344,7 @@ CREATE TABLE local_relations (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6]
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

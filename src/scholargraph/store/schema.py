@@ -369,7 +369,9 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
 RECORDS_V1 = SCHEMA_V1[SCHEMA_V1.index("CREATE TABLE llm_cache") : SCHEMA_V1.index("CREATE TABLE sessions")]
-RECORDS_MIGRATIONS: list[str] = [RECORDS_V1]
+# v2: the endpoint (base URL) that answered each call (llm.endpoints), for `stats --cost`
+RECORDS_V1_TO_V2 = "ALTER TABLE llm_calls ADD COLUMN endpoint TEXT;"
+RECORDS_MIGRATIONS: list[str] = [RECORDS_V1, RECORDS_V1_TO_V2]
 
 
 def current_version(conn: sqlite3.Connection) -> int:
