@@ -243,6 +243,9 @@ class ChunkingSettings(_Section):
     overlap: int = Field(100, ge=0)
     tokenizer: str = Field("embedding", description="'embedding' = the tokenizer of embeddings.model (MiniLM's for a remote model), or a tokenizer.json path")
     strategy: Literal["auto", "tokens", "structure"] = "auto"
+    parts: Literal["two", "three"] = Field("two", description="structure-aware split: two parts (introduction / "
+                                                              "rest) or three (introduction / body / conclusion, "
+                                                              "thesis 000 §5.2.3)")
 
     @model_validator(mode="after")
     def _overlap_smaller(self) -> ChunkingSettings:
@@ -259,6 +262,8 @@ class ExtractionSettings(_Section):
         "auto", description="LLM extraction reply: json = compact tuples under a JSON schema, records = one "
                             "|-separated record per line; auto = json when the server takes a JSON schema")
     entity_types: str | list[str] = Field("paper", description="preset name (paper, kgrag, syllabus, biomedical) or a list")
+    examples: str = Field("none", description="domain examples in the extraction prompt (thesis 000 §5.2): none, cs, "
+                                              "bio, or the path of a text file appended to the system prompt")
     relation_types: list[str] | None = None
     description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")
     include_references: bool = False
@@ -450,6 +455,8 @@ class ServerSettings(_Section):
 class CommunitySettings(_Section):
     """Communities of the entity graph and their reports (seed 001 §III.C-D; ``graph/communities``)."""
 
+    algorithm: Literal["leiden", "louvain"] = Field(
+        "leiden", description="community detection: leiden, or louvain as seed 001 §III.C used (also `summarize`'s default)")
     seed: int = Field(42, description="random seed of Leiden: same graph + same seed = same communities")
     resolution: float = Field(1.0, gt=0, description="modularity resolution; higher = smaller communities")
     max_levels: int = Field(3, ge=1, le=8, description="levels of the hierarchy, coarse (0) to fine")

@@ -532,11 +532,16 @@ class Pipeline:
             for s in extraction.sentences:
                 s.document_id = doc_id
             self.store.write_sentences(extraction.sentences)
-        if not extraction.mentions:
-            return
         ids: dict[str, str] = {}
         for e in writes.entities:
             ids.setdefault(e.key, e.id)
+        if extraction.local is not None:  # the paper's own local KG, linked to the workspace entities
+            extraction.local.document_id = doc_id
+            for local in extraction.local.entities:
+                local.entity_id = ids.get(self.key_fn(local.entity or local.label), "")
+            self.store.write_local_graph(extraction.local)
+        if not extraction.mentions:
+            return
         mentions = []
         for m in extraction.mentions:
             entity_id = ids.get(self.key_fn(m.entity or m.surface))
@@ -568,7 +573,8 @@ class Pipeline:
     def _chunks(self, doc: Document) -> list[Chunk]:
         cfg = self.settings.chunking
         strategy = "tokens" if cfg.strategy == "tokens" else "structure"
-        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references)
+        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references,
+                              cfg.parts)
 
     # -- delete ---------------------------------------------------------------------------
 

@@ -122,7 +122,7 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             tok = load_tokenizer(settings.chunking.tokenizer, settings.embeddings.local_model)
             chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
                                     "tokens" if settings.chunking.strategy == "tokens" else "structure",
-                                    settings.extraction.include_references)
+                                    settings.extraction.include_references, settings.chunking.parts)
             data["chunks"] = [c.__dict__ for c in chunks]
         data["references"] = len(data.get("references", []))
         out.append(data)

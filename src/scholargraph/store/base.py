@@ -36,6 +36,7 @@ from ..models import (
     Entity,
     EntityRecord,
     KeywordRecord,
+    LocalGraph,
     MentionRecord,
     PaperReference,
     Relation,
@@ -457,6 +458,14 @@ class MentionStore(Protocol):
 
     def mentions_of(self, doc_id: str) -> list[MentionRecord]:
         """A document's mentions in reading order (sentence, then character offset)."""
+
+    def write_local_graph(self, graph: LocalGraph) -> None:
+        """Store a paper's own local KG (replacing the one stored for ``graph.document_id``); its
+        entities' ``entity_id`` must be set (the workspace entity each one joined)."""
+
+    def local_graph_of(self, doc_id: str) -> LocalGraph | None:
+        """A paper's local KG as it was built (None when it has none), each entity linked to the
+        workspace entity it joined (``entity_id``, followed through merges)."""
 
 
 class ExportReads(Protocol):
