@@ -395,6 +395,7 @@ class StoreSettings(_Section):
                                                     "(options=-csearch_path=NAME keeps several knowledge bases apart)")
     pool_size: int = Field(8, ge=2, le=256, description="postgres: pooled read connections per process")
     hnsw_ef_search: int = Field(100, ge=10, le=1000, description="postgres: candidates an HNSW vector search examines (pgvector's hnsw.ef_search); higher = closer to the exact top-k, proportionally slower")
+    lease_seconds: float = Field(60.0, ge=1, le=86400, description="postgres: how long a worker's claim of a document lasts without being renewed (it is renewed every third of it while the worker runs); a killed worker's documents are taken over by the others after this")
 
     @field_validator("dsn", mode="before")
     @classmethod
@@ -415,7 +416,8 @@ class StoreSettings(_Section):
     def options(self) -> dict[str, Any]:
         """Keyword options of ``open_store`` for this backend."""
         if self.backend == "postgres" and self.dsn is not None:
-            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search}
+            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search,
+                    "lease_s": self.lease_seconds}
         return {}
 
 
