@@ -18,6 +18,7 @@ from ..store.base import Store
 from .graph_modes import GraphParams, Part, QueryVectors, match_nodes
 from .passages import PassageLists
 from .ppr import PassageGraph, question_seeds
+from .ppr_settings import PPRSettings
 
 DERIVED_KEY = "ppr_passage_graph"
 
@@ -35,27 +36,27 @@ def passage_graph(store: Store, graph: MemoryGraph, name_link_weight: float = 0.
 
 
 def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int,
-                 passages: PassageLists, settings: QuerySettings) -> Part:
+                 passages: PassageLists, settings: QuerySettings, ppr: PPRSettings) -> Part:
     part = Part("ppr")
-    pgraph, built = passage_graph(store, graph, settings.ppr_name_links)
+    pgraph, built = passage_graph(store, graph, ppr.name_links)
     if built:
         part.details["passage_graph_loaded"] = {"nodes": len(pgraph.nodes), "seconds": round(pgraph.load_seconds, 4)}
     seeds = dict(match_nodes(store, vecs, params, dim))
     facts: list[tuple[str, float]] = []
     index = store.vector_index("relation", dim)
-    if settings.ppr_facts and len(index):
-        facts = [(rid, s) for rid, s in index.search(vecs.query, settings.ppr_facts) if s >= params.edge_threshold]
+    if ppr.facts and len(index):
+        facts = [(rid, s) for rid, s in index.search(vecs.query, ppr.facts) if s >= params.edge_threshold]
         for rid, r in store.get_relations([rid for rid, _ in facts], sources=False).items():
             score = dict(facts)[rid]
             for end in (r.source_id, r.target_id):
                 seeds[end] = max(seeds.get(end, 0.0), score)
     best = passages.fused[0][1] if passages.fused else 0.0
-    top = passages.fused[: settings.ppr_seed_passages]
+    top = passages.fused[: ppr.seed_passages]
     passage_seeds = {c: s / best for c, s in top} if best > 0 else {}
     exact = store.get_entities([e for e, w in seeds.items() if w >= 1.0], sources=False)
     entity_seeds = question_seeds(seeds, {e: x.name for e, x in exact.items()}, vecs.text,
-                                  settings.ppr_entity_min_score, settings.ppr_entity_weight)
-    ranked, entities = pgraph.rank(entity_seeds, passage_seeds, settings.ppr_damping,
+                                  ppr.entity_min_score, ppr.entity_weight)
+    ranked, entities = pgraph.rank(entity_seeds, passage_seeds, ppr.damping,
                                    max(params.top_k, settings.fusion_depth))
     reached = {c for c, _ in ranked}
     floor = min((sc for _, sc in ranked), default=1.0)
