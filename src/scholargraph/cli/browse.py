@@ -93,6 +93,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
             stats["cost_outside_documents"] = kb.cost_outside_documents()
+            stats["cost_by_endpoint"] = kb.cost_by_endpoint()
             stats["community_reports"] = kb.report_cost()
         if args.graph:
             stats["graph"] = kb.graph_stats()
@@ -108,6 +109,11 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         if (rest := stats.get("cost_outside_documents")) and rest["by_purpose"]:
             show.out.print(f"  not tied to a paper ({', '.join(rest['by_purpose'])}): {show.calls_line(rest)}, "
                            f"{rest['total_tokens']:,} tokens")
+        if len(endpoints := stats.get("cost_by_endpoint", {})) > 1:
+            show.out.print("  per LLM endpoint:")
+            for url, used in endpoints.items():
+                show.out.print(f"    {url}: {used['llm_calls']} calls, {used['failed_attempts']} failed attempts, "
+                               f"{used['total_tokens']:,} tokens")
         if reports := stats.get("community_reports"):
             show.out.print(f"  community reports: {reports['written']} written by the LLM ({reports['calls']} calls, "
                            f"{reports['tokens']:,} tokens), {reports['pending']} pending; written {reports['when']}")

@@ -24,3 +24,7 @@ class PPRSettings(BaseModel):
                                                          "names containing it ('Nicki Minaj' / 'singer Nicki "
                                                          "Minaj'), times the shorter name's specificity; 0 = none")
     facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
+    local_hops: int = Field(2, ge=1, le=4, description="above query.max_graph_relations: ppr walks the entities this "
+                            "many hops from its seeds, with the passages stating them")
+    local_entities: int = Field(20_000, ge=100, description="above query.max_graph_relations: at most this many "
+                                "entities in ppr's neighbourhood (the hops stop when the next would pass it)")
