@@ -43,8 +43,8 @@ from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
-from .profiles.base import ExtractorContext
-from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
+from .plugins.base import ExtractorContext
+from .plugins.registry import AUTO, AUTO_WITH_LLM, check_settings, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
@@ -76,6 +76,7 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
+        check_settings(self.settings)  # the plug-ins named exist, their [plugins.*] sections are valid
         self.store = open_store(self.settings.workdir, self.settings.store.backend, create=create,
                                 **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
