@@ -454,7 +454,7 @@ class Pipeline:
         groups = await asyncio.to_thread(resolve_pending, self.store, ResolutionSettings(threshold=cfg.resolution_threshold))
         if groups:
             report.notes.append(resolution_note(groups))
-            await self.refresher.refresh()
+        await self.refresher.refresh()  # what it merged or gave its canonical id
 
     async def maintain(self, report: IndexReport | None = None) -> None:
         """Finish the graph maintenance a killed process left: rebuild what is marked dirty, resolve
