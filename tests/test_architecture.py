@@ -42,11 +42,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plug-ins", ("scholargraph.profiles",)),
     ("application", ("scholargraph.pipeline", "scholargraph.reembed", "scholargraph.demo")),
     ("facade", ("scholargraph.kb",)),
-    ("interfaces", ("scholargraph.cli", "scholargraph.commands", "scholargraph.cli_output", "scholargraph.cli_analysis",
-                    "scholargraph.server", "scholargraph.testing", "scholargraph.fastbmrag")),
+    ("interfaces", ("scholargraph.cli", "scholargraph.__main__", "scholargraph.server", "scholargraph.testing",
+                    "scholargraph.fastbmrag")),
 )
-INTERFACES = ("scholargraph.cli", "scholargraph.commands", "scholargraph.cli_output", "scholargraph.cli_analysis",
-              "scholargraph.server")
+INTERFACES = ("scholargraph.cli", "scholargraph.__main__", "scholargraph.server")
 PLUGINS = ("scholargraph.profiles.core", "scholargraph.profiles.offline", "scholargraph.profiles.academic",
            "scholargraph.profiles.fastbio", "scholargraph.profiles.localkg")
 
@@ -55,12 +54,6 @@ UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("scholargraph.config", "scholargraph.profiles.registry"):
         "the validators of extraction.profile and query.mode check the name against the installed plug-ins "
         "(inside the validator); goes when plug-ins validate their own settings on lookup",
-    ("scholargraph.profiles.fastbio.cli", "scholargraph.kb"):
-        "the fastbm command is CLI code kept in the plug-in's package (imported when the command runs)",
-    ("scholargraph.profiles.fastbio.cli", "scholargraph.cli_output"):
-        "the fastbm command prints with the CLI's output helpers (imported when the command runs)",
-    ("scholargraph.profiles.fastbio.api", "scholargraph.kb"):
-        "fastbmRAG's Python API (RAG) is a front end over KnowledgeBase kept in the plug-in's package",
 }
 # Type-only imports (``if TYPE_CHECKING:``) that close a loop with the run-time imports, with why.
 TYPE_LOOP_EXCEPTIONS: dict[tuple[str, str], str] = {

@@ -11,18 +11,21 @@ from fixtures.fastbio_papers import PAPERS, write_csv
 from support import canned_bio
 
 from scholargraph import KnowledgeBase
+from scholargraph.cli import build_parser
 from scholargraph.errors import ConfigError, LLMUnavailableError
-from scholargraph.profiles.fastbio.cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
+from scholargraph.profiles.fastbio.cli import fastbm_overrides, workspace_of
 from scholargraph.testing.llm_server import Rule
 
 canned_query = canned_bio
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="scholargraph")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_fastbm_parser(sub)
-    return parser.parse_args(["fastbm", *argv])
+    return build_parser().parse_args(["fastbm", *argv])
+
+
+def cmd_fastbm(args: argparse.Namespace) -> int:
+    """The command as the CLI runs it, without the generic settings flags."""
+    return args.handler(args, None)
 
 
 def test_fastbmrag_command_lines_parse_and_map_to_settings(tmp_path, monkeypatch):

@@ -73,8 +73,30 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+class LLMEndpoint(_Section):
+    """One of several servers (``llm.endpoints``); what it leaves out comes from ``llm``."""
+
+    base_url: str
+    model: str | None = Field(None, description="the model as this server names it (default: llm.model)")
+    api_key: SecretStr | None = Field(None, description="default: llm.api_key")
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="requests sent to this server at once "
+                                        "(default: llm.max_concurrency; fewer when its /props has fewer slots)")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if v.startswith(LOCAL_MODEL_PREFIX):
+            raise ValueError("local: runs one model per command and is set as llm.base_url, not in llm.endpoints; "
+                             "serve the file with `scholargraph llm serve` and list its URL here")
+        url = http_url(v)
+        if url is None:
+            raise ValueError("an endpoint needs its base_url, e.g. http://gpu1:8000/v1")
+        return url
+
+
 class LLMSettings(_Section):
-    """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio, OpenAI)."""
+    """An OpenAI-compatible chat-completions endpoint (Ollama, vLLM, llama.cpp, LM Studio, OpenAI), or
+    several (``endpoints``)."""
 
     base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama, or local:PATH.gguf "
                                                    "to run a GGUF model in llama.cpp (pip install 'scholargraph[local]')")
@@ -92,6 +114,13 @@ class LLMSettings(_Section):
     max_tokens: int | None = Field(None, ge=1)
     cache: bool = True
     health_check: bool = True
+    endpoints: list[LLMEndpoint] = Field(
+        default_factory=list, description="several servers: calls go to the one with free capacity, a failing one is "
+                                          "taken out and tried again later; replaces base_url when set")
+    endpoint_failures: int = Field(3, ge=1, le=100, description="consecutive failed attempts that take an endpoint "
+                                   "out (one of several); a refused connection takes it out at once")
+    endpoint_cooldown: float = Field(5.0, gt=0, description="seconds an endpoint stays out before one call tries it "
+                                     "again; doubled each time that try fails, up to 64 times")
 
     @field_validator("base_url")
     @classmethod
@@ -102,14 +131,60 @@ class LLMSettings(_Section):
             return v
         return http_url(v)
 
+    @model_validator(mode="after")
+    def _endpoint_models(self) -> LLMSettings:
+        for number, endpoint in enumerate(self.endpoints, 1):
+            if not (endpoint.model or self.model):
+                raise ValueError(f"llm.endpoints[{number}] ({endpoint.base_url}) names no model: set its model, "
+                                 "or llm.model for all of them")
+        urls = [e.base_url for e in self.endpoints]
+        if len(set(urls)) != len(urls):
+            raise ValueError("llm.endpoints lists the same base_url twice; give it a larger max_concurrency instead")
+        return self
+
+    def servers(self) -> list[LLMEndpoint]:
+        """The endpoints, each with its model, key and concurrency filled in from the section: the
+        ``endpoints`` list, else ``base_url`` as a one-endpoint list (empty when neither is set)."""
+        if not self.endpoints:
+            if not self.base_url:
+                return []
+            return [LLMEndpoint.model_construct(base_url=self.base_url, model=self.model, api_key=self.api_key,
+                                                max_concurrency=self.max_concurrency)]
+        return [LLMEndpoint.model_construct(base_url=e.base_url, model=e.model or self.model,
+                                            api_key=e.api_key or self.api_key,
+                                            max_concurrency=e.max_concurrency or self.max_concurrency)
+                for e in self.endpoints]
+
+    @property
+    def total_concurrency(self) -> int:
+        """Requests in flight at most, over every endpoint."""
+        return sum(e.max_concurrency or self.max_concurrency for e in self.servers()) or self.max_concurrency
+
     @property
     def local_model(self) -> bool:
         """``base_url`` names a GGUF file that scholargraph serves itself (llama.cpp, in a child process)."""
-        return bool(self.base_url and self.base_url.startswith(LOCAL_MODEL_PREFIX))
+        return bool(not self.endpoints and self.base_url and self.base_url.startswith(LOCAL_MODEL_PREFIX))
 
     @property
     def configured(self) -> bool:
-        return bool(self.base_url and (self.model or self.local_model))
+        return bool(self.endpoints) or bool(self.base_url and (self.model or self.local_model))
+
+
+class EmbeddingEndpoint(_Section):
+    """One of several embedding servers (``embeddings.endpoints``); each must serve the same model."""
+
+    base_url: str
+    model: str | None = Field(None, description="the model as this server names it (default: embeddings.model)")
+    api_key: SecretStr | None = Field(None, description="default: embeddings.api_key")
+    max_concurrency: int | None = Field(None, ge=1, le=1024, description="default: embeddings.max_concurrency")
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        url = http_url(v)
+        if url is None:
+            raise ValueError("an embedding endpoint needs its base_url, e.g. http://gpu1:8000/v1")
+        return url
 
 
 class EmbeddingSettings(_Section):
@@ -126,6 +201,27 @@ class EmbeddingSettings(_Section):
     dimension: int | None = Field(None, ge=1, description="only needed for the openai provider")
     max_concurrency: int = Field(4, ge=1)
     timeout: float = Field(60.0, gt=0)
+    endpoints: list[EmbeddingEndpoint] = Field(
+        default_factory=list, description="several servers of the same model (provider 'openai'): batches go to the "
+                                          "one with free capacity, a failing one is taken out for a while")
+
+    @model_validator(mode="after")
+    def _endpoints_remote(self) -> EmbeddingSettings:
+        if self.endpoints and self.provider != "openai":
+            raise ValueError("embeddings.endpoints are OpenAI-compatible servers: set embeddings.provider = 'openai'")
+        return self
+
+    def servers(self) -> list[EmbeddingEndpoint]:
+        """``endpoints`` with model, key and concurrency filled in, else ``base_url`` as a one-endpoint list."""
+        if not self.endpoints:
+            if not self.base_url:
+                return []
+            return [EmbeddingEndpoint.model_construct(base_url=self.base_url.rstrip("/"), model=self.model,
+                                                      api_key=self.api_key, max_concurrency=self.max_concurrency)]
+        return [EmbeddingEndpoint.model_construct(base_url=e.base_url, model=e.model or self.model,
+                                                  api_key=e.api_key or self.api_key,
+                                                  max_concurrency=e.max_concurrency or self.max_concurrency)
+                for e in self.endpoints]
 
     @property
     def local_model(self) -> str | None:
@@ -147,6 +243,9 @@ class ChunkingSettings(_Section):
     overlap: int = Field(100, ge=0)
     tokenizer: str = Field("embedding", description="'embedding' = the tokenizer of embeddings.model (MiniLM's for a remote model), or a tokenizer.json path")
     strategy: Literal["auto", "tokens", "structure"] = "auto"
+    parts: Literal["two", "three"] = Field("two", description="structure-aware split: two parts (introduction / "
+                                                              "rest) or three (introduction / body / conclusion, "
+                                                              "thesis 000 §5.2.3)")
 
     @model_validator(mode="after")
     def _overlap_smaller(self) -> ChunkingSettings:
@@ -163,6 +262,8 @@ class ExtractionSettings(_Section):
         "auto", description="LLM extraction reply: json = compact tuples under a JSON schema, records = one "
                             "|-separated record per line; auto = json when the server takes a JSON schema")
     entity_types: str | list[str] = Field("paper", description="preset name (paper, kgrag, syllabus, biomedical) or a list")
+    examples: str = Field("none", description="domain examples in the extraction prompt (thesis 000 §5.2): none, cs, "
+                                              "bio, or the path of a text file appended to the system prompt")
     relation_types: list[str] | None = None
     description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")
     include_references: bool = False
@@ -253,6 +354,14 @@ class QuerySettings(_Section):
                                                          "names containing it ('Nicki Minaj' / 'singer Nicki "
                                                          "Minaj'), times the shorter name's specificity; 0 = none")
     ppr_facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
+    max_graph_relations: int = Field(
+        1_000_000, ge=0, description="above this many relations the graph modes never load the whole graph: they read "
+                                     "the part the question touches from the store (bounded paths, ppr on the "
+                                     "neighbourhood of its seeds), and summary computes no communities at question time")
+    ppr_local_hops: int = Field(2, ge=1, le=4, description="above max_graph_relations: ppr walks the entities this "
+                                "many hops from its seeds, with the passages stating them")
+    ppr_local_entities: int = Field(20_000, ge=100, description="above max_graph_relations: at most this many entities "
+                                    "in ppr's neighbourhood (the hops stop when the next would pass it)")
     bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
     bio_min_edge_weight: float | None = Field(None, ge=0)
     bio_edge_weight: Literal["min", "mean", "max"] = "min"
@@ -286,6 +395,7 @@ class StoreSettings(_Section):
                                                     "(options=-csearch_path=NAME keeps several knowledge bases apart)")
     pool_size: int = Field(8, ge=2, le=256, description="postgres: pooled read connections per process")
     hnsw_ef_search: int = Field(100, ge=10, le=1000, description="postgres: candidates an HNSW vector search examines (pgvector's hnsw.ef_search); higher = closer to the exact top-k, proportionally slower")
+    lease_seconds: float = Field(60.0, ge=1, le=86400, description="postgres: how long a worker's claim of a document lasts without being renewed (it is renewed every third of it while the worker runs); a killed worker's documents are taken over by the others after this")
 
     @field_validator("dsn", mode="before")
     @classmethod
@@ -306,7 +416,8 @@ class StoreSettings(_Section):
     def options(self) -> dict[str, Any]:
         """Keyword options of ``open_store`` for this backend."""
         if self.backend == "postgres" and self.dsn is not None:
-            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search}
+            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search,
+                    "lease_s": self.lease_seconds}
         return {}
 
 
@@ -346,6 +457,8 @@ class ServerSettings(_Section):
 class CommunitySettings(_Section):
     """Communities of the entity graph and their reports (seed 001 §III.C-D; ``graph/communities``)."""
 
+    algorithm: Literal["leiden", "louvain"] = Field(
+        "leiden", description="community detection: leiden, or louvain as seed 001 §III.C used (also `summarize`'s default)")
     seed: int = Field(42, description="random seed of Leiden: same graph + same seed = same communities")
     resolution: float = Field(1.0, gt=0, description="modularity resolution; higher = smaller communities")
     max_levels: int = Field(3, ge=1, le=8, description="levels of the hierarchy, coarse (0) to fine")

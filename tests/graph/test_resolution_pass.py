@@ -1,6 +1,5 @@
 """Entity resolution runs after indexing and merges names of one thing across papers."""
 
-import pytest
 
 from scholargraph import KnowledgeBase
 

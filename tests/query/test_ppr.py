@@ -143,6 +143,10 @@ def test_ppr_finds_the_second_hop_passage_that_passage_retrieval_misses(tmp_path
 
         assert "pb" not in top4("naive")  # the premise: the question's own passages miss the second hop
         assert {"p0", "pb"} <= set(top4("ppr"))  # the walk from p0 through "Leo Fong" finds it
+        # a graph above query.max_graph_relations: the walk on the seeds' neighbourhood finds it too
+        engine = QueryEngine(store, Settings(workdir=store.workdir, query=QuerySettings(
+            node_threshold=0.9, max_graph_relations=0)), BagOfWordsEmbedder(), WordTokenizer(), None)
+        assert {"p0", "pb"} <= set(top4("ppr"))
     finally:
         store.close()
 

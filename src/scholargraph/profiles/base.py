@@ -8,9 +8,9 @@ name a user gave, never test for one.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..extract.base import Extractor
 
@@ -25,9 +25,13 @@ if TYPE_CHECKING:
     from ..llm.rerank import Reranker
     from ..models import Answer
     from ..query.retrieval import Retrieval
+    from ..report import IndexReport
     from ..store.base import Store
 
-__all__ = ["ABLATION_FLAGS", "Extractor", "ExtractorContext", "Profile", "QueryContext", "QueryMode", "QueryRequest"]
+__all__ = ["ABLATION_FLAGS", "CommandKit", "CommandWorkspace", "Extractor", "ExtractorContext", "Profile", "QueryContext",
+           "QueryMode", "QueryRequest"]
+
+T = TypeVar("T")
 
 # the common switches of `ask`/`retrieve` (thesis ablations); a mode lists those it cannot honour
 ABLATION_FLAGS = {"clues": "--no-clues", "subgraph": "--no-subgraph"}
@@ -86,19 +90,51 @@ class QueryMode:
     unsupported: frozenset[str] = frozenset()
 
 
+class CommandWorkspace(Protocol):
+    """The open workspace a plug-in's command works on (a :class:`~scholargraph.kb.KnowledgeBase`,
+    typed by what a command may use)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def llm(self) -> LLMClient | None: ...
+
+    def insert(self, paths: Sequence[str], *, dry_run: bool = False) -> IndexReport: ...
+    def cost_by_document(self) -> dict[str, dict[str, Any]]: ...
+    def run(self, coro: Coroutine[Any, Any, T]) -> T: ...
+    async def acheck_models(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class CommandKit(Protocol):
+    """What the CLI lends the commands a plug-in adds (``add_cli(subparsers, kit)``): a workspace
+    opened with the CLI's progress display, and the CLI's output. A plug-in imports neither the
+    facade nor the CLI."""
+
+    def open_workspace(self, settings: Settings, *, create: bool = True) -> CommandWorkspace: ...
+    def print_json(self, data: Any) -> None: ...
+    def print_index_report(self, report: IndexReport) -> None: ...
+    def print_text(self, text: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class Profile:
     """An extraction profile and what comes with it.
 
     ``make_extractor`` builds the extractor for a run; ``needs_llm`` profiles get the LLM client
     (and are refused with a clear message when none is configured); ``modes`` are query modes the
-    profile adds; ``add_cli(subparsers)`` adds its commands to ``scholargraph`` (a command sets
-    ``handler=fn(args, overrides) -> exit code`` with ``set_defaults``)."""
+    profile adds; ``add_cli(subparsers, kit)`` adds its commands to ``scholargraph`` (a command sets
+    ``handler=fn(args, overrides) -> exit code`` with ``set_defaults``; ``kit``, a :class:`CommandKit`,
+    opens workspaces and prints for it)."""
 
     name: str
     description: str
     make_extractor: Callable[[ExtractorContext], Extractor]
     needs_llm: bool = False
     modes: tuple[QueryMode, ...] = ()
-    add_cli: Callable[[Any], object] | None = None  # argparse subparsers -> None
+    add_cli: Callable[[Any, CommandKit], object] | None = None  # (argparse subparsers, kit) -> None
     llm_stages: tuple[str, ...] = ()  # what needs the LLM, named in the error when none is configured

@@ -124,10 +124,10 @@ def relevance(store: Store, ids, probes: np.ndarray, dim: int) -> dict[str, floa
 
 def incident_rids(graph: MemoryGraph, node: str, limit: int = MAX_NEIGHBOURS) -> list[tuple[str, str]]:
     """(relation id, neighbour) at ``node``, heaviest edges first, at most ``limit`` edges."""
-    adj = graph.graph.adj.get(node)
+    adj = graph.adjacency(node)
     if not adj:
         return []
-    items = adj.items()
+    items: Iterable[tuple[str, dict]] = adj.items()
     if len(adj) > limit:
         items = sorted(items, key=lambda kv: -kv[1]["weight"])[:limit]
     return [(rid, nb) for nb, data in items for rid in data["rids"]]
@@ -163,8 +163,9 @@ def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params:
     rels: dict[str, tuple[float, int]] = {}
     neighbours: dict[str, int] = {}
     for node in top:
+        adj = graph.adjacency(node) or {}
         for rid, nb in incident_rids(graph, node):
-            data = graph.graph.adj[node][nb]
+            data = adj[nb]
             degree = graph.degree(node) + graph.degree(nb)
             rels.setdefault(rid, (degree, data["weight"]))
             if nb not in matched:

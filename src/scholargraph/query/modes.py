@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..config import QuerySettings
-from ..graph.memory import GraphCache, MemoryGraph
+from ..graph.memory import GraphCache, MemoryGraph, PartialGraph
 from ..profiles.base import QueryContext, QueryMode, QueryRequest
 from .fusion import Budgets, build_sources, fuse
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
@@ -151,9 +151,9 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
     t = time.perf_counter()
     graphs = ctx.graphs or GraphCache()
     before = graphs.current
-    graph = graphs.get(ctx.store)
+    graph = graphs.get(ctx.store, max_relations=ctx.settings.query.max_graph_relations)
     timings["graph_s"] = time.perf_counter() - t  # version check, plus the load when the graph changed
-    if graph is not before:
+    if graph is not before and not graph.partial:
         retrieval.details["graph_loaded"] = {"edges": graph.edge_count, "seconds": round(graph.load_seconds, 4)}
 
     t = time.perf_counter()
@@ -163,6 +163,8 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
                                "replace the shortest-path subgraph")
     passages = search_passages(ctx.store, q, req.question, qv.query, dim, top_k)
     part = search(ctx, req, graph, qv, _params(ctx, top_k), passages)
+    if isinstance(graph, PartialGraph):  # a large graph: what this question read of it
+        retrieval.details["graph_loaded"] = graph.loaded()
     part.details["graph_text_units"] = [c for c, _ in part.chunks]
     if not part.chunks and not part.entities and not part.relations:
         retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "

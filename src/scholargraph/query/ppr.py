@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -192,13 +192,19 @@ class PassageGraph:
     def build(cls, store: Store, name_link_weight: float = 0.0) -> PassageGraph:
         """The matrix of ``store``'s entities and chunks; ``name_link_weight`` > 0 also joins entity
         names that contain one another (:func:`name_links`, each weight multiplied by it)."""
+        return cls.assemble(store, store.all_entity_ids(), store.all_edges(), name_link_weight)
+
+    @classmethod
+    def assemble(cls, store: Store, entity_ids: list[str], edges: Iterable[tuple[str, str, str, float]],
+                 name_link_weight: float = 0.0) -> PassageGraph:
+        """The matrix of ``entity_ids``, the ``edges`` between them (others are left out) and the
+        chunks stating them: the whole graph (:meth:`build`) or a question's neighbourhood."""
         started = time.perf_counter()
-        entity_ids = store.all_entity_ids()
         index = {e: i for i, e in enumerate(entity_ids)}
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
-        for _rid, a, b, w in store.all_edges():
+        for _rid, a, b, w in edges:
             ia, ib = index.get(a), index.get(b)
             if ia is None or ib is None or ia == ib:
                 continue

@@ -30,6 +30,7 @@ Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_t
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,11 @@ from pydantic import BaseModel
 
 from ...config import ExtractionSettings, QuerySettings, load_settings
 from ...errors import ConfigError
+from ...models import Answer
+from ...query.citations import number_cited_sources
+from ..base import CommandKit, CommandWorkspace
+from .normalise import load_dictionary
+from .query import bio_answer, format_references
 
 BACKEND_URLS = {"ollama": "http://localhost:11434/v1", "vllm": "http://localhost:8000/v1"}
 FASTBM_DEFAULT_MODELS = {"update": "phi4:latest", "query": "gemma3:27b-it-qat"}
@@ -63,7 +69,8 @@ def _opt(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
     p.add_argument(*flags, dest=name, **kwargs)
 
 
-def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
+def add_fastbm_parser(subparsers, kit: CommandKit) -> argparse.ArgumentParser:
+    """The ``fastbm`` command; ``kit`` (the CLI's) opens the workspace and prints."""
     p = subparsers.add_parser(
         "fastbm", help="fastbmRAG-compatible command line: --job update | query",
         description="Drop-in for fastbmRAG's main.py: the collection is the workspace WORKING_DIR/COLLECTION_NAME, "
@@ -97,7 +104,7 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     # what cli.settings_overrides reads for every command
     p.set_defaults(workdir=None, llm_model=None, embedding_model=None, chunk_size=None, chunk_overlap=None,
-                   profile=None, mode=None, handler=cmd_fastbm)
+                   profile=None, mode=None, handler=functools.partial(cmd_fastbm, kit=kit))
     return p
 
 
@@ -175,30 +182,26 @@ def merge_overrides(base: dict, top: Mapping[str, Any]) -> dict:
     return out
 
 
-def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> int:
+def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None, *, kit: CommandKit) -> int:
     """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli.settings_overrides)."""
-    from ... import cli_output as show
-    from ...kb import KnowledgeBase
-
     notes: list[str] = []
     mine = fastbm_overrides(args, notes)
     settings = load_settings(workspace_of(args), merge_overrides(overrides or {}, mine))
     if args.job == "update":
         if not args.document:
             raise ConfigError("--job update needs --document FILE.csv (columns abstract, main_text, paper_id)")
-        with KnowledgeBase(settings=settings) as kb:
-            if settings.progress:
-                from ...progress import RichProgress
-
-                kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=True)
+        kb = kit.open_workspace(settings, create=True)
+        try:
             report = kb.insert(args.document, dry_run=args.dry_run)
             per_paper = {d: u for d, u in kb.cost_by_document().items() if d in set(report.added)}
+        finally:
+            kb.close()
         report.notes[:0] = notes
         if args.json:
-            show.print_json({**report.to_json(), "workspace": str(settings.workdir), "per_paper": per_paper})
+            kit.print_json({**report.to_json(), "workspace": str(settings.workdir), "per_paper": per_paper})
         else:
-            show.print_index_report(report)
-            _print_per_paper(show, report, per_paper)
+            kit.print_index_report(report)
+            _print_per_paper(kit, per_paper)
         return 0 if report.ok else 1
 
     if args.question is None:
@@ -206,29 +209,26 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
         notes.append(f"no --question: asking fastbmRAG's default question {FASTBM_DEFAULT_QUESTION!r}")
     if not args.question.strip():
         raise ConfigError("--job query needs a question: --question 'your question'")
-    with KnowledgeBase(settings=settings, create=False) as kb:  # a question never creates a workspace
+    kb = kit.open_workspace(settings, create=False)  # a question never creates a workspace
+    try:
         answer = kb.run(_query(kb, args))
+    finally:
+        kb.close()
     answer.notes[:0] = notes
-    from .query import format_references
-
     references = format_references(answer.sources, answer.cited or None)
     if args.json:
-        show.print_json({**answer.to_json(), "references": references.splitlines()})
+        kit.print_json({**answer.to_json(), "references": references.splitlines()})
     else:
-        show.out.print(answer.text, markup=False, highlight=False)
+        kit.print_text(answer.text)
         if references:
-            show.out.print("\nReferences:", markup=False, highlight=False)
-            show.out.print(references, markup=False, highlight=False)
+            kit.print_text("\nReferences:")
+            kit.print_text(references)
         for note in answer.notes:
-            show.out.print(f"note: {note}", markup=False, highlight=False)
+            kit.print_text(f"note: {note}")
     return 0
 
 
-async def _query(kb, args: argparse.Namespace):
-    from ...query.citations import number_cited_sources
-    from .normalise import load_dictionary
-    from .query import bio_answer
-
+async def _query(kb: CommandWorkspace, args: argparse.Namespace) -> Answer:
     await kb.acheck_models()
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     answer = await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
@@ -236,14 +236,13 @@ async def _query(kb, args: argparse.Namespace):
     return number_cited_sources(answer)  # cited papers numbered [1], [2]... as `ask` numbers them
 
 
-def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:
+def _print_per_paper(kit: CommandKit, per_paper: dict[str, dict]) -> None:
     if not per_paper:
         return
     calls = sum(u["llm_calls"] for u in per_paper.values())
     tokens = sum(u["total_tokens"] for u in per_paper.values())
     n = len(per_paper)
-    show.out.print(f"per paper: {calls / n:.1f} LLM calls, {tokens / n:,.0f} tokens on average over {n} paper(s)",
-                   markup=False, highlight=False)
+    kit.print_text(f"per paper: {calls / n:.1f} LLM calls, {tokens / n:,.0f} tokens on average over {n} paper(s)")
 
 
 __all__ = ["add_fastbm_parser", "cmd_fastbm", "fastbm_overrides", "merge_overrides", "workspace_of"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from .cli_output import out
+from .output import out
 
 
 def print_communities(data: dict, run: dict | None) -> None:

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .models import Answer, Source, usage_to_json
-from .query.sources import format_reference
+from ..models import Answer, Source
+from ..query.sources import format_reference
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -163,17 +163,6 @@ def print_retrieval(retrieval, top_k: int | None = None) -> None:
         for s in shown:
             out.print(f"  [bold]{escape(f'[{s.number}]')}[/bold] {s.score:.3f}  {escape(format_reference(s))}")
             out.print(escape("      " + " ".join(s.text.split())[:300]))
-
-
-def retrieval_json(retrieval) -> dict:
-    """``sources``: the numbered evidence (``Retrieval.sources``, as in an answer); ``results`` is the
-    same list under its older name, kept for existing clients."""
-    sources = [s.to_json() for s in retrieval.sources]
-    return {"query": retrieval.question, "mode": retrieval.mode, "keywords": retrieval.keywords,
-            "sources": sources, "results": sources,
-            "cut_from_context": retrieval.cut, "context_tokens": retrieval.context_tokens,
-            "timings": {k: round(v, 4) for k, v in retrieval.timings.items()}, "usage": usage_to_json(retrieval.usage),
-            "notes": retrieval.notes, "trace": retrieval.trace}
 
 
 def print_entities(rows: list[dict]) -> None:

@@ -60,7 +60,7 @@ def test_delete_source_removes_every_paper_of_one_file(tmp_path, capsys):
 
 def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, capsys, monkeypatch):
     """Issue 24 item 10: `status` wrapped ids over three lines at 80 columns and showed no file."""
-    from scholargraph import cli_output
+    from scholargraph.cli import output as cli_output
 
     monkeypatch.setattr(cli_output.out, "_width", 80)
     (tmp_path / "dense_retrieval_paper.md").write_text(PAPER, encoding="utf-8")

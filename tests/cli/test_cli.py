@@ -93,3 +93,28 @@ def test_unreachable_llm_stops_before_any_work(capsys, corpus, workdir, db_args)
 def test_llm_profile_without_llm_is_a_config_error(capsys, corpus, workdir, db_args):
     code, _, err = run(capsys, "index", str(corpus), "-w", str(workdir), "--profile", "academic", *db_args)
     assert code == 2 and "needs an LLM" in err
+
+
+def test_stats_cost_shows_the_calls_and_tokens_of_each_llm_endpoint(llm_server, workdir, capsys):
+    """Two servers of one model in scholargraph.toml (llm.endpoints): `stats --cost` tells what each answered."""
+    from support.canned import default_rules
+
+    servers = [llm_server(rules=default_rules()) for _ in range(2)]
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "scholargraph.toml").write_text(
+        '[llm]\nmodel = "scripted-model"\nmax_concurrency = 1\nbackoff_base = 0.01\n'
+        + "".join(f'[[llm.endpoints]]\nbase_url = "{s.base_url}"\n' for s in servers))
+    papers = workdir.parent / "papers"
+    papers.mkdir()
+    for i in range(4):
+        (papers / f"p{i}.txt").write_text(f"Paper {i}. GraphRAG builds a Knowledge Graph. BERT{i} embeds text {i}.")
+    assert main(["index", str(papers), "--profile", "academic", "-w", str(workdir), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--cost", "--json", "-w", str(workdir)]) == 0
+    per_endpoint = json.loads(capsys.readouterr().out)["cost_by_endpoint"]
+    assert set(per_endpoint) == {s.base_url for s in servers}
+    assert [per_endpoint[s.base_url]["llm_calls"] for s in servers] == [s.stats.calls for s in servers]
+    assert all(per_endpoint[s.base_url]["total_tokens"] > 0 for s in servers)
+    assert main(["stats", "--cost", "-w", str(workdir)]) == 0
+    shown = capsys.readouterr().out
+    assert "per LLM endpoint:" in shown and all(f"{s.base_url}: {s.stats.calls} calls" in shown for s in servers)
