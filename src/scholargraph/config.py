@@ -243,6 +243,9 @@ class ChunkingSettings(_Section):
     overlap: int = Field(100, ge=0)
     tokenizer: str = Field("embedding", description="'embedding' = the tokenizer of embeddings.model (MiniLM's for a remote model), or a tokenizer.json path")
     strategy: Literal["auto", "tokens", "structure"] = "auto"
+    parts: Literal["two", "three"] = Field("two", description="structure-aware split: two parts (introduction / "
+                                                              "rest) or three (introduction / body / conclusion, "
+                                                              "thesis 000 §5.2.3)")
 
     @model_validator(mode="after")
     def _overlap_smaller(self) -> ChunkingSettings:
@@ -259,6 +262,8 @@ class ExtractionSettings(_Section):
         "auto", description="LLM extraction reply: json = compact tuples under a JSON schema, records = one "
                             "|-separated record per line; auto = json when the server takes a JSON schema")
     entity_types: str | list[str] = Field("paper", description="preset name (paper, kgrag, syllabus, biomedical) or a list")
+    examples: str = Field("none", description="domain examples in the extraction prompt (thesis 000 §5.2): none, cs, "
+                                              "bio, or the path of a text file appended to the system prompt")
     relation_types: list[str] | None = None
     description_budget: int = Field(600, ge=50, description="tokens before a merged description is summarised")
     include_references: bool = False
@@ -390,6 +395,7 @@ class StoreSettings(_Section):
                                                     "(options=-csearch_path=NAME keeps several knowledge bases apart)")
     pool_size: int = Field(8, ge=2, le=256, description="postgres: pooled read connections per process")
     hnsw_ef_search: int = Field(100, ge=10, le=1000, description="postgres: candidates an HNSW vector search examines (pgvector's hnsw.ef_search); higher = closer to the exact top-k, proportionally slower")
+    lease_seconds: float = Field(60.0, ge=1, le=86400, description="postgres: how long a worker's claim of a document lasts without being renewed (it is renewed every third of it while the worker runs); a killed worker's documents are taken over by the others after this")
 
     @field_validator("dsn", mode="before")
     @classmethod
@@ -410,7 +416,8 @@ class StoreSettings(_Section):
     def options(self) -> dict[str, Any]:
         """Keyword options of ``open_store`` for this backend."""
         if self.backend == "postgres" and self.dsn is not None:
-            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search}
+            return {"dsn": self.dsn.get_secret_value(), "pool_size": self.pool_size, "ef_search": self.hnsw_ef_search,
+                    "lease_s": self.lease_seconds}
         return {}
 
 
@@ -450,6 +457,8 @@ class ServerSettings(_Section):
 class CommunitySettings(_Section):
     """Communities of the entity graph and their reports (seed 001 §III.C-D; ``graph/communities``)."""
 
+    algorithm: Literal["leiden", "louvain"] = Field(
+        "leiden", description="community detection: leiden, or louvain as seed 001 §III.C used (also `summarize`'s default)")
     seed: int = Field(42, description="random seed of Leiden: same graph + same seed = same communities")
     resolution: float = Field(1.0, gt=0, description="modularity resolution; higher = smaller communities")
     max_levels: int = Field(3, ge=1, le=8, description="levels of the hierarchy, coarse (0) to fine")

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 OTHER_WORKERS_POLL_S = 1.0  # a worker waiting for the others' documents looks this often
+WORKER_POLL_S = (0.5, 10.0)  # a long-lived worker with nothing to do looks again after 0.5 s, doubling up to 10 s
 
 REPORTS_DEFERRED = ("community reports written when needed (`ask --mode summary`, `scholargraph communities`, "
                     "the web view) or with `index --reports`; `stats --cost` shows how many are pending")
@@ -420,6 +421,59 @@ class KnowledgeBase:
 
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
+
+    async def awork(self, stop: asyncio.Event, *, profile: str | None = None,
+                    on_batch: Callable[[IndexReport], None] | None = None) -> IndexReport:
+        """A long-lived worker (``index --worker``) on a PostgreSQL knowledge base: index every document
+        that becomes PENDING (registered by any worker or user), do the end-of-run work it owes, then
+        wait for more (looking again with back-off) until ``stop`` is set. Stopping gives back the
+        documents it holds (the others take them at once); returns everything it did."""
+        if self.settings.store.backend != "postgres":
+            raise ConfigError("a long-lived worker (index --worker) needs a PostgreSQL knowledge base (--db postgresql://...)")
+        extractor = self._extractor(profile)
+        total = IndexReport(profile=extractor.name)
+        await (self._ensure_llm_ready() if extractor.uses_llm else self._ensure_embedder_ready())
+        delay = WORKER_POLL_S[0]
+        try:
+            async with self.exclusive_indexing(wait=True):
+                while not stop.is_set():
+                    if not (self.store.pending_ids() or self.store.interrupted_ids()):
+                        delay = await _pause(stop, delay)
+                        continue
+                    delay = WORKER_POLL_S[0]
+                    batch = await self._work_batch(extractor, stop)
+                    _add_report(total, batch)
+                    if on_batch is not None:
+                        on_batch(batch)
+                    if batch.stopped and not stop.is_set():  # the LLM server is gone: try again later
+                        log.warning("%s", batch.stopped)
+                        delay = await _pause(stop, WORKER_POLL_S[1])
+        finally:
+            released = await asyncio.to_thread(self.store.release_claims)
+            if released:
+                total.notes.append(f"stopped: {len(released)} document(s) given back to the other workers")
+        return total
+
+    async def _work_batch(self, extractor: Extractor, stop: asyncio.Event) -> IndexReport:
+        """What is pending now, and the end-of-run work it owes (cut short when ``stop`` is set: what
+        was committed by then is in the report)."""
+        started = time.perf_counter()
+        pipeline = self._pipeline(extractor)
+        report = IndexReport(profile=extractor.name)
+        before = self.llm.usage_snapshot() if self.llm else {}
+        for step in (lambda: pipeline.run_pending(report), lambda: self._after_index(report)):
+            run, stopped = asyncio.ensure_future(step()), asyncio.ensure_future(stop.wait())
+            await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not run.done():
+                run.cancel()
+                await asyncio.gather(run, return_exceptions=True)
+                report.stopped = "stopped (SIGINT/SIGTERM)"
+                break
+            run.result()
+        report.usage = self.llm.usage_since(before) if self.llm else {}
+        report.seconds = time.perf_counter() - started
+        return report
 
     def find_document(self, ref: str) -> str:
         """The id of the one paper ``ref`` names: its id, its file name or path, or its title (case
@@ -828,6 +882,24 @@ def _text_document(item: str | dict[str, Any] | Document) -> Document:
     title = scrub(str(item.get("title") or text.split("\n", 1)[0][:120]))
     return Document(id=doc_id, title=title, sections=[Section("", text)], content_md5=md5,
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
+
+
+async def _pause(stop: asyncio.Event, delay: float) -> float:
+    """Wait ``delay`` seconds unless stopped first; the next wait is twice as long (at most the longest)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), delay)
+    return min(2 * delay, WORKER_POLL_S[1])
+
+
+def _add_report(total: IndexReport, batch: IndexReport) -> None:
+    """A long-lived worker's batch added to what it did so far."""
+    for name in ("added", "failed", "resumed", "warnings", "notes", "incomplete"):
+        getattr(total, name).extend(getattr(batch, name))
+    total.chunks += batch.chunks
+    total.chunk_failures += batch.chunk_failures
+    total.seconds += batch.seconds
+    for purpose, usage in batch.usage.items():
+        total.usage.setdefault(purpose, Usage()).add(usage)
 
 
 INTERRUPTED = "INTERRUPTED"  # shown for a PROCESSING document whose run has ended

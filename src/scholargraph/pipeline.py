@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .config import Settings
-from .errors import LLMUnavailableError, LoadError, NotPapersError, ScholarGraphError
+from .errors import LeaseLostError, LLMUnavailableError, LoadError, NotPapersError, ScholarGraphError
 from .extract.base import Extractor
 from .extract.limits import ChunkLimits, limit_per_chunk
 from .graph.merge import entity_keys, plan_writes
@@ -56,6 +56,7 @@ from .store.base import DocumentRow, GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
+RESOLVE_BLOCK = 2000  # entities one worker claims at a time in the shared end-of-run resolution
 T = TypeVar("T")
 __all__ = ["IndexReport", "Pipeline", "select_scope"]
 
@@ -395,11 +396,15 @@ class Pipeline:
         cfg = self.settings.extraction
         if not cfg.resolve or not self.store.pending_maintenance("resolve", 1):
             return
-        from .graph.resolution_pass import resolve_pending
+        from .graph.resolution_pass import resolve_touched
         from .graph.resolve import ResolutionSettings
 
         self.progress.phase("resolving entities")
-        groups = await asyncio.to_thread(resolve_pending, self.store, ResolutionSettings(threshold=cfg.resolution_threshold))
+        settings = ResolutionSettings(threshold=cfg.resolution_threshold)
+        groups: list[list[str]] = []
+        while block := await asyncio.to_thread(self.store.claim_maintenance, "resolve", RESOLVE_BLOCK):
+            # a block at a time, claimed: workers that finish together share the pass, none redoes a block
+            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings)
         if groups:
             report.notes.append(resolution_note(groups))
             await self.refresher.refresh()
@@ -443,14 +448,17 @@ class Pipeline:
             finally:
                 reading.release()
             await self.store.awrite(lambda: self._commit(analysis))
+        except LeaseLostError:
+            self._taken_over(doc_id, report)
+            return
         except LLMUnavailableError as exc:
             self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
             status = DocStatus.PROCESSED if repair else DocStatus.PENDING  # a repair is retried by the next run anyway
-            await self.store.awrite(lambda: self.store.set_status(doc_id, status))
+            await self._settle(doc_id, report, lambda: self.store.set_status(doc_id, status))
             return
         except Exception as exc:  # never let one document crash the run
             reason = str(exc) if isinstance(exc, ScholarGraphError) else f"{type(exc).__name__}: {exc}"
-            await self.store.awrite(lambda: self._fail(doc_id, reason, report, repair))
+            await self._settle(doc_id, report, lambda: self._fail(doc_id, reason, report, repair))
             return
         report.added.append(doc_id)
         report.chunks += len(analysis.chunks)
@@ -461,6 +469,29 @@ class Pipeline:
             report.incomplete.append(doc_id)
             report.warnings.append(f"{doc_id}: {len(failures)} chunk(s) without usable model output — the paper is marked "
                                    "incomplete; rerun the same command to retry exactly those chunks")
+
+    def _hold(self, doc_id: str) -> None:
+        """Inside a unit of work about a claimed document: stop unless this worker still holds it."""
+        if not self.store.hold_lease(doc_id):
+            raise LeaseLostError(f"{doc_id}: taken over by another worker after this worker's lease ran out")
+
+    async def _settle(self, doc_id: str, report: IndexReport, write: Callable[[], None]) -> None:
+        """A status written for a claimed document, unless another worker has taken it over."""
+        def work() -> None:
+            self._hold(doc_id)
+            write()
+
+        try:
+            await self.store.awrite(work)
+        except LeaseLostError:
+            self._taken_over(doc_id, report)
+
+    def _taken_over(self, doc_id: str, report: IndexReport) -> None:
+        """Another worker took the document over (this one's lease ran out): its work here is dropped."""
+        self.taken.discard(doc_id)
+        report.warnings.append(f"{doc_id}: taken over by another worker after this worker's lease on it ran out "
+                               "(this worker was too slow to renew it); its work here was dropped")
+        self.progress.log(f"[yellow]taken over[/yellow] {doc_id}: by another worker (lease ran out)")
 
     def _fail(self, doc_id: str, reason: str, report: IndexReport, repair: bool = False) -> None:
         """A document failed as a whole. When only its failed chunks were being retried, it stays
@@ -491,6 +522,7 @@ class Pipeline:
         """Everything a document adds, with its PROCESSED status: one unit of work. A repair adds
         what its chunks gave and clears their failure records (those that failed again stay)."""
         doc, chunks, extraction = analysis.doc, analysis.chunks, analysis.extraction
+        self._hold(doc.id)  # PostgreSQL: the lease is still this worker's (the row stays locked until the commit)
         if analysis.repair:
             failing = {f.chunk_id for f in extraction.failures}
             self.store.clear_chunk_failures(doc.id, [c.id for c in chunks if c.id not in failing])
@@ -532,11 +564,16 @@ class Pipeline:
             for s in extraction.sentences:
                 s.document_id = doc_id
             self.store.write_sentences(extraction.sentences)
-        if not extraction.mentions:
-            return
         ids: dict[str, str] = {}
         for e in writes.entities:
             ids.setdefault(e.key, e.id)
+        if extraction.local is not None:  # the paper's own local KG, linked to the workspace entities
+            extraction.local.document_id = doc_id
+            for local in extraction.local.entities:
+                local.entity_id = ids.get(self.key_fn(local.entity or local.label), "")
+            self.store.write_local_graph(extraction.local)
+        if not extraction.mentions:
+            return
         mentions = []
         for m in extraction.mentions:
             entity_id = ids.get(self.key_fn(m.entity or m.surface))
@@ -568,7 +605,8 @@ class Pipeline:
     def _chunks(self, doc: Document) -> list[Chunk]:
         cfg = self.settings.chunking
         strategy = "tokens" if cfg.strategy == "tokens" else "structure"
-        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references)
+        return chunk_document(doc, self.tokenizer, cfg.size, cfg.overlap, strategy, self.settings.extraction.include_references,
+                              cfg.parts)
 
     # -- delete ---------------------------------------------------------------------------
 

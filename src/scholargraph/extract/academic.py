@@ -24,6 +24,7 @@ from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ..prompts import load_prompt
 from ..text.names import normalise_name
 from .echo import drop_echoes
+from .examples import domain_examples
 from .parse import parse_extraction
 from .schema import compact_extraction_schema
 
@@ -54,6 +55,7 @@ class AcademicExtractor:
         self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
         self.glean_prompt = load_prompt("glean")
         self._prompts = {"records": load_prompt("extract"), "json": load_prompt("extract_json")}
+        self._examples = {fmt: domain_examples(settings.examples, fmt) for fmt in self._prompts}
 
     @property
     def reply_format(self) -> str:
@@ -72,6 +74,8 @@ class AcademicExtractor:
     @property
     def _system(self) -> str:
         system = self.extract_prompt.system.format(types=", ".join(self.entity_types))
+        if self._examples[self.reply_format]:
+            system += "\n" + self._examples[self.reply_format]
         if self.relation_types:
             system += "\nThe first keyword of each relation is its type, one of: " + ", ".join(self.relation_types) + "."
         return system

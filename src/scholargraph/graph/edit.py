@@ -35,10 +35,15 @@ def _rekey_relations(store: Store, relation_ids: list[str]) -> list[str]:
 
 
 def merge_entities(store: Store, keep: str, others: list[str]) -> dict[str, list[str]]:
-    """Fold ``others`` into ``keep``. Returns ids that disappeared per vector namespace."""
-    others = [o for o in dict.fromkeys(others) if o != keep]
+    """Fold ``others`` into ``keep``. Returns ids that disappeared per vector namespace. Merges of
+    concurrent workers take turns (``Store.lock_merges``); one another worker's merge already folded
+    away is left out (``keep`` gone: nothing is merged)."""
+    wanted = [o for o in dict.fromkeys(others) if o != keep]
 
     def work() -> dict[str, list[str]]:
+        store.lock_merges()
+        alive = store.get_entities([keep, *wanted], sources=False)
+        others = [o for o in wanted if o in alive] if keep in alive else []
         touched: list[str] = []
         for other in others:
             touched += store.move_entity(other, keep)

@@ -36,6 +36,7 @@ from ..models import (
     Entity,
     EntityRecord,
     KeywordRecord,
+    LocalGraph,
     MentionRecord,
     PaperReference,
     Relation,
@@ -183,6 +184,14 @@ class DocumentStore(Protocol):
     def release(self, doc_ids: Sequence[str]) -> None:
         """Give claimed documents back (PROCESSING -> PENDING), e.g. when a run stops early."""
 
+    def hold_lease(self, doc_id: str) -> bool:
+        """Inside a unit of work: whether this process still holds its claim of ``doc_id`` (PostgreSQL:
+        no other worker took it over after its lease ran out); a document's commit checks it first."""
+
+    def release_claims(self) -> list[str]:
+        """Give back every document (and maintenance row) this process holds, e.g. a worker stopping;
+        returns the documents' ids."""
+
     def reset_stale_processing(self) -> list[str]:
         """Documents left PROCESSING by a worker that is gone go back to PENDING; returns their ids."""
 
@@ -237,6 +246,13 @@ class MaintenanceStore(Protocol):
 
     def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
         """Ids queued for the task, sorted."""
+
+    def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
+        """Up to ``limit`` queued ids for this process to do (PostgreSQL: none another live worker holds;
+        they stay queued until finished), sorted."""
+
+    def lock_merges(self) -> None:
+        """Inside a unit of work: entity merges of concurrent processes take turns until it commits."""
 
     def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
         """The task was done for these ids: remove them (ids not queued are ignored)."""
@@ -457,6 +473,14 @@ class MentionStore(Protocol):
 
     def mentions_of(self, doc_id: str) -> list[MentionRecord]:
         """A document's mentions in reading order (sentence, then character offset)."""
+
+    def write_local_graph(self, graph: LocalGraph) -> None:
+        """Store a paper's own local KG (replacing the one stored for ``graph.document_id``); its
+        entities' ``entity_id`` must be set (the workspace entity each one joined)."""
+
+    def local_graph_of(self, doc_id: str) -> LocalGraph | None:
+        """A paper's local KG as it was built (None when it has none), each entity linked to the
+        workspace entity it joined (``entity_id``, followed through merges)."""
 
 
 class ExportReads(Protocol):

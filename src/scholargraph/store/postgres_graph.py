@@ -135,7 +135,7 @@ class PostgresGraph:
                                         ("relation", "relation_sources", "relation_id"),
                                         ("keyword", "keyword_sources", "keyword_id"))
         }
-        for table in ("mentions", "sentences", "chunk_failures"):
+        for table in ("mentions", "sentences", "chunk_failures", "local_entities", "local_relations"):
             self._exec(f"DELETE FROM {table} WHERE document_id = %s", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -380,6 +380,7 @@ class PostgresGraph:
         def work() -> list[str]:
             self._exec("UPDATE entity_sources SET entity_id = %s WHERE entity_id = %s", (new, old))
             self._exec("UPDATE mentions SET entity_id = %s WHERE entity_id = %s", (new, old))
+            self._exec("UPDATE local_entities SET entity_id = %s WHERE entity_id = %s", (new, old))
             rels = self.relations_touching([old])
             self._exec("UPDATE relations SET source_id = %s WHERE source_id = %s", (new, old))
             self._exec("UPDATE relations SET target_id = %s WHERE target_id = %s", (new, old))

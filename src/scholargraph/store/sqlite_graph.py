@@ -132,7 +132,7 @@ class SQLiteGraph:
             "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
         }
         for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "sentences",
-                      "chunk_failures"):
+                      "local_entities", "local_relations", "chunk_failures"):
             c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -409,6 +409,7 @@ class SQLiteGraph:
             c = self._wconn()
             c.execute("UPDATE entity_sources SET entity_id = ? WHERE entity_id = ?", (new, old))
             c.execute("UPDATE mentions SET entity_id = ? WHERE entity_id = ?", (new, old))
+            c.execute("UPDATE local_entities SET entity_id = ? WHERE entity_id = ?", (new, old))
             rels = self.relations_touching([old])
             c.execute("UPDATE relations SET source_id = ? WHERE source_id = ?", (new, old))
             c.execute("UPDATE relations SET target_id = ? WHERE target_id = ?", (new, old))
