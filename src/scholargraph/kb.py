@@ -54,6 +54,7 @@ from .text.names import normalise_name
 
 if TYPE_CHECKING:
     from .graph.community_update import CommunityRun
+    from .graph.kg_summary import KGSummary
     from .llm.client import LLMClient
     from .llm.local_server import LocalServer
     from .store.base import DocumentRow
@@ -701,6 +702,24 @@ class KnowledgeBase:
                 "tokens": used.prompt_tokens + used.completion_tokens,
                 "when": "at the end of each index run" if self.settings.communities.reports_on_index
                 else "when needed (summary mode, `communities`, the web view) or `index --reports`"}
+
+    async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                         root: str | None = None) -> KGSummary:
+        """KG-RAG's hierarchical summary of the graph (seed 001 §III.D; :mod:`.graph.kg_summary`):
+        the most connected research concept (or ``root``), its depth-``depth`` subgraph without
+        persons / organisations / places, split into subtopics by ``algorithm`` (louvain | leiden;
+        default ``communities.algorithm``), each node summarised (by the LLM when one is
+        configured, else extractive), compiled into one Markdown document (``.markdown()``) with
+        citations to papers and sections."""
+        from .graph.kg_summary import summarize_graph
+
+        cfg = self.settings.communities
+        return await summarize_graph(self.store, self.llm, algorithm=algorithm or cfg.algorithm, depth=depth,
+                                     max_nodes=max_nodes, root=root, seed=cfg.seed, resolution=cfg.resolution)
+
+    def summarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                  root: str | None = None) -> KGSummary:
+        return self.run(self.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root))
 
     def community(self, community_id: str) ->dict[str, Any]:
         """One community with its report and member entity ids."""
