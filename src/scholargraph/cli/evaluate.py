@@ -21,6 +21,8 @@ def add_eval(sub: Any) -> None:
     p.add_argument("task", choices=["questions", "winrate", "kg2text", "kgqa"])
     p.add_argument("--doc", nargs="+", metavar="DOC_ID", help="kg2text/kgqa: these papers (default: every indexed one)")
     p.add_argument("--count", type=int, default=10, help="kgqa: questions written per paper when no --questions")
+    p.add_argument("--order", choices=["section", "paper"], default="section",
+                   help="kg2text: per section (default), or the whole paper's triples by relevance (seed 004 §5.2)")
     p.add_argument("--a", default="hybrid", help="side A: a mode, optionally with :no-clues / :no-subgraph, or "
                    "another system's answers as JSONL ({question, answer} per line), e.g. LightRAG=answers.jsonl")
     p.add_argument("--b", default="naive", help="side B (same syntax)")
@@ -102,7 +104,7 @@ async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[st
     if args.task == "kg2text":
         from ..evaluation.kg2text import kg_to_text
 
-        return await kg_to_text(kb, args.doc)
+        return await kg_to_text(kb, args.doc, order=getattr(args, "order", "section"))
     from ..evaluation.kgqa import kg_qa, read_qa_pairs
 
     docs = args.doc or [r["id"] for r in kb.status() if r["status"] == "PROCESSED"]

@@ -10,7 +10,7 @@ from typing import Any
 from ..config import load_settings
 from ..errors import ConfigError
 from ..ingest.registry import missing_paths
-from ..profiles.registry import AUTO, profile_names
+from ..plugins.registry import AUTO, profile_names
 from . import output as show
 from .flags import settings_flags
 from .workspace import command_workspace
@@ -164,7 +164,7 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             tok = load_tokenizer(settings.chunking.tokenizer, settings.embeddings.local_model)
             chunks = chunk_document(select_scope(doc, args.scope), tok, settings.chunking.size, settings.chunking.overlap,
                                     "tokens" if settings.chunking.strategy == "tokens" else "structure",
-                                    settings.extraction.include_references)
+                                    settings.extraction.include_references, settings.chunking.parts)
             data["chunks"] = [c.__dict__ for c in chunks]
         data["references"] = len(data.get("references", []))
         out.append(data)

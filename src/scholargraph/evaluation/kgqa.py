@@ -25,7 +25,7 @@ from ..errors import ConfigError, ModelOutputError
 from ..llm.output import Items, Keys, LenientModel, Text, output_schema, parse_reply, validate
 from ..prompts import load_prompt
 from ..text.names import normalise_name
-from .kgfacts import Embed, Fact, PaperKG, entity_relevance, load_paper_kg, summary
+from .kgfacts import Embed, Fact, PaperKG, load_paper_kg, stored_relevance, summary
 
 MAX_FACTS = 40  # one-hop triples given to one answer (most relevant first)
 MATCH_THRESHOLD = 0.5  # cosine of a question entity to a graph entity, when no name matches
@@ -93,7 +93,7 @@ async def kg_qa(kb: Any, doc_id: str, pairs: Sequence[dict[str, str]] | None = N
     """``score_embed`` compares answers (default: the workspace's embedding model, which also matches
     question entities to the graph's entity vectors)."""
     kg = load_paper_kg(kb.store, doc_id)
-    relevance = entity_relevance(kb.store, kg)
+    relevance = stored_relevance(kb.store, kg)
     questions = list(pairs) if pairs else await _teacher(kb, kg, count)
     embed = score_embed or kb.embedder.embed
     rows = await asyncio.gather(*(_one(kb, kg, relevance, q, embed) for q in questions))

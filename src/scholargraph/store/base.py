@@ -36,6 +36,7 @@ from ..models import (
     Entity,
     EntityRecord,
     KeywordRecord,
+    LocalGraph,
     MentionRecord,
     PaperReference,
     Relation,
@@ -345,6 +346,13 @@ class GraphStore(Protocol):
 
     def all_entity_ids(self) -> list[str]: ...
 
+    def edges_touching(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, float]]:
+        """``all_edges`` rows of the relations with an end among ``entity_ids``, in ``all_edges``' order
+        (a query's part of a graph too large to load whole)."""
+
+    def entities_in_chunks(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The entities stated in each chunk (chunks stating none are left out)."""
+
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]: ...
 
     def iter_keyword_texts(self) -> Iterator[tuple[str, str]]: ...
@@ -472,6 +480,14 @@ class MentionStore(Protocol):
 
     def mentions_of(self, doc_id: str) -> list[MentionRecord]:
         """A document's mentions in reading order (sentence, then character offset)."""
+
+    def write_local_graph(self, graph: LocalGraph) -> None:
+        """Store a paper's own local KG (replacing the one stored for ``graph.document_id``); its
+        entities' ``entity_id`` must be set (the workspace entity each one joined)."""
+
+    def local_graph_of(self, doc_id: str) -> LocalGraph | None:
+        """A paper's local KG as it was built (None when it has none), each entity linked to the
+        workspace entity it joined (``entity_id``, followed through merges)."""
 
 
 class ExportReads(Protocol):

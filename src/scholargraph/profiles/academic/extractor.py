@@ -2,7 +2,7 @@
 relations and the chunk's content keywords; optional gleaning rounds ask only for what was missed.
 
 Two reply formats (``extraction.format``): compact JSON tuples under a JSON schema that the server
-enforces (``prompts/extract_json.txt``, :mod:`.schema`; the default where the server takes a
+enforces (``prompts/extract_json.txt``, :mod:`scholargraph.extract.schema`; the default where the server takes a
 schema: real small models follow it, and its bounds stop a looping reply), or one |-separated
 record per line (``prompts/extract.txt``; for servers without structured output). The parser reads
 both, and JSON in any usual shape.
@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import asyncio
 
-from ..config import ExtractionSettings
-from ..errors import ModelOutputError
-from ..llm.accounting import CutReply
-from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
-from ..prompts import load_prompt
-from ..text.names import normalise_name
-from .parse import parse_extraction
-from .schema import compact_extraction_schema
+from ...config import ExtractionSettings
+from ...errors import ModelOutputError
+from ...extract.echo import drop_echoes
+from ...extract.examples import domain_examples
+from ...extract.parse import parse_extraction
+from ...extract.schema import compact_extraction_schema
+from ...llm.accounting import CutReply
+from ...models import Chunk, ChunkFailure, Document, Extraction, Usage
+from ...prompts import load_prompt
+from ...text.names import normalise_name
 
 REPAIR_NOTES = {
     "records": ("Your previous reply could not be read. Reply with the records only, one per line: "
@@ -51,8 +53,9 @@ class AcademicExtractor:
         self.settings = settings
         self.entity_types = entity_types
         self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
-        self.glean_prompt = load_prompt("glean")
-        self._prompts = {"records": load_prompt("extract"), "json": load_prompt("extract_json")}
+        self.glean_prompt = load_prompt("glean", __package__)
+        self._prompts = {"records": load_prompt("extract", __package__), "json": load_prompt("extract_json", __package__)}
+        self._examples = {fmt: domain_examples(settings.examples, fmt) for fmt in self._prompts}
 
     @property
     def reply_format(self) -> str:
@@ -71,6 +74,8 @@ class AcademicExtractor:
     @property
     def _system(self) -> str:
         system = self.extract_prompt.system.format(types=", ".join(self.entity_types))
+        if self._examples[self.reply_format]:
+            system += "\n" + self._examples[self.reply_format]
         if self.relation_types:
             system += "\nThe first keyword of each relation is its type, one of: " + ", ".join(self.relation_types) + "."
         return system
@@ -131,6 +136,11 @@ class AcademicExtractor:
                 r.types = list(dict.fromkeys(found[:1] + r.types)) if found else r.types
         return extraction
 
+    def _checked(self, found: Extraction, messages: list[dict], chunk: Chunk) -> Extraction:
+        """What the model copied from the instructions dropped, relations typed."""
+        found = drop_echoes(found, messages[0]["content"], f"{chunk.header}\n{chunk.text}", chunk.id)
+        return self._typed(found)
+
     async def _call(self, messages: list[dict], doc_id: str, chunk: Chunk, purpose: str,
                     allow_empty: bool = False) -> Extraction:
         chunk_id = chunk.id
@@ -145,7 +155,7 @@ class AcademicExtractor:
 
         result = await self._ask(messages, doc_id, purpose, parse, chunk)
         if result.error is None:
-            return self._typed(_noted(result, chunk_id))
+            return self._checked(_noted(result, chunk_id), messages, chunk)
         reason = getattr(result.error, "reason", str(result.error))
         if allow_empty:
             raise ModelOutputError(reason, result.text)
@@ -153,7 +163,7 @@ class AcademicExtractor:
         retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": repair}]
         again = await self._ask(retry, doc_id, purpose, parse, chunk)
         if again.error is None:
-            return self._typed(_noted(again, chunk_id))
+            return self._checked(_noted(again, chunk_id), messages, chunk)
         raise ModelOutputError(reason, result.text)
 
     async def _ask(self, messages: list[dict], doc_id: str, purpose: str, parse, chunk: Chunk):
