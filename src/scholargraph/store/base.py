@@ -248,8 +248,8 @@ class MaintenanceStore(Protocol):
         """Ids queued for the task, sorted."""
 
     def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
-        """Up to ``limit`` queued ids for this process to do (PostgreSQL: none another live worker holds;
-        they stay queued until finished), sorted."""
+        """Queued ids for this process to do, sorted: PostgreSQL: up to ``limit``, none another live worker
+        holds (they stay queued until finished); SQLite (one process): all of them."""
 
     def lock_merges(self) -> None:
         """Inside a unit of work: entity merges of concurrent processes take turns until it commits."""
