@@ -424,7 +424,8 @@ def test_a_worker_killed_mid_document_leaves_its_documents_to_a_running_worker(t
     victim = victim_process(tmp_path / "papers", tmp_path / "victim", dsn, victim_llm.base_url, 2.0)
     worker = None
     try:
-        wait_for(lambda: held and processing_by(dsn), "the victim to hold documents at the LLM")
+        wait_for(lambda: held and processing_by(dsn) and sum(_counts(dsn).values()) == 6,
+                 "the victim to register every paper and hold some at the LLM")
         worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", llm.base_url))
         victim_docs = sum(processing_by(dsn).values())
         victim.kill()  # SIGKILL mid-document
