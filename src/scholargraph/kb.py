@@ -43,8 +43,8 @@ from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
-from .profiles.base import ExtractorContext
-from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
+from .plugins.base import ExtractorContext
+from .plugins.registry import AUTO, AUTO_WITH_LLM, check_settings, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
@@ -54,6 +54,7 @@ from .text.names import normalise_name
 
 if TYPE_CHECKING:
     from .graph.community_update import CommunityRun
+    from .graph.kg_summary import KGSummary
     from .llm.client import LLMClient
     from .llm.local_server import LocalServer
     from .store.base import DocumentRow
@@ -76,6 +77,7 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
+        check_settings(self.settings)  # the plug-ins named exist, their [plugins.*] sections are valid
         self.store = open_store(self.settings.workdir, self.settings.store.backend, create=create,
                                 **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
@@ -700,6 +702,24 @@ class KnowledgeBase:
                 "tokens": used.prompt_tokens + used.completion_tokens,
                 "when": "at the end of each index run" if self.settings.communities.reports_on_index
                 else "when needed (summary mode, `communities`, the web view) or `index --reports`"}
+
+    async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                         root: str | None = None) -> KGSummary:
+        """KG-RAG's hierarchical summary of the graph (seed 001 §III.D; :mod:`.graph.kg_summary`):
+        the most connected research concept (or ``root``), its depth-``depth`` subgraph without
+        persons / organisations / places, split into subtopics by ``algorithm`` (louvain | leiden;
+        default ``communities.algorithm``), each node summarised (by the LLM when one is
+        configured, else extractive), compiled into one Markdown document (``.markdown()``) with
+        citations to papers and sections."""
+        from .graph.kg_summary import summarize_graph
+
+        cfg = self.settings.communities
+        return await summarize_graph(self.store, self.llm, algorithm=algorithm or cfg.algorithm, depth=depth,
+                                     max_nodes=max_nodes, root=root, seed=cfg.seed, resolution=cfg.resolution)
+
+    def summarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                  root: str | None = None) -> KGSummary:
+        return self.run(self.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root))
 
     def community(self, community_id: str) ->dict[str, Any]:
         """One community with its report and member entity ids."""

@@ -32,7 +32,7 @@ async def info(request: Request) -> dict:
     state = state_of(request)
     settings = state.settings
     from ..kb import KnowledgeBase
-    from ..profiles.registry import mode_names
+    from ..plugins.registry import mode_names
 
     return {
         "version": request.app.version, "role": request.scope["state"]["role"],
