@@ -133,8 +133,8 @@ def _store_with_entities(workdir, total: int, new: int):
 
     store = open_store(workdir)
     store.set_meta("embedding_dim", "16")
-    names = [f"{a} {b} {i}" for i, (a, b) in enumerate(zip(["alpha", "beta", "gamma", "delta"] * total,
-                                                           ["ring", "stone", "field", "wave", "lake"] * total))][:total]
+    firsts, seconds = ["alpha", "beta", "gamma", "delta"], ["ring", "stone", "field", "wave", "lake"]
+    names = [f"{firsts[i % 4]} {seconds[i % 5]} {i}" for i in range(total)]
     records = [EntityRecord(n, "Concept", f"entity {i}", f"c{i}", id=entity_id_for(n), key=n, document_id=f"d{i}")
                for i, n in enumerate(names)]
     store.write(lambda: store.write_entities(records))
