@@ -37,7 +37,7 @@ from typing import Any
 
 from benchmarks.common import DEV
 from benchmarks.eval_offline_ner import BIORED_TYPES, SCIERC_TYPES, GoldDoc, load_biored, load_scierc, score_surfaces
-from benchmarks.local_model import DEFAULT_CACHE, MODELS, Recorder, local_server, recorded_calls
+from benchmarks.local_model import DEFAULT_CACHE, MODELS, Recorder, local_server, recorded_calls, recording_proxy
 from scholargraph.text.names import normalise_name
 
 HERE = Path(__file__).resolve().parent
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         with local_server(args.model, args.cache, slots=1, context_per_slot=args.context,
                           log_path=scratch / "llama.log") as server:
             recorder = Recorder(server.base_url, scratch / "calls.jsonl")
-            with _proxy(recorder, args.model, args.context) as proxy:
+            with recording_proxy(recorder, args.model, args.context) as proxy:
                 if args.scierc:
                     docs = load_scierc(DEV / "scierc" / "dev.json")[: args.scierc]
                     gold = scierc_relations(DEV / "scierc" / "dev.json", [d.doc_id for d in docs])
@@ -286,26 +286,6 @@ def _biored_relation_counts(path: Path, doc_ids: list[str]) -> dict[str, int]:
         if len(parts) == 5 and parts[0] in counts and not parts[1].isdigit():
             counts[parts[0]] += 1
     return counts
-
-
-def _proxy(recorder: Recorder, model: str, context: int):
-    """The recording proxy: chat calls forwarded to llama.cpp, embeddings from MiniLM (the product's
-    default model), llama.cpp's /props answered for the client's slot and context limits."""
-    import asyncio
-
-    from scholargraph.config import EmbeddingSettings
-    from scholargraph.llm.embeddings import make_embedder
-    from scholargraph.testing.llm_server import ScriptedLLMServer, llama_props
-
-    embedder = make_embedder(EmbeddingSettings(), None)
-
-    def embed(text: str, dim: int) -> list[float]:
-        return [float(x) for x in asyncio.run(embedder.embed([text]))[0]]
-
-    embed("warm-up", 384)  # load the model now: LightRAG cancels a document whose embedding takes over 60 s
-
-    return ScriptedLLMServer(recorder, models=[model], embedding_fn=embed, embedding_dim=384,
-                             props=llama_props(1, context))
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("llm-paths"))
     parser.add_argument("--only", help="comma-separated step names (default: all)")
     parser.add_argument("--step-timeout", type=float, default=3600)
+    parser.add_argument("--nice", type=int, default=0, help="llama.cpp's nice value (negative: ahead of other work)")
     args = parser.parse_args(argv)
     out = args.out.resolve()
     if out.exists() and not args.only:
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     corpus = _corpus(out / "corpus")
     results: list[dict[str, Any]] = []
-    with local_server(args.model, args.cache, slots=1, log_path=out / "llama.log") as server:
+    with local_server(args.model, args.cache, slots=1, log_path=out / "llama.log", nice=args.nice) as server:
         recorder = Recorder(server.base_url, out / "calls.jsonl")
         with ScriptedLLMServer(recorder, models=[args.model], props=llama_props(1, 8192)) as proxy:
             llm = ["--llm-url", proxy.base_url, "--llm-model", args.model]

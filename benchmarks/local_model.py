@@ -198,6 +198,30 @@ def recorded_calls(path: Path) -> dict[str, Any]:
     return totals
 
 
+def recording_proxy(recorder: Recorder, model: str, context: int, *, embeddings: bool = True) -> Any:
+    """The recording proxy (a scripted server of scholargraph.testing, as a context manager): chat
+    calls forwarded to llama.cpp through ``recorder``, llama.cpp's /props answered for the client's
+    slot and context limits, and (``embeddings``) MiniLM embeddings, the product's default model, for
+    a system that asks an endpoint for them (LightRAG)."""
+    import asyncio
+
+    from scholargraph.testing.llm_server import ScriptedLLMServer, llama_props
+
+    if not embeddings:
+        return ScriptedLLMServer(recorder, models=[model], props=llama_props(1, context))
+    from scholargraph.config import EmbeddingSettings
+    from scholargraph.llm.embeddings import make_embedder
+
+    embedder = make_embedder(EmbeddingSettings(), None)
+
+    def embed(text: str, dim: int) -> list[float]:
+        return [float(x) for x in asyncio.run(embedder.embed([text]))[0]]
+
+    embed("warm-up", 384)  # load the model now: LightRAG cancels a document whose embedding takes over 60 s
+    return ScriptedLLMServer(recorder, models=[model], embedding_fn=embed, embedding_dim=384,
+                             props=llama_props(1, context))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-1.5b")

@@ -2,6 +2,7 @@ import pytest
 
 from scholargraph.config import load_settings
 from scholargraph.errors import ConfigError
+from scholargraph.plugins.registry import check_settings
 
 
 def test_defaults(tmp_path, monkeypatch):
@@ -41,9 +42,11 @@ def test_toml_in_current_directory(tmp_path, monkeypatch):
     ],
 )
 def test_invalid_settings_name_the_key(tmp_path, monkeypatch, overrides, key):
+    """Core values fail when the settings load; the plug-in a setting names, when the registry
+    checks them (a workspace opening, `scholargraph config`)."""
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as err:
-        load_settings(tmp_path, overrides)
+        check_settings(load_settings(tmp_path, overrides))
     assert key in str(err.value)
 
 

@@ -11,18 +11,21 @@ from fixtures.fastbio_papers import PAPERS, write_csv
 from support import canned_bio
 
 from scholargraph import KnowledgeBase
+from scholargraph.cli import build_parser
 from scholargraph.errors import ConfigError, LLMUnavailableError
-from scholargraph.profiles.fastbio.cli import add_fastbm_parser, cmd_fastbm, fastbm_overrides, workspace_of
+from scholargraph.profiles.fastbio.cli import fastbm_overrides, workspace_of
 from scholargraph.testing.llm_server import Rule
 
 canned_query = canned_bio
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="scholargraph")
-    sub = parser.add_subparsers(dest="command", required=True)
-    add_fastbm_parser(sub)
-    return parser.parse_args(["fastbm", *argv])
+    return build_parser().parse_args(["fastbm", *argv])
+
+
+def cmd_fastbm(args: argparse.Namespace) -> int:
+    """The command as the CLI runs it, without the generic settings flags."""
+    return args.handler(args, None)
 
 
 def test_fastbmrag_command_lines_parse_and_map_to_settings(tmp_path, monkeypatch):
@@ -106,9 +109,9 @@ def test_missing_arguments_are_config_errors(tmp_path):
 def test_fastbmrags_defaults_apply_to_omitted_flags(llm_server, tmp_path, capsys):
     # issue 13: `--job query` without --question exited 2; fastbmRAG asks its default question
     o = fastbm_overrides(parse(["--job", "query"]), [])
-    assert o["query"]["top_k"] == 20 and "refine_threshold" not in o["extraction"]  # the local model's own cutoff
+    assert o["query"]["top_k"] == 20 and o["plugins"]["fastbio"]["refine_threshold"] is None  # the local model's own cutoff
     o = fastbm_overrides(parse(["--job", "update", "--embed_model_name", "mxbai-embed-large:latest"]), [])
-    assert o["extraction"]["refine_threshold"] == 0.8
+    assert o["plugins"]["fastbio"]["refine_threshold"] == 0.8
     parse_reply = json.dumps({"genes": [], "diseases": ["Endometriosis"], "other": [], "entity_types": ["genes"],
                               "relation_types": []})
     server = llm_server(rules=canned_bio.fastbio_rules() + [

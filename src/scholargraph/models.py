@@ -38,6 +38,9 @@ class Section:
     # (char offset into ``text``, page number) at each page change inside the section, so
     # chunks get exact page spans; empty when the section lies on one page or pages are unknown.
     page_marks: list[tuple[int, int]] = field(default_factory=list)
+    # the sentence segmentation the input carried (ASKG / DDM JSON): (start, end, IRI) offsets into
+    # ``text`` in reading order, IRI "" when the input gave none; empty = split by scholargraph.text
+    sentences: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -162,6 +165,7 @@ class SentenceRecord:
     page: int | None = None
     char_start: int | None = None
     char_end: int | None = None
+    iri: str = ""  # the sentence's own IRI when the input carried one (ASKG / DDM JSON), else ""
 
 
 @dataclass
@@ -187,6 +191,49 @@ class MentionRecord:
     page: int | None = None
     entity_id: str = ""
     document_id: str = ""
+
+
+@dataclass
+class LocalKGEntity:
+    """An entity of one paper's local knowledge graph (seed 004 §3, Figure 1), as that paper alone
+    made it: its label, category (named | general | other), potential parent types, description,
+    aliases and relevance to the paper (stage 4), and its mentions as (sentence ordinal, start, end).
+    ``entity`` names the workspace entity it joins; ``entity_id`` is that entity once resolved (the
+    link ``skos:exactMatch`` in RDF), kept up to date when workspace entities merge."""
+
+    local_id: int
+    label: str
+    category: str = ""
+    types: list[str] = field(default_factory=list)
+    description: str = ""
+    aliases: list[str] = field(default_factory=list)
+    relevance: float | None = None
+    mentions: list[tuple[int, int, int]] = field(default_factory=list)
+    entity: str = ""
+    entity_id: str = ""
+
+
+@dataclass
+class LocalKGRelation:
+    """A triple of one paper's local KG between two of its ``LocalKGEntity`` (by ``local_id``):
+    the predicate as written, its canonical form (stage 5), its evidence sentence and level."""
+
+    subject: int
+    predicate: str
+    object: int
+    canonical: str = ""
+    sentence: int | None = None
+    level: str = ""
+
+
+@dataclass
+class LocalGraph:
+    """One paper's local knowledge graph, stored apart from the workspace graph (never changed by
+    other papers)."""
+
+    document_id: str = ""
+    entities: list[LocalKGEntity] = field(default_factory=list)
+    relations: list[LocalKGRelation] = field(default_factory=list)
 
 
 @dataclass
@@ -262,6 +309,7 @@ class Extraction:
     # sentence-level provenance (localkg): the sentences read and the mentions found in them
     sentences: list[SentenceRecord] = field(default_factory=list)
     mentions: list[MentionRecord] = field(default_factory=list)
+    local: LocalGraph | None = None  # the paper's own local KG (localkg)
 
     def extend(self, other: Extraction) -> None:
         self.entities.extend(other.entities)
@@ -272,6 +320,7 @@ class Extraction:
         self.cut_off = self.cut_off or other.cut_off
         self.sentences.extend(other.sentences)
         self.mentions.extend(other.mentions)
+        self.local = other.local or self.local
 
 
 # --- LLM accounting ------------------------------------------------------------------------
@@ -279,7 +328,7 @@ class Extraction:
 PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map",
             # the localkg profile's five stages (seed 004 §4.1-4.5) and its evaluation (§5.2-5.3)
             "lkg_mentions", "lkg_linking", "lkg_relations", "lkg_global", "lkg_taxonomy", "kg2text", "kgqa",
-            "questions", "other")
+            "questions", "kg_summary", "other")
 # calls made while someone waits for an answer: they take a free LLM slot before bulk (indexing) calls
 QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 

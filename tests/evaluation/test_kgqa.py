@@ -54,3 +54,6 @@ def test_malformed_replies(llm_server, tmp_path):
         with pytest.raises(ModelOutputError, match="no question/answer pairs") as bad:
             kb.run(kg_qa(kb, doc, None, count=2))
         assert bad.value.raw == '{"pairs": [{"question": "only a question"}]}'
+    # both replies the evaluation parses are asked under a JSON schema (a small local model needs it)
+    names = {r["response_format"]["json_schema"]["name"] for r in server.stats.requests if "response_format" in r}
+    assert {"qa_pairs", "question_entities"} <= names

@@ -56,3 +56,34 @@ def test_kg_to_text_and_kg_qa(llm_server, tmp_path, monkeypatch):
     assert main(["eval", "kg2text", *llm, "--out", str(tmp_path / "k.json"), "-q"]) == 0
     assert json.loads((tmp_path / "k.json").read_text())["papers"][0]["sections"]
     assert main(["eval", "kgqa", *llm, "--questions", str(qa), "--json"]) == 0
+
+
+def test_kg_to_text_over_the_whole_paper_goes_from_the_most_relevant_triple_down(llm_server, tmp_path):
+    """seed 004 §5.2: all the paper's triples, by the relevance the local KG stored (stage 4), in
+    batches, concatenated into one synthesised document."""
+    from scholargraph.evaluation.kgfacts import load_paper_kg, stored_relevance
+
+    server = llm_server(rules=localkg_rules())
+    with localkg_kb(server, tmp_path / "ws") as kb:
+        kb.insert([write_paper(tmp_path / "papers")])
+        doc = kb.store.list_documents()[0].id
+        local = kb.store.local_graph_of(doc)
+        scored = {e.entity_id: e.relevance for e in local.entities if e.relevance is not None}
+        assert len(set(scored.values())) > 3  # stage 4's relevance is stored with the local KG
+        sent_before = len(server.stats.requests)
+        result = kb.run(kg_to_text(kb, order="paper", batch=5))
+        kg = load_paper_kg(kb.store, doc)
+        relevance = stored_relevance(kb.store, kg)
+    [paper] = result["papers"]
+    assert result["order"] == "paper" and paper["sections"] == [] and paper["generated"]
+    lines = list(dict.fromkeys(f.line() for f in sorted(
+        kg.facts, key=lambda f: (-(relevance[f.subject_id] + relevance[f.object_id]), f.line()))))
+    assert paper["facts"] == len(lines) > 10 and {kg.facts[0].section, kg.facts[-1].section} - {""}
+    sent = [r["messages"][1]["content"] for r in server.stats.requests[sent_before:]
+            if "Write the passage" in r["messages"][0]["content"]]
+    batches = {tuple(text.split("Facts:\n", 1)[1].strip().splitlines()) for text in sent}
+    assert batches == {tuple(lines[i:i + 5]) for i in range(0, len(lines), 5)}  # one stream, across sections
+    assert all("(the whole paper)" in text for text in sent)
+    top = max(kg.facts, key=lambda f: relevance[f.subject_id] + relevance[f.object_id])
+    assert lines[0] == top.line() or relevance[top.subject_id] + relevance[top.object_id] == max(
+        relevance[f.subject_id] + relevance[f.object_id] for f in kg.facts if f.line() == lines[0])

@@ -101,11 +101,11 @@ def test_a_selection_exports_only_those_papers(workspace):
         everything, one = io.StringIO(), io.StringIO()
         kb.export("turtle", everything)
         report = kb.export("turtle", one, doc_ids=["second-paper"])
-        only = {e.id for page in kb.store.iter_entity_pages(["second-paper"]) for e in page}
+        only = {e.local_id for e in kb.store.local_graph_of("second-paper").entities}
     assert report["documents"] == ["second-paper"]
     g = rdflib.Graph().parse(data=one.getvalue(), format="turtle")
     assert len(list(g.subjects(RDF.type, SG.Paper))) == 1
-    exported = {str(e).rsplit("/", 1)[1] for e in g.subjects(RDF.type, SKOS.Concept)}
+    exported = {int(str(e).rsplit("/", 1)[1]) for e in g.subjects(RDF.type, SKOS.Concept)}  # its own local KG
     assert exported == only and len(g) < len(rdflib.Graph().parse(data=everything.getvalue(), format="turtle"))
 
 
@@ -221,3 +221,65 @@ def test_export_names_the_relations_stats_counts_beside_its_edges(workspace, tmp
     assert main(["export", "-w", str(workspace), "--format", "graphml", "--out", str(tmp_path / "g.graphml")]) == 0
     out = capsys.readouterr().out
     assert f"({relations:,} relations as `stats` counts them" in out
+
+
+def test_a_papers_local_kg_stays_as_it_was_built_when_other_papers_join(tmp_path):
+    """seed 004 item 1: export --doc A before and after indexing paper B is the same graph; the
+    workspace export links each local entity to the merged entity it joined (skos:exactMatch)."""
+    ws, papers = tmp_path / "ws", tmp_path / "papers"
+    with ScriptedLLMServer(rules=localkg_rules()) as server:
+        with localkg_kb(server, ws) as kb:
+            assert kb.insert([write_paper(papers)]).ok
+            doc = _first_doc(kb)
+        before = tmp_path / "before.ttl"
+        assert main(["export", "-w", str(ws), "--format", "turtle", "--doc", doc, "--out", str(before)]) == 0
+        with localkg_kb(server, ws) as kb:
+            assert kb.insert([], texts=[SECOND]).ok
+            merged = {e.id for e in kb.store.get_entities(kb.store.all_entity_ids()).values()
+                      if set(e.document_ids) == {doc, "second-paper"}}
+        assert merged, "the two papers share no workspace entity: the test proves nothing"
+        after = tmp_path / "after.ttl"
+        assert main(["export", "-w", str(ws), "--format", "turtle", "--doc", doc, "--out", str(after)]) == 0
+    assert before.read_text(encoding="utf-8") == after.read_text(encoding="utf-8")
+    g = rdflib.Graph().parse(after, format="turtle")
+    local = set(g.subjects(RDF.type, SG.LocalEntity))
+    assert local and all(g.value(e, SKOS.definition) for e in local if g.value(e, SG.category) is None)
+    assert all(str(e).startswith(str(next(g.subjects(RDF.type, SG.Paper)))) for e in local)
+    assert not set(g.objects(None, SKOS.exactMatch)), "the paper view is the local KG alone"
+    # stage details (item 3): each local entity's relevance (stage 4) and potential parent types (stage 1)
+    assert sum(g.value(e, SG.relevance) is not None for e in local) > len(local) / 2
+    assert sum((e, SG.potentialType, None) in g for e in local) > len(local) / 2
+    # the workspace view: the merged graph, and every local entity linked to the entity it joined
+    with KnowledgeBase(ws, progress=False) as kb:
+        out = io.StringIO()
+        kb.export("turtle", out)
+    whole = rdflib.Graph().parse(data=out.getvalue(), format="turtle")
+    links = {(str(a), str(b).rsplit("/", 1)[1]) for a, b in whole.subject_objects(SKOS.exactMatch)}
+    assert {b for _, b in links} >= merged
+    sharing = [a for a, b in links if b in merged]
+    assert {a.split("/entity/")[0] for a in sharing} >= {f"{s}" for s in whole.subjects(RDF.type, SG.Paper)}
+
+
+def test_a_ddm_inputs_own_sentences_and_iris_are_kept_through_to_rdf(tmp_path):
+    """seed 004 item 2: sentences as the input segmented them (not re-split), mentions and triples
+    citing the input's own sentence IRIs."""
+    given = [("Section-1-Paragraph-1-Sentence-1", "The Metadata Extractor and Loader (MEL) uses Apache Tika. "
+              "Tika reads the files of the ASKG."),  # one sentence in the input, two for our splitter
+             ("Section-1-Paragraph-1-Sentence-2", "MEL stores the metadata in a document store.")]
+    data = {"iri": "Paper-MEL", "title": "MEL", "sections": [{"iri": "Section-1", "subtitle": "Methods", "paragraphs": [
+        {"iri": "Section-1-Paragraph-1", "sentences": [{"iri": iri, "text": text} for iri, text in given]}]}]}
+    path = tmp_path / "papers" / "mel.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with ScriptedLLMServer(rules=localkg_rules()) as server, localkg_kb(server, tmp_path / "ws") as kb:
+        assert kb.insert([path]).ok
+        [doc] = [r.id for r in kb.store.list_documents()]
+        assert [(s.iri, s.text) for s in kb.store.sentences_of(doc)] == given
+        out = io.StringIO()
+        kb.export("turtle", out, doc_ids=[doc])
+    g = rdflib.Graph().parse(data=out.getvalue(), format="turtle")
+    sentences = {str(g.value(s, rdflib.namespace.DCTERMS.identifier)): s for s in g.subjects(RDF.type, SG.Sentence)}
+    assert sorted(sentences) == [iri for iri, _ in given]
+    assert all(str(node).endswith("/" + iri) for iri, node in sentences.items())
+    quoted = set(g.objects(None, PROV.wasQuotedFrom)) | set(g.objects(None, PROV.wasDerivedFrom))
+    assert quoted and quoted <= set(sentences.values())

@@ -158,3 +158,18 @@ def test_sentence_spans_respect_abbreviations():
     text = "Smith et al. proposed it, e.g. for graphs. It works (Fig. 2). Next one."
     sents = [text[s:e] for s, e in sentence_spans(text)]
     assert sents == ["Smith et al. proposed it, e.g. for graphs.", "It works (Fig. 2).", "Next one."]
+
+
+@pytest.mark.parametrize("strategy", ["structure", "tokens"])
+def test_three_parts_keep_introduction_body_and_conclusion_in_chunks_of_their_own(tok, strategy):
+    """thesis 000 §5.2.3 as an option (chunking.parts = "three"): no chunk mixes two of the parts."""
+    doc = paper()
+    two = chunk_document(doc, tok, size=400, overlap=40, strategy=strategy)
+    assert any("2 Method" in c.section and "3 Conclusion" in c.section for c in two)  # the default shares
+    three = chunk_document(doc, tok, size=400, overlap=40, strategy=strategy, parts="three")
+    part = {"Abstract": "intro", "1 Introduction": "intro", "2 Method": "body", "3 Conclusion": "conclusion"}
+    for c in three:
+        assert len({part[s] for s in c.section.split(" / ")}) == 1, c.section
+    assert [c.section for c in three][-1] == "3 Conclusion"
+    assert [c.text for c in three if part[c.section.split(" / ")[0]] == "intro"] == [
+        c.text for c in two if "1 Introduction" in c.section or c.section == "Abstract"]

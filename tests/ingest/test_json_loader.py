@@ -215,3 +215,23 @@ def test_a_map_of_file_names_to_titles_is_not_papers(tmp_path: Path) -> None:
     assert "22" in info.value.reason and "short strings" in info.value.reason
     corpus = {"Aspirin": "Aspirin is a drug. " * 30, "Warbler": "A warbler is a small songbird of the family. " * 20}
     assert len(load(write_json(tmp_path, "corpus.json", corpus))) == 2  # title -> text: papers, as before
+
+
+def test_askg_papers_keep_their_own_sentences_and_iris() -> None:
+    """seed 004 item 2: a DDM input's sentence segmentation and IRIs are kept, not re-split."""
+    from scholargraph.ingest.chunking import chunk_document
+    from scholargraph.ingest.tokenizer import load_tokenizer
+    from scholargraph.profiles.localkg.document import read_paper
+
+    total = 0
+    for path in sorted((DEV / "askg" / "papers").glob("kg_ASKG_*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        given = [(" ".join(s["text"].split()), s["iri"]) for sec in raw["sections"] for p in sec["paragraphs"]
+                 for s in p["sentences"] if s["text"].strip()]
+        [doc] = load(path)
+        chunks = chunk_document(doc, load_tokenizer(), 1200, 100, "structure", False)
+        paper = read_paper(doc, chunks)
+        assert [(s.text, s.iri) for s in paper.sentences] == given, path.name
+        assert [r.iri for r in paper.records()] == [iri for _, iri in given]
+        total += len(given)
+    assert total == 650  # the six papers, every sentence as given

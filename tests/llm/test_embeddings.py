@@ -148,3 +148,55 @@ def test_one_embedder_serves_several_event_loops(llm_server):
     asyncio.run(run(["a1", "a2", "a3"]))
     vectors = asyncio.run(run(["b1", "b2", "b3"]))
     assert np.allclose(vectors[2], unit_vector("b3", 8), atol=1e-6)
+
+
+def _fleet_embed(urls, texts, dim=8, check=False):
+    settings = EmbeddingSettings(provider="openai", model="e", dimension=dim, batch_size=2,
+                                 endpoints=[{"base_url": u, "max_concurrency": 1} for u in urls])
+
+    async def run():
+        embedder = OpenAIEmbedder(settings)
+        try:
+            if check:
+                await embedder.health_check()
+            return await embedder.embed(texts), embedder
+        finally:
+            await embedder.aclose()
+
+    return asyncio.run(run())
+
+
+def _dead_url() -> str:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def test_several_embedding_endpoints_share_the_batches_and_a_dead_one_is_taken_out(llm_server):
+    first, second = llm_server(embedding_dim=8), llm_server(embedding_dim=8)
+    texts = [f"text {i}" for i in range(12)]
+    vectors, embedder = _fleet_embed([first.base_url, second.base_url], texts)
+    assert np.allclose(vectors[5], unit_vector("text 5", 8), atol=1e-6)
+    assert first.stats.embedding_calls > 0 and second.stats.embedding_calls > 0
+    assert sum(embedder.calls.values()) == 6
+    dead = _dead_url()
+    vectors, embedder = _fleet_embed([dead, first.base_url], texts)  # a batch sent to it goes to the other
+    assert len(vectors) == 12 and embedder.endpoints[0].out and dead not in embedder.calls
+    vectors, embedder = _fleet_embed([dead, first.base_url], texts, check=True)
+    assert len(vectors) == 12 and embedder.endpoints[0].out and dead not in embedder.calls
+
+
+def test_the_embedding_health_check_fails_only_when_no_endpoint_answers():
+    from scholargraph.errors import LLMUnavailableError
+
+    dead = [_dead_url(), _dead_url()]
+    with pytest.raises(LLMUnavailableError, match="none of the 2 embedding endpoints") as caught:
+        _fleet_embed(dead, ["x"], check=True)
+    assert all(url in str(caught.value) for url in dead)
+
+
+def test_embedding_endpoints_need_the_openai_provider():
+    with pytest.raises(ValueError, match="provider = 'openai'"):
+        EmbeddingSettings(endpoints=[{"base_url": "http://gpu1:8000/v1"}])

@@ -79,6 +79,10 @@ def test_summary_at_a_chosen_level_with_the_scripted_llm(store):
 
         answer = asyncio.run(go())
         assert server.stats.by_kind["map"]["calls"] == 4 and server.stats.by_kind["reduce"]["calls"] == 1
+        # a server with structured output is held to the map reply's shape (a small local model needs it)
+        maps = [r for r in server.stats.requests if r.get("response_format", {}).get("json_schema", {}).get("name")
+                == "map_points"]
+        assert len(maps) == 4 and maps[0]["response_format"]["json_schema"]["schema"]["required"] == ["points"]
         assert server.stats.by_kind["report"]["calls"] == len(store.community_reports())  # written first, by the LLM
     assert not answer.extractive and answer.text.startswith("The collection covers")
     assert answer.cited == [1, 2, 3, 4] and not answer.removed_citations
@@ -108,7 +112,7 @@ def test_empty_workspace_says_so(tmp_path):
 
 def test_hybrid_adds_reports_to_broad_questions_only(store):
     from scholargraph.models import Source
-    from scholargraph.profiles.base import QueryContext
+    from scholargraph.plugins.base import QueryContext
     from scholargraph.query.retrieval import Retrieval
     from scholargraph.query.summary import add_reports, is_broad
 
@@ -129,3 +133,21 @@ def test_hybrid_adds_reports_to_broad_questions_only(store):
     narrow = retrieval("Which entity interacts with e0_0_01?")
     asyncio.run(add_reports(ctx, narrow.question, narrow))
     assert len(narrow.sources) == 1
+
+
+def test_above_max_graph_relations_summary_computes_no_communities_while_a_question_waits(store):
+    from scholargraph.config import QuerySettings
+    from scholargraph.errors import ConfigError
+
+    def engine(limit):
+        settings = Settings(workdir=store.workdir, query=QuerySettings(max_graph_relations=limit))
+        return QueryEngine(store, settings, BagOfWordsEmbedder(), WordTokenizer(), None)
+
+    relations = store.count("relations")
+    with pytest.raises(ConfigError, match=r"max_graph_relations \(10\).*scholargraph communities") as caught:
+        asyncio.run(engine(10).answer(QUESTION, "summary"))
+    assert f"{relations:,} relations" in str(caught.value)
+    assert not store.list_communities(), "nothing was computed"
+    asyncio.run(_engine(store).answer(QUESTION, "summary"))  # computed once (what `scholargraph communities` does)
+    answer = asyncio.run(engine(10).answer(QUESTION, "summary"))
+    assert answer.sources and not any("computed now" in n for n in answer.notes)

@@ -83,6 +83,19 @@ def entity_relevance(store: Store, kg: PaperKG) -> dict[str, float]:
     return {e: float(np.dot(vectors[e], paper)) if e in vectors else 0.0 for e in kg.entities}
 
 
+def stored_relevance(store: Store, kg: PaperKG) -> dict[str, float]:
+    """Each entity's relevance as the paper's local KG stored it (stage 4, seed 004 §4.4): the
+    highest of the paper's local entities linked to it; the embedding cosine
+    (:func:`entity_relevance`) for entities it has none for (papers of other profiles)."""
+    computed = entity_relevance(store, kg)
+    local = store.local_graph_of(kg.doc_id)
+    stored: dict[str, float] = {}
+    for e in local.entities if local else []:
+        if e.relevance is not None and e.entity_id:
+            stored[e.entity_id] = max(stored.get(e.entity_id, float("-inf")), float(e.relevance))
+    return {e: stored.get(e, computed.get(e, 0.0)) for e in kg.entities}
+
+
 def content_words(text: str) -> list[str]:
     return [w for w in (t.casefold() for t in tokenize(text)) if w.isalnum() and w not in STOPWORDS]
 

@@ -22,10 +22,10 @@ import numpy as np
 from pydantic import field_validator
 
 from ..errors import ConfigError, ModelOutputError
-from ..llm.output import Items, Keys, LenientModel, Text, parse_reply, validate
+from ..llm.output import Items, Keys, LenientModel, Text, output_schema, parse_reply, validate
 from ..prompts import load_prompt
 from ..text.names import normalise_name
-from .kgfacts import Embed, Fact, PaperKG, entity_relevance, load_paper_kg, summary
+from .kgfacts import Embed, Fact, PaperKG, load_paper_kg, stored_relevance, summary
 
 MAX_FACTS = 40  # one-hop triples given to one answer (most relevant first)
 MATCH_THRESHOLD = 0.5  # cosine of a question entity to a graph entity, when no name matches
@@ -63,6 +63,11 @@ class QuestionEntities(LenientModel):
     entities: Items[Text]
 
 
+# what a server that supports structured output is held to (the readers above accept more)
+QA_PAIRS_SCHEMA = output_schema(QAPairs)
+ENTITIES_SCHEMA = output_schema(QuestionEntities)
+
+
 def read_qa_pairs(path: str | Path) -> list[dict[str, str]]:
     """``[{"question", "answer"}]`` as a JSON array or JSON lines (a pair that is not one is skipped)."""
     text = Path(path).read_text(encoding="utf-8")
@@ -88,7 +93,7 @@ async def kg_qa(kb: Any, doc_id: str, pairs: Sequence[dict[str, str]] | None = N
     """``score_embed`` compares answers (default: the workspace's embedding model, which also matches
     question entities to the graph's entity vectors)."""
     kg = load_paper_kg(kb.store, doc_id)
-    relevance = entity_relevance(kb.store, kg)
+    relevance = stored_relevance(kb.store, kg)
     questions = list(pairs) if pairs else await _teacher(kb, kg, count)
     embed = score_embed or kb.embedder.embed
     rows = await asyncio.gather(*(_one(kb, kg, relevance, q, embed) for q in questions))
@@ -101,7 +106,7 @@ async def kg_qa(kb: Any, doc_id: str, pairs: Sequence[dict[str, str]] | None = N
 async def _teacher(kb: Any, kg: PaperKG, count: int) -> list[dict[str, str]]:
     reply = await kb.llm.chat(load_prompt("kgqa_questions").messages(count=count, title=kg.title,
                                                                      text=kg.text[:TEXT_CHARS]),
-                              purpose="kgqa", document_id=kg.doc_id)
+                              purpose="kgqa", document_id=kg.doc_id, schema=QA_PAIRS_SCHEMA, schema_name="qa_pairs")
     try:
         pairs = parse_reply(reply.text, QAPairs).pairs
     except ModelOutputError:
@@ -130,7 +135,7 @@ async def _one(kb: Any, kg: PaperKG, relevance: dict[str, float], pair: dict[str
 
 async def _question_entities(kb: Any, kg: PaperKG, question: str) -> list[str]:
     reply = await kb.llm.chat(load_prompt("kgqa_entities").messages(question=question), purpose="kgqa",
-                              document_id=kg.doc_id)
+                              document_id=kg.doc_id, schema=ENTITIES_SCHEMA, schema_name="question_entities")
     try:
         found = parse_reply(reply.text, QuestionEntities).entities
     except ModelOutputError:

@@ -67,16 +67,36 @@ def export_workspace(store: Store, fmt: str, out: str | Path | TextIO | None = N
 
 
 def _write_rdf(source: ExportSource, fmt: str, stream: TextIO, base: str | None) -> int:
-    from .rdf import DEFAULT_BASE, JsonLdWriter, Terms, TurtleWriter, entity_graph, paper_graph, relation_graph
+    """The workspace view (no ``--doc``): every paper, the merged graph, and each local KG with its
+    ``skos:exactMatch`` links. The paper view (``--doc``): a localkg paper's own local KG exactly as
+    it was built (no later paper changes it); other selected papers as their part of the merged graph."""
+    from .rdf import (
+        DEFAULT_BASE,
+        JsonLdWriter,
+        Terms,
+        TurtleWriter,
+        entity_graph,
+        local_kg_graph,
+        paper_graph,
+        relation_graph,
+    )
 
     terms = Terms(base or DEFAULT_BASE)
     writer: TurtleWriter | JsonLdWriter = TurtleWriter(stream) if fmt == "turtle" else JsonLdWriter(stream, terms)
+    paper_view = source.doc_ids is not None
+    local_docs: set[str] = set()
+    seen: set[str] = set()  # predicates defined so far
     for part in source.papers():
-        writer.write(paper_graph(part, terms))
-    for page in source.entity_pages():
-        writer.write(entity_graph(page, terms))
-    seen: set[str] = set()
-    for parts in source.relation_pages():
-        writer.write(relation_graph(parts, terms, seen))
+        writer.write(paper_graph(part, terms, local=paper_view))
+        if part.local is not None:
+            local_docs.add(part.row.id)
+            links = None if paper_view else source.linked_entities([e.entity_id for e in part.local.entities])
+            writer.write(local_kg_graph(part.local, terms, seen, links))
+    merged = source if not paper_view else source.narrowed([d for d in source.doc_ids or [] if d not in local_docs])
+    if merged is not None:
+        for page in merged.entity_pages():
+            writer.write(entity_graph(page, terms))
+        for parts in merged.relation_pages():
+            writer.write(relation_graph(parts, terms, seen))
     writer.close()
     return writer.triples

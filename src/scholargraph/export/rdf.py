@@ -27,13 +27,17 @@ from urllib.parse import quote
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
-from ..models import Entity
+from ..models import Entity, LocalGraph
 from .source import BROADER, PaperPart, RelationPart, predicate_of
 
 SG = Namespace("https://w3id.org/scholargraph/ns#")
 DEFAULT_BASE = "https://w3id.org/scholargraph/kg/"
 CLASSES = {"Named Entity": SG.NamedEntity, "General Concept": SG.GeneralConcept, "Other Entity": SG.OtherEntity}
+CATEGORY_TYPES = {"named": "Named Entity", "general": "General Concept", "other": "Other Entity"}
 PREFIXES = {"sg": SG, "skos": SKOS, "prov": PROV, "dcterms": DCTERMS, "rdf": RDF, "rdfs": RDFS, "xsd": XSD}
+
+
+_ABSOLUTE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 
 
 def slug(text: str) -> str:
@@ -46,6 +50,8 @@ class Terms:
     def __init__(self, base: str = DEFAULT_BASE):
         self.base = base if base.endswith(("/", "#")) else base + "/"
         self.kg = Namespace(self.base)
+        # (document, ordinal) -> the sentence's own IRI (inputs that carried one), filled by paper_graph
+        self.sentence_iris: dict[tuple[str, int], URIRef] = {}
 
     def paper(self, doc_id: str) -> URIRef:
         return self.kg[f"paper/{quote(doc_id, safe='')}"]
@@ -54,10 +60,23 @@ class Terms:
         return URIRef(f"{self.paper(doc_id)}/section/{number}")
 
     def sentence(self, doc_id: str, ordinal: int) -> URIRef:
-        return URIRef(f"{self.paper(doc_id)}/sentence/{ordinal}")
+        own = self.sentence_iris.get((doc_id, ordinal))
+        return own if own is not None else URIRef(f"{self.paper(doc_id)}/sentence/{ordinal}")
+
+    def own_sentence(self, doc_id: str, ordinal: int, iri: str) -> URIRef:
+        """Use the input's own IRI for a sentence: as it is when absolute, else under the paper."""
+        node = URIRef(iri) if _ABSOLUTE.match(iri) else URIRef(f"{self.paper(doc_id)}/{quote(iri, safe='')}")
+        self.sentence_iris[(doc_id, ordinal)] = node
+        return node
 
     def mention(self, doc_id: str, sentence: int, start: int, end: int) -> URIRef:
         return URIRef(f"{self.paper(doc_id)}/mention/{sentence}-{start}-{end}")
+
+    def local_entity(self, doc_id: str, local_id: int) -> URIRef:
+        return URIRef(f"{self.paper(doc_id)}/entity/{local_id}")
+
+    def local_statement(self, doc_id: str, n: int) -> URIRef:
+        return URIRef(f"{self.paper(doc_id)}/statement/{n}")
 
     def passage(self, chunk_id: str) -> URIRef:
         return self.kg[f"passage/{quote(chunk_id, safe='')}"]
@@ -80,8 +99,9 @@ def new_graph(terms: Terms) -> Graph:
     return g
 
 
-def paper_graph(part: PaperPart, terms: Terms) -> Graph:
-    """A paper's metadata, sections, sentences, passages and mentions."""
+def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
+    """A paper's metadata, sections, sentences, passages and mentions; with ``local`` (and a local
+    KG) the mentions refer to the paper's own local entities instead of the workspace's."""
     g = new_graph(terms)
     row, doc = part.row, part.row.id
     paper = terms.paper(doc)
@@ -122,8 +142,10 @@ def paper_graph(part: PaperPart, terms: Terms) -> Graph:
             g.add((section, SG.order, Literal(s.section_no)))
             if s.section:
                 g.add((section, DCTERMS.title, Literal(s.section)))
-        node = terms.sentence(doc, s.ordinal)
+        node = terms.own_sentence(doc, s.ordinal, s.iri) if s.iri else terms.sentence(doc, s.ordinal)
         g.add((node, RDF.type, SG.Sentence))
+        if s.iri:
+            g.add((node, DCTERMS.identifier, Literal(s.iri)))
         g.add((node, DCTERMS.isPartOf, section))
         g.add((node, RDF.value, Literal(s.text)))
         g.add((node, SG.order, Literal(s.ordinal)))
@@ -131,11 +153,15 @@ def paper_graph(part: PaperPart, terms: Terms) -> Graph:
         g.add((node, SG.passage, terms.passage(s.chunk_id)))
         if s.page is not None:
             g.add((node, SG.page, Literal(s.page)))
+    owner = _mention_owners(part.local) if local and part.local else None
     for m in part.mentions:
         node = terms.mention(doc, m.sentence_no, m.char_start, m.char_end)
         g.add((node, RDF.type, SG.Mention))
         g.add((node, RDFS.label, Literal(m.surface)))
-        g.add((node, SG.refersTo, terms.entity(m.entity_id)))
+        if owner is None:
+            g.add((node, SG.refersTo, terms.entity(m.entity_id)))
+        elif (m.sentence_no, m.char_start, m.char_end) in owner:
+            g.add((node, SG.refersTo, terms.local_entity(doc, owner[(m.sentence_no, m.char_start, m.char_end)])))
         g.add((node, PROV.wasQuotedFrom, terms.sentence(doc, m.sentence_no)))
         g.add((node, SG.charStart, Literal(m.char_start)))
         g.add((node, SG.charEnd, Literal(m.char_end)))
@@ -147,6 +173,59 @@ def paper_graph(part: PaperPart, terms: Terms) -> Graph:
             g.add((node, DCTERMS.description, Literal(m.description)))
         for t in m.types:
             g.add((node, SG.potentialType, Literal(t)))
+    return g
+
+
+def _mention_owners(graph: LocalGraph) -> dict[tuple[int, int, int], int]:
+    return {span: e.local_id for e in graph.entities for span in e.mentions}
+
+
+def local_kg_graph(graph: LocalGraph, terms: Terms, predicates_seen: set[str], links: set[str] | None = None) -> Graph:
+    """A paper's own local KG (seed 004 Figure 1): its entities (label, aliases, description,
+    potential types, relevance) and its triples, each with a statement citing its sentence. With
+    ``links`` (the workspace entities that exist), every local entity is ``skos:exactMatch`` the
+    workspace entity it joined."""
+    g = new_graph(terms)
+    doc = graph.document_id
+    paper = terms.paper(doc)
+    for e in graph.entities:
+        node = terms.local_entity(doc, e.local_id)
+        g.add((node, RDF.type, SKOS.Concept))
+        g.add((node, RDF.type, SG.LocalEntity))
+        g.add((node, RDF.type, CLASSES.get(CATEGORY_TYPES.get(e.category, ""), SG.Entity)))
+        g.add((node, SKOS.prefLabel, Literal(e.label)))
+        g.add((node, DCTERMS.isPartOf, paper))
+        for alias in e.aliases:
+            g.add((node, SKOS.altLabel, Literal(alias)))
+        if e.description:
+            g.add((node, SKOS.definition, Literal(e.description)))
+        for t in e.types:
+            g.add((node, SG.potentialType, Literal(t)))
+        if e.relevance is not None:
+            g.add((node, SG.relevance, Literal(round(float(e.relevance), 6))))
+        if links is not None and e.entity_id in links:
+            g.add((node, SKOS.exactMatch, terms.entity(e.entity_id)))
+    for n, r in enumerate(graph.relations):
+        s, o = terms.local_entity(doc, r.subject), terms.local_entity(doc, r.object)
+        label = r.canonical or r.predicate
+        pred = terms.predicate(label)
+        g.add((s, pred, o))
+        st = terms.local_statement(doc, n)
+        g.add((st, RDF.type, RDF.Statement))
+        g.add((st, RDF.subject, s))
+        g.add((st, RDF.predicate, pred))
+        g.add((st, RDF.object, o))
+        g.add((st, SG.paper, paper))
+        if r.sentence is not None:
+            g.add((st, PROV.wasDerivedFrom, terms.sentence(doc, r.sentence)))
+        if r.level:
+            g.add((st, SG.level, Literal(r.level)))
+        if r.predicate and r.predicate != label:
+            g.add((st, SG.predicateAsWritten if label != BROADER else SG.potentialType, Literal(r.predicate)))
+        if label != BROADER and label not in predicates_seen:
+            predicates_seen.add(label)
+            g.add((pred, RDF.type, RDF.Property))
+            g.add((pred, RDFS.label, Literal(label)))
     return g
 
 

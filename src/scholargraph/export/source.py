@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import NotFoundError
-from ..models import Chunk, DocStatus, Entity, MentionRecord, Relation, RelationRecord, SentenceRecord
+from ..models import Chunk, DocStatus, Entity, LocalGraph, MentionRecord, Relation, RelationRecord, SentenceRecord
 from ..store.base import DocumentRow, Store
 from ..text.printable import clean
 
@@ -24,6 +24,7 @@ class PaperPart:
     chunks: list[Chunk]
     sentences: list[SentenceRecord]
     mentions: list[MentionRecord]
+    local: LocalGraph | None = None  # the paper's own local KG (localkg), as it was built
 
 
 @dataclass
@@ -63,8 +64,17 @@ class ExportSource:
 
     def papers(self) -> Iterator[PaperPart]:
         for row in self.rows():
+            local = self.store.local_graph_of(row.id)
             yield PaperPart(row, [clean(c) for c in self.store.chunks_of(row.id)], self.sentences_of(row.id),
-                            [clean(m) for m in self.store.mentions_of(row.id)])
+                            [clean(m) for m in self.store.mentions_of(row.id)], _clean_local(local))
+
+    def narrowed(self, doc_ids: Sequence[str]) -> ExportSource | None:
+        """The same export over fewer papers (None: none left)."""
+        return ExportSource(self.store, doc_ids, self.page) if doc_ids else None
+
+    def linked_entities(self, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` that still are workspace entities (the targets of local KG links)."""
+        return set(self.store.get_entities(list(dict.fromkeys(i for i in ids if i))))
 
     def sentences_of(self, doc_id: str) -> list[SentenceRecord]:
         return [clean(s) for s in self.store.sentences_of(doc_id)]
@@ -81,3 +91,9 @@ class ExportSource:
                 if wanted is None or record.document_id in wanted:
                     parts[record.id].records.append(clean(record))
             yield list(parts.values())
+
+
+def _clean_local(graph: LocalGraph | None) -> LocalGraph | None:
+    if graph is None:
+        return None
+    return LocalGraph(graph.document_id, [clean(e) for e in graph.entities], [clean(r) for r in graph.relations])

@@ -1,4 +1,5 @@
-"""Hierarchical communities of the entity graph (seed 001 §III.C), with Leiden (igraph).
+"""Hierarchical communities of the entity graph (seed 001 §III.C), with Leiden (igraph), or Louvain
+as the seed used (``communities.algorithm = "louvain"``: igraph's multilevel method, same hierarchy).
 
 Level 0 is Leiden (modularity, weighted) over the whole graph: the coarsest communities. Each
 community of at least ``min_split_size`` entities is then clustered again on its own induced
@@ -45,6 +46,7 @@ class HierarchyParams:
     # 200 new relations, against 5,042 of 5,558 until stable (benchmarks/bench_communities). The
     # bound matters: igraph's own "until stable" (n_iterations < 0) can cycle for ever on some graphs.
     iterations: int = 50
+    algorithm: str = "leiden"  # or "louvain" (seed 001 §III.C used Louvain): igraph's multilevel method
 
 
 @dataclass
@@ -89,6 +91,8 @@ def _leiden(graph: ig.Graph, params: HierarchyParams, rng: random.Random, initia
     ``params.iterations``)."""
     if graph.ecount() == 0:
         return list(range(graph.vcount()))
+    if params.algorithm == "louvain":
+        return louvain(graph, params.resolution, rng)
     membership = initial
     with _RNG_LOCK:
         ig.set_random_number_generator(rng)
@@ -103,6 +107,25 @@ def _leiden(graph: ig.Graph, params: HierarchyParams, rng: random.Random, initia
         finally:
             ig.set_random_number_generator(random)
     return list(membership or [])
+
+
+def louvain(graph: ig.Graph, resolution: float, rng: random.Random) -> list[int]:
+    """Louvain (igraph's multilevel method, weighted modularity) with the generator ``rng``: the
+    finest-grained final level."""
+    if graph.ecount() == 0:
+        return list(range(graph.vcount()))
+    with _RNG_LOCK:
+        ig.set_random_number_generator(rng)
+        try:
+            part = graph.community_multilevel(weights="weight", resolution=resolution)
+        finally:
+            ig.set_random_number_generator(random)
+    return list(part.membership)
+
+
+def leiden(graph: ig.Graph, resolution: float, rng: random.Random) -> list[int]:
+    """One Leiden partition (weighted modularity, until stable) with the generator ``rng``."""
+    return _leiden(graph, HierarchyParams(resolution=resolution), rng, None)
 
 
 def _same_partition(a: Sequence[int], b: Sequence[int]) -> bool:

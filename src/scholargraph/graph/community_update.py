@@ -51,7 +51,8 @@ class CommunityRun:
 
 def hierarchy_params(settings: CommunitySettings) -> HierarchyParams:
     return HierarchyParams(seed=settings.seed, resolution=settings.resolution, max_levels=settings.max_levels,
-                           min_split_size=settings.min_split_size, min_modularity=settings.min_modularity)
+                           min_split_size=settings.min_split_size, min_modularity=settings.min_modularity,
+                           algorithm=settings.algorithm)
 
 
 def state(store: Store) -> dict[str, Any]:

@@ -15,6 +15,10 @@ Two strategies:
 * ``tokens``: fixed token windows with overlap over each part (LightRAG-style), for
   unstructured text or like-for-like comparisons.
 
+``parts`` = "three" (``chunking.parts``) splits the paper in the thesis's three parts instead of two:
+introduction (front matter + abstract + introduction) / body / conclusion, so no chunk mixes the
+body with the conclusion (each part gets its own chunks; a short conclusion pays a call of its own).
+
 Headings are part of the chunk text, each on a line of its own before its section's text, so
 the model and the reader see which section a passage belongs to. The laid-out text is
 :func:`layout`'s: sections joined by blank lines, each headed by its heading; a chunk's text is
@@ -39,6 +43,7 @@ FULL_ENOUGH = 0.8  # a chunk this full ends at the last section start rather tha
 # Two parts: the introductory one (what ``--scope intro`` indexes, so a later full index reuses its
 # chunks) and the rest; body and conclusion share a chunk when they fit.
 _PART_OF_KIND = {"front": "intro", "abstract": "intro", "introduction": "intro"}
+PARTS = ("two", "three")
 
 
 @dataclass
@@ -95,8 +100,13 @@ def chunk_document(
     overlap: int = 100,
     strategy: str = "structure",
     include_references: bool = False,
+    parts: str = "two",
 ) -> list[Chunk]:
     full_text, placed = layout(doc)
+    if parts == "three":  # introduction / body / conclusion (thesis 000 §5.2.3)
+        for p in placed:
+            if p.section.kind == "conclusion":
+                p.part = "conclusion"
     spans: list[tuple[int, int, int]] = []  # (start, end, tokens)
     for group in _part_groups(placed, include_references):
         if strategy == "tokens":

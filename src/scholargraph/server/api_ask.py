@@ -129,13 +129,11 @@ async def stream_answer(start: Callable[[Callable[[str], None]], Future]) -> Asy
 @router.post("/retrieve")
 async def retrieve(request: Request, body: QuestionRequest) -> dict:
     """The ranked evidence only (the ``retrieve --json`` object)."""
-    from ..cli_output import retrieval_json
-
     state = state_of(request)
     check_question(state, body.question)
     retrieval = await state.runner.run(state.kb.aretrieve(body.question, body.mode, body.top_k, clues=body.clues,
                                                           subgraph=body.subgraph))
-    return retrieval_json(retrieval)
+    return retrieval.to_json()
 
 
 @router.get("/sessions/{name}")

@@ -57,7 +57,11 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("main", "keywords", "id, text", "rowid"),
     ("main", "keyword_sources", "keyword_id, chunk_id, document_id", "rowid"),
     ("main", "sentences", "document_id, ordinal, chunk_id, section, section_no, paragraph_no, page, char_start, "
-                          "char_end, text", "document_id, ordinal"),
+                          "char_end, text, iri", "document_id, ordinal"),
+    ("main", "local_entities", "document_id, local_id, label, category, types, description, aliases, relevance, "
+                               "mentions, entity_id", "document_id, local_id"),
+    ("main", "local_relations", "document_id, ordinal, subject, object, predicate, canonical, sentence_no, level",
+     "document_id, ordinal"),
     ("main", "mentions", "entity_id, chunk_id, document_id, surface, sentence, char_start, char_end, sentence_no, "
                          "section, page, category, types, description, level", "id"),
     ("main", "chunk_failures", "document_id, chunk_id, profile, reason, raw, attempts, created_at, updated_at",
@@ -72,7 +76,7 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("records", "llm_cache", "key, model, purpose, response, prompt_tokens, completion_tokens, estimated, created_at",
      "rowid"),
     ("records", "llm_calls", "ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached, "
-                             "latency_s, status", "id"),
+                             "latency_s, status, endpoint", "id"),
     ("records", "embedding_cache", "model, hash, vector", "model, hash"),
 ]
 BOOLEAN = {"dirty", "directed", "estimated", "cached"}

@@ -6,8 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
-from ..models import Entity, MentionRecord, Relation, SentenceRecord
-from .mention_rows import MENTION_COLUMNS, SENTENCE_COLUMNS, keyset_pages, mention_from_row, mention_row, sentence_row
+from ..models import Entity, LocalGraph, MentionRecord, Relation, SentenceRecord
+from .mention_rows import (
+    LOCAL_ENTITY_COLUMNS,
+    LOCAL_RELATION_COLUMNS,
+    MENTION_COLUMNS,
+    SENTENCE_COLUMNS,
+    keyset_pages,
+    local_entity_rows,
+    local_graph_from_rows,
+    local_relation_rows,
+    mention_from_row,
+    mention_row,
+    sentence_row,
+)
 
 
 class PostgresMentions:
@@ -15,6 +27,7 @@ class PostgresMentions:
 
     _rows: Callable[..., list]
     _many: Callable[..., None]
+    _exec: Callable[..., Any]
     write: Callable[..., Any]
     get_entities: Callable[..., dict[str, Entity]]
     get_relations: Callable[..., dict[str, Relation]]
@@ -23,10 +36,10 @@ class PostgresMentions:
         rows = [sentence_row(s) for s in records]
         if rows:
             self.write(lambda: self._many(
-                f"INSERT INTO sentences({SENTENCE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                f"INSERT INTO sentences({SENTENCE_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
                 "ON CONFLICT (document_id, ordinal) DO UPDATE SET text = excluded.text, chunk_id = excluded.chunk_id, "
                 "section = excluded.section, section_no = excluded.section_no, paragraph_no = excluded.paragraph_no, "
-                "page = excluded.page, char_start = excluded.char_start, char_end = excluded.char_end", rows))
+                "page = excluded.page, char_start = excluded.char_start, char_end = excluded.char_end, iri = excluded.iri", rows))
 
     def write_mentions(self, records: Sequence[MentionRecord]) -> None:
         rows = [mention_row(m) for m in records]
@@ -42,6 +55,28 @@ class PostgresMentions:
         rows = self._rows(f"SELECT {MENTION_COLUMNS} FROM mentions WHERE document_id = %s "
                           "ORDER BY sentence_no, char_start, id", (doc_id,))
         return [mention_from_row(r) for r in rows]
+
+    def write_local_graph(self, graph: LocalGraph) -> None:
+        doc = graph.document_id
+
+        def work() -> None:
+            for table in ("local_entities", "local_relations"):
+                self._exec(f"DELETE FROM {table} WHERE document_id = %s", (doc,))
+            if graph.entities:
+                self._many(f"INSERT INTO local_entities({LOCAL_ENTITY_COLUMNS}) VALUES ({', '.join(['%s'] * 10)})",
+                     local_entity_rows(graph))
+            if graph.relations:
+                self._many(f"INSERT INTO local_relations({LOCAL_RELATION_COLUMNS}) VALUES ({', '.join(['%s'] * 8)})",
+                     local_relation_rows(graph))
+
+        self.write(work)
+
+    def local_graph_of(self, doc_id: str) -> LocalGraph | None:
+        entities = self._rows(f"SELECT {LOCAL_ENTITY_COLUMNS} FROM local_entities WHERE document_id = %s "
+                              "ORDER BY local_id", (doc_id,))
+        relations = self._rows(f"SELECT {LOCAL_RELATION_COLUMNS} FROM local_relations WHERE document_id = %s "
+                               "ORDER BY ordinal", (doc_id,))
+        return local_graph_from_rows(doc_id, entities, relations)
 
     # -- paged reads (exports) -----------------------------------------------------------------
 

@@ -64,7 +64,8 @@ class PostgresRecords:
 
     def log_call(self, record: CallRecord) -> None:
         row = (time.time(), record.purpose, record.model, record.document_id, record.prompt_tokens,
-               record.completion_tokens, bool(record.estimated), bool(record.cached), record.latency_s, record.status)
+               record.completion_tokens, bool(record.estimated), bool(record.cached), record.latency_s, record.status,
+               record.endpoint)
         with self._lock:
             self._calls.append(row)
         self._held_more()
@@ -90,6 +91,11 @@ class PostgresRecords:
         for r in rows:
             out.setdefault(r[0], {})[r[1]] = Usage(*(int(v) for v in r[2:]))
         return out
+
+    def usage_by_endpoint(self) -> dict[str, Usage]:
+        self.flush_records()
+        rows = self._read(self._USAGE.format(group="endpoint", where="WHERE endpoint IS NOT NULL"))
+        return {r[0]: Usage(*(int(v) for v in r[1:])) for r in rows}
 
     # -- embedding cache -----------------------------------------------------------------
 
@@ -188,7 +194,8 @@ class PostgresRecords:
                     [batch[0][k] for k in sorted(batch[0])])
                 cur.executemany(
                     """INSERT INTO llm_calls(ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated,
-                           cached, latency_s, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""", batch[1])
+                           cached, latency_s, status, endpoint)
+                       VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""", batch[1])
                 cur.executemany(
                     "INSERT INTO embedding_cache(model, hash, vector) VALUES (%s, %s, %s) "
                     "ON CONFLICT (model, hash) DO NOTHING",

@@ -330,12 +330,48 @@ ALTER TABLE community_members_v7 RENAME TO community_members;
 CREATE INDEX community_members_community ON community_members(community_id);
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7]
+# v8 (issue 25): each paper's own local knowledge graph (localkg, seed 004), kept apart from the
+# workspace graph so later papers never change it: its entities (label, category, potential types,
+# description, aliases, relevance, mentions) with the link to the workspace entity each one joined
+# (``entity_id``, updated when entities merge), its triples between them; and the sentence IRIs an
+# input carried (ASKG / DDM JSON).
+V7_TO_V8 = """
+ALTER TABLE sentences ADD COLUMN iri TEXT NOT NULL DEFAULT '';
+CREATE TABLE local_entities (
+    document_id TEXT NOT NULL,
+    local_id INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    category TEXT NOT NULL DEFAULT '',
+    types TEXT NOT NULL DEFAULT '[]',
+    description TEXT NOT NULL DEFAULT '',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    relevance REAL,
+    mentions TEXT NOT NULL DEFAULT '[]',
+    entity_id TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (document_id, local_id)
+) WITHOUT ROWID;
+CREATE INDEX local_entities_entity ON local_entities(entity_id);
+CREATE TABLE local_relations (
+    document_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    subject INTEGER NOT NULL,
+    object INTEGER NOT NULL,
+    predicate TEXT NOT NULL,
+    canonical TEXT NOT NULL DEFAULT '',
+    sentence_no INTEGER,
+    level TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (document_id, ordinal)
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
 RECORDS_V1 = SCHEMA_V1[SCHEMA_V1.index("CREATE TABLE llm_cache") : SCHEMA_V1.index("CREATE TABLE sessions")]
-RECORDS_MIGRATIONS: list[str] = [RECORDS_V1]
+# v2: the endpoint (base URL) that answered each call (llm.endpoints), for `stats --cost`
+RECORDS_V1_TO_V2 = "ALTER TABLE llm_calls ADD COLUMN endpoint TEXT;"
+RECORDS_MIGRATIONS: list[str] = [RECORDS_V1, RECORDS_V1_TO_V2]
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -132,7 +132,7 @@ class SQLiteGraph:
             "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
         }
         for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "sentences",
-                      "chunk_failures"):
+                      "local_entities", "local_relations", "chunk_failures"):
             c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -294,6 +294,27 @@ class SQLiteGraph:
     def all_entity_ids(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT id FROM entities")]
 
+    def edges_touching(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, float]]:
+        rows: dict[int, tuple[str, str, str, float]] = {}
+        ids = list(dict.fromkeys(entity_ids))
+        for part in batches(ids, 400):
+            for end in ("source_id", "target_id"):
+                for r in self._rows(f"SELECT rowid, id, source_id, target_id, weight FROM relations "
+                                    f"WHERE {end} IN ({_in(part)})", part):
+                    rows[r[0]] = (r[1], r[2], r[3], r[4])
+        return [rows[k] for k in sorted(rows)]  # the order of all_edges
+
+    def entities_in_chunks(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for part in batches(list(dict.fromkeys(chunk_ids)), 400):
+            rows = self._rows(
+                f"""SELECT DISTINCT s.chunk_id, s.entity_id FROM chunks c
+                    JOIN entity_sources s ON s.document_id = c.document_id AND s.chunk_id = c.id
+                    WHERE c.id IN ({_in(part)}) ORDER BY s.chunk_id, s.entity_id""", part)
+            for chunk_id, entity_id in rows:
+                out.setdefault(chunk_id, []).append(entity_id)
+        return out
+
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]:
         out = {}
         for part in batches(ids):
@@ -388,6 +409,7 @@ class SQLiteGraph:
             c = self._wconn()
             c.execute("UPDATE entity_sources SET entity_id = ? WHERE entity_id = ?", (new, old))
             c.execute("UPDATE mentions SET entity_id = ? WHERE entity_id = ?", (new, old))
+            c.execute("UPDATE local_entities SET entity_id = ? WHERE entity_id = ?", (new, old))
             rels = self.relations_touching([old])
             c.execute("UPDATE relations SET source_id = ? WHERE source_id = ?", (new, old))
             c.execute("UPDATE relations SET target_id = ? WHERE target_id = ?", (new, old))

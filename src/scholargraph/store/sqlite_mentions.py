@@ -8,8 +8,20 @@ import sqlite3
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
-from ..models import Entity, MentionRecord, Relation, SentenceRecord
-from .mention_rows import MENTION_COLUMNS, SENTENCE_COLUMNS, keyset_pages, mention_from_row, mention_row, sentence_row
+from ..models import Entity, LocalGraph, MentionRecord, Relation, SentenceRecord
+from .mention_rows import (
+    LOCAL_ENTITY_COLUMNS,
+    LOCAL_RELATION_COLUMNS,
+    MENTION_COLUMNS,
+    SENTENCE_COLUMNS,
+    keyset_pages,
+    local_entity_rows,
+    local_graph_from_rows,
+    local_relation_rows,
+    mention_from_row,
+    mention_row,
+    sentence_row,
+)
 
 
 class SQLiteMentions:
@@ -24,7 +36,7 @@ class SQLiteMentions:
     def write_sentences(self, records: Sequence[SentenceRecord]) -> None:
         rows = [sentence_row(s) for s in records]
         self.write(lambda: self._wconn().executemany(
-            f"INSERT OR REPLACE INTO sentences({SENTENCE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows))
+            f"INSERT OR REPLACE INTO sentences({SENTENCE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows))
 
     def write_mentions(self, records: Sequence[MentionRecord]) -> None:
         rows = [mention_row(m) for m in records]
@@ -39,6 +51,28 @@ class SQLiteMentions:
         rows = self._rows(f"SELECT {MENTION_COLUMNS} FROM mentions WHERE document_id = ? "
                           "ORDER BY sentence_no, char_start, id", (doc_id,))
         return [mention_from_row(r) for r in rows]
+
+    def write_local_graph(self, graph: LocalGraph) -> None:
+        doc = graph.document_id
+
+        def work() -> None:
+            for table in ("local_entities", "local_relations"):
+                self._wconn().execute(f"DELETE FROM {table} WHERE document_id = ?", (doc,))
+            if graph.entities:
+                self._wconn().executemany(f"INSERT INTO local_entities({LOCAL_ENTITY_COLUMNS}) VALUES ({', '.join(['?'] * 10)})",
+                     local_entity_rows(graph))
+            if graph.relations:
+                self._wconn().executemany(f"INSERT INTO local_relations({LOCAL_RELATION_COLUMNS}) VALUES ({', '.join(['?'] * 8)})",
+                     local_relation_rows(graph))
+
+        self.write(work)
+
+    def local_graph_of(self, doc_id: str) -> LocalGraph | None:
+        entities = self._rows(f"SELECT {LOCAL_ENTITY_COLUMNS} FROM local_entities WHERE document_id = ? "
+                              "ORDER BY local_id", (doc_id,))
+        relations = self._rows(f"SELECT {LOCAL_RELATION_COLUMNS} FROM local_relations WHERE document_id = ? "
+                               "ORDER BY ordinal", (doc_id,))
+        return local_graph_from_rows(doc_id, entities, relations)
 
     # -- paged reads (exports) -----------------------------------------------------------------
 

@@ -131,7 +131,8 @@ class SQLiteRecords:
 
     def log_call(self, record: CallRecord) -> None:
         row = (time.time(), record.purpose, record.model, record.document_id, record.prompt_tokens,
-               record.completion_tokens, int(record.estimated), int(record.cached), record.latency_s, record.status)
+               record.completion_tokens, int(record.estimated), int(record.cached), record.latency_s, record.status,
+               record.endpoint)
         with self._lock:
             self._held.start_clock()
             self._held.calls.append(row)
@@ -153,6 +154,11 @@ class SQLiteRecords:
         for r in rows:
             out.setdefault(r[0], {})[r[1]] = _usage(r[2:])
         return out
+
+    def usage_by_endpoint(self) -> dict[str, Usage]:
+        self.flush_records()
+        rows = self._read(_USAGE.format(group="endpoint", where="WHERE endpoint IS NOT NULL"))
+        return {r[0]: _usage(r[1:]) for r in rows}
 
     def count(self, table: str) -> int:
         if table not in TABLES:
@@ -230,7 +236,7 @@ class SQLiteRecords:
         )
         conn.executemany(
             """INSERT INTO llm_calls(ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached,
-                   latency_s, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   latency_s, status, endpoint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             rows.calls,
         )
         conn.executemany(

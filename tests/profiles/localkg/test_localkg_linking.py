@@ -9,10 +9,12 @@ import numpy as np
 from fixtures.localkg_papers import bad_answer
 from support.canned_localkg import DESCRIBE_CONTEXT_MARK
 
-from scholargraph.config import LocalKGSettings
+from scholargraph.models import Chunk, Document, Section
 from scholargraph.profiles.localkg.calls import StageContext
+from scholargraph.profiles.localkg.document import read_paper
 from scholargraph.profiles.localkg.linking import LinkingStage, is_referential
 from scholargraph.profiles.localkg.mentions import FoundMention, MentionStage
+from scholargraph.profiles.localkg.settings import LocalKGSettings
 
 
 def _m(n: int, surface: str, category: str = "named") -> FoundMention:
@@ -49,13 +51,38 @@ def test_stage_two_links_an_acronym_and_a_pronoun_to_their_entity(lkg_server, ru
     askg = next(e for e in entities if "ASKG" in [m.surface for m in e.mentions])
     assert "It" in [m.surface for m in askg.mentions]  # the pronoun of the abstract
     assert all(m.description for e in entities for m in e.mentions)
-    # known terms are described once each (Prompt 2.2.2), unknown ones with their context (Prompt 2.2.1)
+    # Algorithm 2: every mention is described, each with its own sentence -- a known term's mentions
+    # with Prompt 2.2.2 (one line per mention, not once per term), unknown ones with their context
     calls = [r for r in server.stats.requests if "describes what the term means" in r["messages"][0]["content"]]
-    described = sum(len(re.findall(r"^\[\d+\] ", r["messages"][1]["content"], re.M)) for r in calls)
+    lines = [line for r in calls for line in re.findall(r"^\[\d+\] .*$", r["messages"][1]["content"], re.M)]
     first = {}
     for m in sorted((m for e in entities for m in e.mentions), key=lambda m: (m.sentence, m.start)):
         first.setdefault(m.key, m.surface)
-    assert described == sum(surface.islower() for surface in first.values()) > 0  # canned: lower case = known
+    known = [m for e in entities for m in e.mentions if first[m.key].islower()]  # canned: lower case = known
+    assert len(lines) == len(known) > 0
+    texts = {s.ordinal: s.text for s in paper.sentences}
+    assert all(any(texts[m.sentence] in line for line in lines) for m in known)
+
+
+def test_every_mention_of_a_known_term_is_described_with_its_own_sentence(lkg_server, run_stage):
+    """Algorithm 2 (seed 004 §4.2): descriptions per mention, not once per term."""
+    text = "MEL keeps the metadata store small. The ASKG team queries the metadata store daily."
+    doc = Document("p2", "Stores", [Section("Methods", text)])
+    chunk = Chunk("p2-c0", "p2", 0, text, len(text.split()), section="Methods", char_start=0, char_end=len(text))
+    paper = read_paper(doc, [chunk])
+    server = lkg_server()
+
+    async def go(ctx):
+        return await LinkingStage(ctx, paper).run(await MentionStage(ctx, paper).run())
+
+    entities, _ = run_stage(server, go)
+    store = [m for e in entities for m in e.mentions if m.key == "metadata store"]
+    assert len(store) == 2 and {m.sentence for m in store} == {0, 1}
+    calls = [r for r in server.stats.requests if "describes what the term means" in r["messages"][0]["content"]]
+    lines = [line for r in calls for line in re.findall(r"^\[\d+\] metadata store.*$", r["messages"][1]["content"],
+                                                        re.M | re.I)]
+    assert len(lines) == 2 and all(any(s.text in line for line in lines) for s in paper.sentences)
+    assert all(m.description for m in store)
 
 
 def test_a_failed_description_batch_keeps_its_mentions_as_entities(lkg_server, run_stage, paper):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from fixtures.localkg_papers import bad_answer
 from support.canned_localkg import PREDICATE_MARK
 
-from scholargraph.profiles.localkg.linking import LinkingStage
+from scholargraph.profiles.localkg.linking import LinkingStage, LocalEntity
 from scholargraph.profiles.localkg.local_relations import LocalTriple
-from scholargraph.profiles.localkg.mentions import MentionStage
+from scholargraph.profiles.localkg.mentions import FoundMention, MentionStage
 from scholargraph.profiles.localkg.taxonomy import PredicateStage, TaxonomyStage
 
 
@@ -69,3 +69,39 @@ def test_without_predicate_descriptions_each_predicate_stays_its_own(lkg_server,
     _, ctx = run_stage(server, go)
     assert [t.canonical for t in triples] == ["uses", "employs"]
     assert len(ctx.failures) == 1 and "stage 5" in ctx.failures[0].reason
+
+
+def _typed(index: int, label: str, types: list[str]) -> LocalEntity:
+    mention = FoundMention(index % 7, 0, 1, label, label.casefold(), "general", list(types))
+    return LocalEntity(index, label, "general", list(types), f"{label} is a notion.", [mention])
+
+
+def test_the_taxonomy_uses_every_potential_type_and_never_forms_a_cycle(lkg_server, run_stage, paper):
+    """Algorithm 5 over all candidate types; back-edges (a scripted cycle of types) are broken
+    deterministically, so skos:broader stays acyclic."""
+    server = lkg_server()
+
+    def entities() -> list[LocalEntity]:
+        return [_typed(0, "graph model", ["data model"]),
+                _typed(1, "data model", ["knowledge representation"]),
+                _typed(2, "knowledge representation", ["graph model"]),  # closes the cycle: a back-edge
+                _typed(3, "ASKG", ["a", "b", "c", "graph model", "data model"])]  # 4th and 5th types count
+
+    async def go(ctx):
+        stage = TaxonomyStage(ctx, paper, entities())
+        return await stage.run(), stage.cycles_broken
+
+    (first, broken), _ = run_stage(server, go)
+    (again, _), _ = run_stage(server, go)
+    edges = [(b.narrower, b.broader) for b in first]
+    assert edges == [(b.narrower, b.broader) for b in again]  # deterministic
+    assert (0, 1) in edges and (1, 2) in edges and (2, 0) not in edges and broken == 1
+    assert (3, 0) in edges and (3, 1) in edges  # the entity's 4th and 5th potential types
+    up: dict[int, set[int]] = {}
+    for a, b in edges:
+        up.setdefault(a, set()).add(b)
+
+    def above(node: int, seen: frozenset = frozenset()) -> bool:  # True when a cycle is reachable
+        return any(n in seen or above(n, seen | {node}) for n in up.get(node, ()))
+
+    assert not any(above(n, frozenset({n})) for n in up)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from contract_helpers import doc, entity_id, index_document
 
 from scholargraph.graph.edit import merge_entities
-from scholargraph.models import MentionRecord, RelationRecord, SentenceRecord
+from scholargraph.models import (
+    LocalGraph,
+    LocalKGEntity,
+    LocalKGRelation,
+    MentionRecord,
+    RelationRecord,
+    SentenceRecord,
+)
 
 SENTENCES = ["Retrieval-Augmented Generation (RAG) grounds answers.", "RAG can use BERT as its retriever."]
 
@@ -111,3 +118,31 @@ def test_entity_and_relation_pages_cover_the_workspace_once(store):
     relations = [r.id for p in store.iter_relation_pages(size=1) for r in p]
     assert relations == [r for r, *_ in sorted(store.all_edges())]
     assert [r.id for p in store.iter_relation_pages(["nothing"]) for r in p] == []
+
+
+def _local_graph(store, doc_id: str) -> LocalGraph:
+    return LocalGraph(doc_id, [
+        LocalKGEntity(0, "Retrieval-Augmented Generation", "general", ["method"], "Retrieves, then generates.", ["RAG"],
+                      0.8, [(0, 0, 30), (1, 0, 3)], entity_id=entity_id(store, "RAG")),
+        LocalKGEntity(3, "BERT", "named", ["model"], "A language model.", [], None, [(1, 12, 16)],
+                      entity_id=entity_id(store, "BERT"))],
+        [LocalKGRelation(0, "can use", 3, "uses", 1, "sentence"), LocalKGRelation(3, "model", 0, "skos:broader", 1,
+                                                                                  "taxonomy")])
+
+
+def test_a_papers_local_kg_round_trips_and_follows_merges_and_deletes(store):
+    """issue 25 item 1: a paper's own local KG, apart from the workspace graph, linked to it."""
+    index_document(store, "d1")
+    _provenance(store, "d1")
+    written = _local_graph(store, "d1")
+    store.write_local_graph(written)
+    assert store.local_graph_of("d1") == written and store.local_graph_of("other") is None
+    store.write_sentences([SentenceRecord("d1", 0, SENTENCES[0], "d1-c0", iri="https://example.org/s/0")])
+    assert store.sentences_of("d1")[0].iri == "https://example.org/s/0"
+    rag, bert = entity_id(store, "RAG"), entity_id(store, "BERT")
+    merge_entities(store, rag, [bert])  # the link follows the workspace merge; the local KG stays two entities
+    local = store.local_graph_of("d1")
+    assert [(e.label, e.entity_id) for e in local.entities] == [("Retrieval-Augmented Generation", rag), ("BERT", rag)]
+    assert local.relations == written.relations
+    store.delete_graph_of("d1")
+    assert store.local_graph_of("d1") is None

@@ -14,7 +14,7 @@ main-text refinement) and queried in bio mode. fastbmRAG's other options are acc
   openai``; its dimension from ``--embedding_dim`` or a table of common Ollama models). Without
   it, scholargraph's local embedding model is used (no server needed);
 * ``--embedding_similarity``: the paragraph-selection cutoff of the refinement stage
-  (``extraction.refine_threshold``), as in fastbmRAG;
+  (``plugins.fastbio.refine_threshold``), as in fastbmRAG;
 * ``--top_match``: how many relations the query falls back to when none reaches the similarity
   threshold (``query.top_k``); above the threshold there is no cap.
 
@@ -30,14 +30,18 @@ Everything else (``--llm_url``, ``--dictionary``, ``--similarity``, ``--weight_t
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from ...config import ExtractionSettings, QuerySettings, load_settings
+from ...config import load_settings
 from ...errors import ConfigError
+from ...models import Answer
+from ...plugins.base import CommandKit, CommandWorkspace
+from ...query.citations import number_cited_sources
+from .normalise import load_dictionary
+from .query import bio_answer, format_references
 
 BACKEND_URLS = {"ollama": "http://localhost:11434/v1", "vllm": "http://localhost:8000/v1"}
 FASTBM_DEFAULT_MODELS = {"update": "phi4:latest", "query": "gemma3:27b-it-qat"}
@@ -49,10 +53,6 @@ FASTBM_SERVED_SIMILARITY = 0.8  # --embedding_similarity, tuned for a served mod
 EMBEDDING_DIMS = {"mxbai-embed-large": 1024, "nomic-embed-text": 768, "all-minilm": 384, "bge-m3": 1024,
                   "bge-large": 1024, "snowflake-arctic-embed": 1024, "snowflake-arctic-embed2": 1024,
                   "granite-embedding": 384, "paraphrase-multilingual": 768}
-# settings fields these options set, when this version of Settings has them
-REFINE_FIELD = "refine_threshold"
-DICTIONARY_FIELD = "bio_dictionary"
-BIO_THRESHOLD_FIELD = "bio_threshold"
 
 
 def _opt(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
@@ -63,7 +63,8 @@ def _opt(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
     p.add_argument(*flags, dest=name, **kwargs)
 
 
-def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
+def add_fastbm_parser(subparsers, kit: CommandKit) -> argparse.ArgumentParser:
+    """The ``fastbm`` command; ``kit`` (the CLI's) opens the workspace and prints."""
     p = subparsers.add_parser(
         "fastbm", help="fastbmRAG-compatible command line: --job update | query",
         description="Drop-in for fastbmRAG's main.py: the collection is the workspace WORKING_DIR/COLLECTION_NAME, "
@@ -80,7 +81,7 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     _opt(p, "embed_model_name", help="embedding model served by the backend (default: scholargraph's local model)")
     _opt(p, "embedding_dim", type=int, help="its vector size, for models not in the built-in table")
     _opt(p, "embedding_similarity", type=float,
-         help="cosine cutoff for the main-text paragraphs a relation is refined from (extraction.refine_threshold; "
+         help="cosine cutoff for the main-text paragraphs a relation is refined from (plugins.fastbio.refine_threshold; "
               f"default {FASTBM_SERVED_SIMILARITY} with --embed_model_name, as fastbmRAG, else the setting, 0.6 for "
               "the local model)")
     _opt(p, "top_match", type=int, default=FASTBM_TOP_MATCH,
@@ -90,23 +91,19 @@ def add_fastbm_parser(subparsers) -> argparse.ArgumentParser:
     _opt(p, "llm_url", help="any OpenAI-compatible base URL (overrides --backend)")
     _opt(p, "llm_concurrency", type=int, help="max concurrent LLM requests")
     _opt(p, "dictionary", help="CSV/TSV of HGNC symbols / MeSH headings and aliases (| or ; separated)")
-    _opt(p, "similarity", type=float, help="query: min cosine between question and relation (query.bio_threshold)")
+    _opt(p, "similarity", type=float, help="query: min cosine between question and relation (plugins.bio.threshold)")
     _opt(p, "weight_threshold", type=float, help="query: leave out relations whose edge weight is below this")
     _opt(p, "dry_run", action="store_true", help="update: estimate LLM calls and tokens; index nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     # what cli.settings_overrides reads for every command
     p.set_defaults(workdir=None, llm_model=None, embedding_model=None, chunk_size=None, chunk_overlap=None,
-                   profile=None, mode=None, handler=cmd_fastbm)
+                   profile=None, mode=None, handler=functools.partial(cmd_fastbm, kit=kit))
     return p
 
 
 def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.working_dir).expanduser() / args.collection_name
-
-
-def _has(model: type[BaseModel], field: str) -> bool:
-    return field in model.model_fields
 
 
 def fastbm_overrides(args: argparse.Namespace, notes: list[str]) -> dict[str, Any]:
@@ -144,24 +141,13 @@ def fastbm_overrides(args: argparse.Namespace, notes: list[str]) -> dict[str, An
     similarity = args.embedding_similarity
     if similarity is None and args.embed_model_name:
         similarity = FASTBM_SERVED_SIMILARITY
-    _maybe(extraction, ExtractionSettings, REFINE_FIELD, similarity, "--embedding_similarity", notes)
+    profile: dict[str, Any] = {"refine_threshold": similarity}
     if args.dictionary and args.job == "update":
-        _maybe(extraction, ExtractionSettings, DICTIONARY_FIELD, str(Path(args.dictionary).expanduser()), "--dictionary",
-               notes)
+        profile["dictionary"] = str(Path(args.dictionary).expanduser())
     query: dict[str, Any] = {"mode": "bio", "top_k": args.top_match}
-    if _has(QuerySettings, BIO_THRESHOLD_FIELD) and args.similarity is not None:
-        query[BIO_THRESHOLD_FIELD] = args.similarity
     return {"llm": llm, "embeddings": embeddings, "extraction": extraction, "query": query,
+            "plugins": {"fastbio": profile, "bio": {"threshold": args.similarity}},
             "progress": False if args.quiet or args.json else None}
-
-
-def _maybe(section: dict, model: type, field: str, value: Any, flag: str, notes: list[str]) -> None:
-    if value is None:
-        return
-    if _has(model, field):
-        section[field] = value
-    else:
-        notes.append(f"{flag} is not supported by this version's settings ({field}); ignored")
 
 
 def merge_overrides(base: dict, top: Mapping[str, Any]) -> dict:
@@ -175,30 +161,26 @@ def merge_overrides(base: dict, top: Mapping[str, Any]) -> dict:
     return out
 
 
-def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> int:
+def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None, *, kit: CommandKit) -> int:
     """Run ``scholargraph fastbm``; ``overrides`` are the generic CLI settings (cli.settings_overrides)."""
-    from ... import cli_output as show
-    from ...kb import KnowledgeBase
-
     notes: list[str] = []
     mine = fastbm_overrides(args, notes)
     settings = load_settings(workspace_of(args), merge_overrides(overrides or {}, mine))
     if args.job == "update":
         if not args.document:
             raise ConfigError("--job update needs --document FILE.csv (columns abstract, main_text, paper_id)")
-        with KnowledgeBase(settings=settings) as kb:
-            if settings.progress:
-                from ...progress import RichProgress
-
-                kb.progress = RichProgress(usage=lambda: kb.llm.usage if kb.llm else {}, enabled=True)
+        kb = kit.open_workspace(settings, create=True)
+        try:
             report = kb.insert(args.document, dry_run=args.dry_run)
             per_paper = {d: u for d, u in kb.cost_by_document().items() if d in set(report.added)}
+        finally:
+            kb.close()
         report.notes[:0] = notes
         if args.json:
-            show.print_json({**report.to_json(), "workspace": str(settings.workdir), "per_paper": per_paper})
+            kit.print_json({**report.to_json(), "workspace": str(settings.workdir), "per_paper": per_paper})
         else:
-            show.print_index_report(report)
-            _print_per_paper(show, report, per_paper)
+            kit.print_index_report(report)
+            _print_per_paper(kit, per_paper)
         return 0 if report.ok else 1
 
     if args.question is None:
@@ -206,29 +188,26 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
         notes.append(f"no --question: asking fastbmRAG's default question {FASTBM_DEFAULT_QUESTION!r}")
     if not args.question.strip():
         raise ConfigError("--job query needs a question: --question 'your question'")
-    with KnowledgeBase(settings=settings, create=False) as kb:  # a question never creates a workspace
+    kb = kit.open_workspace(settings, create=False)  # a question never creates a workspace
+    try:
         answer = kb.run(_query(kb, args))
+    finally:
+        kb.close()
     answer.notes[:0] = notes
-    from .query import format_references
-
     references = format_references(answer.sources, answer.cited or None)
     if args.json:
-        show.print_json({**answer.to_json(), "references": references.splitlines()})
+        kit.print_json({**answer.to_json(), "references": references.splitlines()})
     else:
-        show.out.print(answer.text, markup=False, highlight=False)
+        kit.print_text(answer.text)
         if references:
-            show.out.print("\nReferences:", markup=False, highlight=False)
-            show.out.print(references, markup=False, highlight=False)
+            kit.print_text("\nReferences:")
+            kit.print_text(references)
         for note in answer.notes:
-            show.out.print(f"note: {note}", markup=False, highlight=False)
+            kit.print_text(f"note: {note}")
     return 0
 
 
-async def _query(kb, args: argparse.Namespace):
-    from ...query.citations import number_cited_sources
-    from .normalise import load_dictionary
-    from .query import bio_answer
-
+async def _query(kb: CommandWorkspace, args: argparse.Namespace) -> Answer:
     await kb.acheck_models()
     dictionary = load_dictionary(args.dictionary) if args.dictionary else None
     answer = await bio_answer(kb.store, kb.settings, kb.embedder, kb.llm, args.question,
@@ -236,14 +215,13 @@ async def _query(kb, args: argparse.Namespace):
     return number_cited_sources(answer)  # cited papers numbered [1], [2]... as `ask` numbers them
 
 
-def _print_per_paper(show, report, per_paper: dict[str, dict]) -> None:
+def _print_per_paper(kit: CommandKit, per_paper: dict[str, dict]) -> None:
     if not per_paper:
         return
     calls = sum(u["llm_calls"] for u in per_paper.values())
     tokens = sum(u["total_tokens"] for u in per_paper.values())
     n = len(per_paper)
-    show.out.print(f"per paper: {calls / n:.1f} LLM calls, {tokens / n:,.0f} tokens on average over {n} paper(s)",
-                   markup=False, highlight=False)
+    kit.print_text(f"per paper: {calls / n:.1f} LLM calls, {tokens / n:,.0f} tokens on average over {n} paper(s)")
 
 
 __all__ = ["add_fastbm_parser", "cmd_fastbm", "fastbm_overrides", "merge_overrides", "workspace_of"]

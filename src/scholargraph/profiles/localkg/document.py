@@ -4,7 +4,9 @@ chunks the pipeline made of it (each sentence knows its chunk, so every fact ext
 cites the paper, section and page like any other).
 
 Only sections that some chunk covers are read (the pipeline leaves references out unless asked).
-Paragraphs are the section text's blank-line blocks, sentences come from :mod:`scholargraph.text`.
+Paragraphs are the section text's blank-line blocks. Sentences are the input's own when it carried
+them (ASKG / DDM JSON: ``Section.sentences``, with their IRIs), else they come from
+:mod:`scholargraph.text`.
 A *unit* is the text one extraction call reads at one level: a section (long ones in windows of
 whole paragraphs), a paragraph, or a sentence. A level whose text is the same as the level above
 (a one-paragraph section, a one-sentence paragraph) is not read twice.
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ...ingest.chunking import layout
 from ...llm.wire import estimate_tokens
-from ...models import Chunk, Document, SentenceRecord
+from ...models import Chunk, Document, Section, SentenceRecord
 from ...text.sentences import paragraph_spans, sentence_spans
 
 LEVELS = ("section", "paragraph", "sentence")  # widest context first (seed 004 §4.1)
@@ -32,6 +34,7 @@ class Sentence:
     chunk_id: str
     page: int | None
     start: int  # offset in the laid-out text (ingest.chunking.layout), which chunk spans index
+    iri: str = ""  # the sentence's own IRI when the input carried one
 
     @property
     def tokens(self) -> int:
@@ -118,7 +121,7 @@ class Paper:
         for s in self.sentences:
             sec = self.section_of(s)
             out.append(SentenceRecord(self.doc.id, s.ordinal, s.text, s.chunk_id, sec.heading or None, s.section_no,
-                                      s.paragraph_no, s.page, s.start, s.start + len(s.text)))
+                                      s.paragraph_no, s.page, s.start, s.start + len(s.text), s.iri))
         return out
 
     def units(self, level: str, max_tokens: int) -> list[Unit]:
@@ -190,6 +193,14 @@ def _chunk_at(chunks: list[Chunk], position: int) -> str | None:
     return None
 
 
+def _sentences_in(sec: Section, start: int, end: int) -> list[tuple[int, int, str]]:
+    """The sentences of ``sec.text[start:end]``: the input's own (with their IRIs) when it gave
+    them, else split here."""
+    if sec.sentences:
+        return [(int(a), int(b), str(iri)) for a, b, iri in sec.sentences if start <= int(a) < end]
+    return [(a, b, "") for a, b in sentence_spans(sec.text, start, end)]
+
+
 def read_paper(doc: Document, chunks: list[Chunk]) -> Paper:
     """The Deep Document Model of ``doc``: sections with paragraphs and sentences, each sentence
     tied to the chunk that holds it (sentences no chunk holds are not read)."""
@@ -203,12 +214,12 @@ def read_paper(doc: Document, chunks: list[Chunk]) -> Paper:
         paragraphs: list[Paragraph] = []
         for a, b in paragraph_spans(sec.text):
             para = Paragraph(number, len(paragraphs), [])
-            for sa, sb in sentence_spans(sec.text, a, b):
+            for sa, sb, iri in _sentences_in(sec, a, b):
                 chunk = _chunk_at(ordered, p.text_start + sa)
                 if chunk is None:
                     continue
                 sent = Sentence(len(sentences), sec.text[sa:sb], number, para.number, chunk,
-                                _page_at(sec.page_marks, sec.page_start, sa), p.text_start + sa)
+                                _page_at(sec.page_marks, sec.page_start, sa), p.text_start + sa, iri)
                 sentences.append(sent)
                 para.sentences.append(sent)
             if para.sentences:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ...config import LocalKGSettings
 from ...models import Usage
 from .calls import prompt
 from .document import LEVELS, Paper, Unit, by_paragraph
 from .global_relations import pair_count
+from .settings import LocalKGSettings
 
 MENTIONS_PER_SENTENCE = 4.0
 TRIPLES_PER_SENTENCE = 1.2
@@ -64,11 +64,13 @@ def estimate_paper(paper: Paper, settings: LocalKGSettings, count: Callable[[str
 
     batch = settings.batch_size
     distinct = 0.6 * mentions_total
-    known, unknown_mentions = distinct / 2, mentions_total / 2  # half the terms known; their mentions half of all
+    unknown_mentions = mentions_total / 2  # half the terms known; their mentions half of all
     calls = math.ceil(distinct / (2 * batch))
     linking = _calls(calls, calls * system["familiarity"] + int(distinct * 8), int(distinct * 6))
-    n = math.ceil(known / batch)
-    linking.add(_calls(n, n * system["describe_term"] + int(known * 40), int(known * TOKENS_PER_DESCRIPTION)))
+    known_mentions = mentions_total - unknown_mentions  # Algorithm 2: every mention is described
+    n = math.ceil(known_mentions / batch)
+    linking.add(_calls(n, n * system["describe_term"] + int(known_mentions * 40),
+                       int(known_mentions * TOKENS_PER_DESCRIPTION)))
     abstract = count(paper.abstract[:3000])
     for section in paper.sections:
         share = len(section.sentences) / len(paper.sentences)

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 
-from ...config import LocalKGSettings
 from ...models import Chunk, Document, Extraction, Usage
 from .calls import StageContext
 from .document import read_paper
@@ -25,6 +24,7 @@ from .linking import LinkingStage
 from .local_relations import RelationStage
 from .mentions import MentionStage
 from .records import to_extraction
+from .settings import LocalKGSettings
 from .taxonomy import PredicateStage, TaxonomyStage
 
 
@@ -45,11 +45,12 @@ class LocalKGExtractor:
         mentions = await MentionStage(ctx, paper).run()                          # stage 1
         entities = await LinkingStage(ctx, paper).run(mentions)                  # stage 2
         local = await RelationStage(ctx, paper, entities).run()                  # stage 3
-        paper_level = await GlobalStage(ctx, paper, entities, local).run()       # stage 4
+        global_stage = GlobalStage(ctx, paper, entities, local)
+        paper_level = await global_stage.run()                                   # stage 4
         triples = [*local, *paper_level]
         broader = await TaxonomyStage(ctx, paper, entities).run() if self.settings.taxonomy else []  # stage 5
         await PredicateStage(ctx, paper, entities).run(triples)
-        return to_extraction(paper, entities, triples, broader, ctx.failures)
+        return to_extraction(paper, entities, triples, broader, ctx.failures, global_stage.relevance)
 
     def estimate_document(self, doc: Document, chunks: list[Chunk], count: Callable[[str], int]) -> dict[str, Usage]:
         """Calls and tokens a paper would cost (``index --dry-run``): see :mod:`.estimate`."""

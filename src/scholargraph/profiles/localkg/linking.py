@@ -1,9 +1,10 @@
 """Stage 2, entity linking inside the paper (seed 004 §4.2, Algorithm 2, Prompts 2.1-2.2).
 
 Each mention gets a one-sentence description: the model is first asked whether it knows the
-mention's text without context (Prompt 2.1); a known term is described from its types and one
-sentence (Prompt 2.2.2, once per distinct term), an unknown one -- a new name, a pronoun -- from the
-paper's abstract, its section and its sentence (Prompt 2.2.1, per mention). The descriptions are
+mention's text without context (Prompt 2.1, once per distinct term); then every mention is described
+(Algorithm 2: per mention, not once per term): a mention of a known term from its types and its own
+sentence (Prompt 2.2.2), an unknown one -- a new name, a pronoun -- from the paper's abstract, its
+section and its sentence (Prompt 2.2.1). The descriptions are
 embedded with the workspace's embedding model; two mentions whose descriptions reach
 ``localkg.link_threshold`` (cosine) are linked, and a maximum-clique partition of that graph
 (:func:`scholargraph.graph.resolve.clique_partition`, Bron-Kerbosch) makes the entities: only
@@ -14,7 +15,7 @@ pronouns; aliases and potential types are the union over its mentions; its categ
 specific one a mention has (named > general > other).
 
 Cost: one familiarity call per ``2 x localkg.batch_size`` distinct terms; descriptions in batches
-of ``localkg.batch_size`` (known terms once each; unknown mentions grouped by section).
+of ``localkg.batch_size`` mentions (unknown mentions grouped by section).
 """
 
 from __future__ import annotations
@@ -76,12 +77,9 @@ class LinkingStage:
         for m in mentions:
             firsts.setdefault(m.key, m)
         familiar = await self._familiarity(list(firsts.values()))
-        known = [m for k, m in firsts.items() if familiar.get(k)]
+        known = [m for m in mentions if familiar.get(m.key)]
         unknown = [m for m in mentions if not familiar.get(m.key)]
-        described, _ = await asyncio.gather(self._describe_terms(known), self._describe_in_context(unknown))
-        for m in mentions:
-            if familiar.get(m.key):
-                m.description = described.get(m.key, "")
+        await asyncio.gather(self._describe_terms(known), self._describe_in_context(unknown))
         vectors = await self._embed(mentions)
         return self._entities(mentions, vectors)
 
@@ -102,21 +100,19 @@ class LinkingStage:
                     out[batch[item.id - 1].key] = item.familiar
         return out
 
-    # -- Prompt 2.2.2: known terms, once each ----------------------------------------------------------
+    # -- Prompt 2.2.2: mentions of known terms, each with its own sentence (Algorithm 2: per mention) ----
 
-    async def _describe_terms(self, terms: list[FoundMention]) -> dict[str, str]:
+    async def _describe_terms(self, terms: list[FoundMention]) -> None:
         texts = self._sentence_texts()
         batches = batched(terms, self.ctx.settings.batch_size)
         answers = await asyncio.gather(*(
             self.ctx.ask("describe_term", DescriptionList, PURPOSE, f"known terms batch {n + 1}", self._chunk(b[0]),
                          mentions=numbered([f"{_term_line(m)} | sentence: {texts[m.sentence]}" for m in b]))
             for n, b in enumerate(batches)))
-        out: dict[str, str] = {}
         for batch, answer in zip(batches, answers, strict=True):
             for item in answer.descriptions if answer else []:
                 if 1 <= item.id <= len(batch):
-                    out[batch[item.id - 1].key] = item.description
-        return out
+                    batch[item.id - 1].description = item.description
 
     # -- Prompt 2.2.1: unknown mentions, per mention, with the paper and section context -----------------
 

@@ -9,7 +9,10 @@
   predicate as written as its keyword, and its evidence sentence and level; ``skos:broader`` links
   have the type ``skos:broader`` and the level "taxonomy";
 * mentions: every mention with its sentence, span, section, page, category, types, description;
-* content keywords: per chunk, the names of the named entities and general concepts it mentions.
+* content keywords: per chunk, the names of the named entities and general concepts it mentions;
+* the local KG itself (``Extraction.local``): the paper's entities with their own descriptions,
+  potential types, aliases, relevance and mentions, and its triples, stored apart from the workspace
+  graph so that later papers never change it; each entity names the workspace entity it joins.
 
 Entities that are only pronouns ("it") are left out, with their mentions and relations.
 """
@@ -19,7 +22,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ...models import ChunkFailure, EntityRecord, Extraction, KeywordRecord, MentionRecord, RelationRecord
+from ...models import (
+    ChunkFailure,
+    EntityRecord,
+    Extraction,
+    KeywordRecord,
+    LocalGraph,
+    LocalKGEntity,
+    LocalKGRelation,
+    MentionRecord,
+    RelationRecord,
+)
 from ...text.names import normalise_name
 from .document import Paper
 from .linking import LocalEntity, is_referential
@@ -32,7 +45,8 @@ KEYWORDS_PER_CHUNK = 8
 
 
 def to_extraction(paper: Paper, entities: Sequence[LocalEntity], triples: Sequence[LocalTriple],
-                  broader: Sequence[Broader], failures: Sequence[ChunkFailure] = ()) -> Extraction:
+                  broader: Sequence[Broader], failures: Sequence[ChunkFailure] = (),
+                  relevance: dict[int, float] | None = None) -> Extraction:
     chunk_of = {s.ordinal: s.chunk_id for s in paper.sentences}
     kept = {e.index: e for e in entities if not is_referential(e.label)}
     evidence_chunk = {b.broader: chunk_of[b.sentence] for b in reversed(broader)}  # concepts without mentions
@@ -57,7 +71,22 @@ def to_extraction(paper: Paper, entities: Sequence[LocalEntity], triples: Sequen
             out.relations.append(RelationRecord(n, g, f"{n} is a kind of {g}.", chunk_of[b.sentence], [b.type], 1.0,
                                                 [BROADER], True, sentence=b.sentence, level="taxonomy"))
     out.keywords = _keywords(list(kept.values()), chunk_of)
+    out.local = local_graph(paper, list(kept.values()), triples, broader, aliases, relevance or {})
     return out
+
+
+def local_graph(paper: Paper, kept: Sequence[LocalEntity], triples: Sequence[LocalTriple], broader: Sequence[Broader],
+                aliases: dict[int, list[str]], relevance: dict[int, float]) -> LocalGraph:
+    """The paper's local KG as paper2lkg builds it (its own entities and triples, local ids)."""
+    ids = {e.index for e in kept}
+    entities = [LocalKGEntity(e.index, e.label, e.category, list(e.types), e.description, list(e.aliases),
+                              relevance.get(e.index), [(m.sentence, m.start, m.end) for m in e.mentions],
+                              entity=e.label) for e in kept]
+    relations = [LocalKGRelation(t.subject, t.predicate, t.object, t.canonical or t.predicate, t.sentence, t.level)
+                 for t in triples if t.subject in ids and t.object in ids]
+    relations += [LocalKGRelation(b.narrower, b.type, b.broader, BROADER, b.sentence, "taxonomy")
+                  for b in broader if b.narrower in ids and b.broader in ids]
+    return LocalGraph(paper.doc.id, entities, relations)
 
 
 def _safe_aliases(entities: list[LocalEntity]) -> dict[int, list[str]]:

@@ -1,12 +1,14 @@
 """Stage 5, taxonomy generation and predicate resolution (seed 004 §4.5, Algorithm 5, Prompts 5.1-5.2).
 
-Taxonomy: every potential parent type T an entity E1 was given in stage 1 is described (Prompt 5.1,
-once per distinct type); an entity E2 whose description embeds like T's (cosine >=
+Taxonomy: every potential parent type T an entity E1 was given in stage 1 (all of them, as
+Algorithm 5 loops) is described (Prompt 5.1, once per distinct type); an entity E2 whose description embeds like T's (cosine >=
 ``localkg.taxonomy_threshold``) -- or whose name is T -- is broader than E1: ``E1 skos:broader E2``.
 When no entity matches, T itself becomes a general concept of the paper (``localkg.new_concepts``),
 so the taxonomy also reaches concepts the text only implies (§4.5: "the name of ANU itself
 suggesting that it is a university"). Each broader link cites the sentence of E1's mention that
-carried T.
+carried T. ``skos:broader`` never forms a cycle: links are taken in a fixed order (entities by first
+mention, each one's types in the order found) and a link that would close a cycle (a back-edge) is
+left out, so the same paper always gives the same acyclic taxonomy.
 
 Predicate resolution: every distinct predicate is described from one of its triples without naming
 its subject or object (Prompt 5.2); predicates whose descriptions embed alike (cosine >=
@@ -33,7 +35,6 @@ from .outputs import DescriptionList
 
 PURPOSE = "lkg_taxonomy"
 BROADER = "skos:broader"
-TYPES_PER_ENTITY = 3  # the first potential types of an entity (the ones its mentions gave most directly)
 
 
 @dataclass
@@ -49,6 +50,7 @@ class TaxonomyStage:
         self.ctx = ctx
         self.paper = paper
         self.entities = entities  # new concepts are appended
+        self.cycles_broken = 0  # links left out because they would close a skos:broader cycle
 
     async def run(self) -> list[Broader]:
         names: dict[str, int] = {}
@@ -58,7 +60,7 @@ class TaxonomyStage:
         wanted: list[tuple[LocalEntity, str]] = []  # (narrower entity, type) in order
         for e in self.entities:
             own = {mention_key(n) for n in [e.label, *e.aliases]}
-            wanted += [(e, t) for t in e.types[:TYPES_PER_ENTITY] if mention_key(t) and mention_key(t) not in own]
+            wanted += [(e, t) for t in e.types if mention_key(t) and mention_key(t) not in own]
         unmatched = list(dict.fromkeys(mention_key(t) for _, t in wanted if mention_key(t) not in names))
         first_form: dict[str, str] = {}
         for _, t in wanted:
@@ -78,7 +80,10 @@ class TaxonomyStage:
                 if target is None:
                     target = concepts[key] = self._new_concept(first_form[key], described.get(key, ""),
                                                                vectors.get(key))
-            if target is None or target == e.index or (target, e.index) in seen or (e.index, target) in seen:
+            if target is None or target == e.index or (e.index, target) in seen:
+                continue
+            if _reaches(seen, target, e.index):  # a back-edge: skos:broader must never form a cycle
+                self.cycles_broken += 1
                 continue
             seen.add((e.index, target))
             out.append(Broader(e.index, target, t, _evidence(e, key)))
@@ -120,6 +125,23 @@ class TaxonomyStage:
         entity = LocalEntity(len(self.entities), label, "general", [], description, [], [], vector)
         self.entities.append(entity)
         return entity.index
+
+
+def _reaches(edges: set[tuple[int, int]], start: int, goal: int) -> bool:
+    """Whether ``goal`` is reachable from ``start`` along the narrower -> broader ``edges``."""
+    up: dict[int, list[int]] = {}
+    for a, b in edges:
+        up.setdefault(a, []).append(b)
+    stack, visited = [start], {start}
+    while stack:
+        node = stack.pop()
+        if node == goal:
+            return True
+        for nxt in up.get(node, []):
+            if nxt not in visited:
+                visited.add(nxt)
+                stack.append(nxt)
+    return False
 
 
 def _evidence(e: LocalEntity, type_key: str) -> int:

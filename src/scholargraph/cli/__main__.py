@@ -1,0 +1,7 @@
+"""``python -m scholargraph.cli``."""
+
+import sys
+
+from .main import main
+
+sys.exit(main())
