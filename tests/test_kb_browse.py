@@ -53,6 +53,17 @@ def test_subgraph_joins_entities_through_paths(kb):
     assert len(names) > 2  # the path goes through at least one other entity
 
 
+def test_above_max_graph_relations_the_views_read_only_the_part_they_show(kb, monkeypatch):
+    whole = kb.neighbourhood("Knowledge Graph", depth=2), kb.subgraph(["GraphRAG", "HippoRAG"])
+    monkeypatch.setattr(kb.settings.query, "max_graph_relations", 0)
+    monkeypatch.setattr(kb.store, "all_edges", lambda: pytest.fail("the whole graph was read"))
+    part = kb.neighbourhood("Knowledge Graph", depth=2), kb.subgraph(["GraphRAG", "HippoRAG"])
+    for got, want in zip(part, whole, strict=True):
+        assert {n["id"] for n in got["nodes"]} == {n["id"] for n in want["nodes"]}
+        assert {e["id"] for e in got["edges"]} == {e["id"] for e in want["edges"]}
+    assert [len(p) for p in part[1]["paths"]] == [len(p) for p in whole[1]["paths"]]
+
+
 def test_relation_evidence_quotes_sentences_naming_both_ends(kb):
     edge = next(e for e in kb.neighbourhood("LightRAG")["edges"])
     found = kb.relation(edge["id"])

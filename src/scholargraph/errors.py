@@ -59,6 +59,11 @@ class EmbeddingMismatchError(WorkspaceError):
     pass
 
 
+class LeaseLostError(WorkspaceError):
+    """Another worker took a document over after this one's lease on it ran out (PostgreSQL workers):
+    this worker's work on it is dropped, never committed twice."""
+
+
 class NotFoundError(ScholarGraphError):
     exit_code = 5
 

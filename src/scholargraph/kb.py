@@ -43,8 +43,8 @@ from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
-from .profiles.base import ExtractorContext
-from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
+from .plugins.base import ExtractorContext
+from .plugins.registry import AUTO, AUTO_WITH_LLM, check_settings, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 OTHER_WORKERS_POLL_S = 1.0  # a worker waiting for the others' documents looks this often
+WORKER_POLL_S = (0.5, 10.0)  # a long-lived worker with nothing to do looks again after 0.5 s, doubling up to 10 s
 
 REPORTS_DEFERRED = ("community reports written when needed (`ask --mode summary`, `scholargraph communities`, "
                     "the web view) or with `index --reports`; `stats --cost` shows how many are pending")
@@ -76,6 +77,7 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
+        check_settings(self.settings)  # the plug-ins named exist, their [plugins.*] sections are valid
         self.store = open_store(self.settings.workdir, self.settings.store.backend, create=create,
                                 **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
@@ -422,6 +424,59 @@ class KnowledgeBase:
     def insert(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return self.run(self.ainsert(paths, **kwargs))
 
+    async def awork(self, stop: asyncio.Event, *, profile: str | None = None,
+                    on_batch: Callable[[IndexReport], None] | None = None) -> IndexReport:
+        """A long-lived worker (``index --worker``) on a PostgreSQL knowledge base: index every document
+        that becomes PENDING (registered by any worker or user), do the end-of-run work it owes, then
+        wait for more (looking again with back-off) until ``stop`` is set. Stopping gives back the
+        documents it holds (the others take them at once); returns everything it did."""
+        if self.settings.store.backend != "postgres":
+            raise ConfigError("a long-lived worker (index --worker) needs a PostgreSQL knowledge base (--db postgresql://...)")
+        extractor = self._extractor(profile)
+        total = IndexReport(profile=extractor.name)
+        await (self._ensure_llm_ready() if extractor.uses_llm else self._ensure_embedder_ready())
+        delay = WORKER_POLL_S[0]
+        try:
+            async with self.exclusive_indexing(wait=True):
+                while not stop.is_set():
+                    if not (self.store.pending_ids() or self.store.interrupted_ids()):
+                        delay = await _pause(stop, delay)
+                        continue
+                    delay = WORKER_POLL_S[0]
+                    batch = await self._work_batch(extractor, stop)
+                    _add_report(total, batch)
+                    if on_batch is not None:
+                        on_batch(batch)
+                    if batch.stopped and not stop.is_set():  # the LLM server is gone: try again later
+                        log.warning("%s", batch.stopped)
+                        delay = await _pause(stop, WORKER_POLL_S[1])
+        finally:
+            released = await asyncio.to_thread(self.store.release_claims)
+            if released:
+                total.notes.append(f"stopped: {len(released)} document(s) given back to the other workers")
+        return total
+
+    async def _work_batch(self, extractor: Extractor, stop: asyncio.Event) -> IndexReport:
+        """What is pending now, and the end-of-run work it owes (cut short when ``stop`` is set: what
+        was committed by then is in the report)."""
+        started = time.perf_counter()
+        pipeline = self._pipeline(extractor)
+        report = IndexReport(profile=extractor.name)
+        before = self.llm.usage_snapshot() if self.llm else {}
+        for step in (lambda: pipeline.run_pending(report), lambda: self._after_index(report)):
+            run, stopped = asyncio.ensure_future(step()), asyncio.ensure_future(stop.wait())
+            await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not run.done():
+                run.cancel()
+                await asyncio.gather(run, return_exceptions=True)
+                report.stopped = "stopped (SIGINT/SIGTERM)"
+                break
+            run.result()
+        report.usage = self.llm.usage_since(before) if self.llm else {}
+        report.seconds = time.perf_counter() - started
+        return report
+
     def find_document(self, ref: str) -> str:
         """The id of the one paper ``ref`` names: its id, its file name or path, or its title (case
         and spacing ignored). ``NotFoundError`` when none, ``ScholarGraphError`` listing them when several."""
@@ -743,13 +798,14 @@ class KnowledgeBase:
         """An entity (name or id) and its neighbours as ``{"nodes", "edges"}`` (graph.browse)."""
         from .graph.browse import neighbourhood
 
-        return neighbourhood(self.store, self._one_entity(ref), depth, limit)
+        return neighbourhood(self.store, self._one_entity(ref), depth, limit, self.settings.query.max_graph_relations)
 
     def subgraph(self, refs: Sequence[str], max_length: int = 4) -> dict[str, Any]:
         """The entities and the shortest paths joining them as ``{"nodes", "edges", "paths"}``."""
         from .graph.browse import subgraph
 
-        return subgraph(self.store, [self._one_entity(r) for r in refs], max_length)
+        return subgraph(self.store, [self._one_entity(r) for r in refs], max_length,
+                        self.settings.query.max_graph_relations)
 
     def relation(self, relation_id: str) -> dict[str, Any]:
         """A relation with its evidence: the sentences of its source passages naming both ends."""
@@ -846,6 +902,24 @@ def _text_document(item: str | dict[str, Any] | Document) -> Document:
     title = scrub(str(item.get("title") or text.split("\n", 1)[0][:120]))
     return Document(id=doc_id, title=title, sections=[Section("", text)], content_md5=md5,
                     metadata=dict(item.get("metadata") or {}), source_path="(text)")
+
+
+async def _pause(stop: asyncio.Event, delay: float) -> float:
+    """Wait ``delay`` seconds unless stopped first; the next wait is twice as long (at most the longest)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), delay)
+    return min(2 * delay, WORKER_POLL_S[1])
+
+
+def _add_report(total: IndexReport, batch: IndexReport) -> None:
+    """A long-lived worker's batch added to what it did so far."""
+    for name in ("added", "failed", "resumed", "warnings", "notes", "incomplete"):
+        getattr(total, name).extend(getattr(batch, name))
+    total.chunks += batch.chunks
+    total.chunk_failures += batch.chunk_failures
+    total.seconds += batch.seconds
+    for purpose, usage in batch.usage.items():
+        total.usage.setdefault(purpose, Usage()).add(usage)
 
 
 INTERRUPTED = "INTERRUPTED"  # shown for a PROCESSING document whose run has ended

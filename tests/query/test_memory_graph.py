@@ -7,7 +7,7 @@ import random
 import networkx as nx
 import pytest
 
-from scholargraph.graph.memory import GraphCache, MemoryGraph, load_graph
+from scholargraph.graph.memory import GraphCache, MemoryGraph, PartialGraph, load_graph
 from scholargraph.models import EntityRecord, RelationRecord
 
 
@@ -91,3 +91,30 @@ def test_loads_a_240k_edge_graph():
     edges = [(f"r{j}", f"e{int(n * rng.random() ** 2)}", f"e{rng.randrange(n)}", 1.0) for j in range(240_000)]
     g = MemoryGraph(edges)  # load time is measured by benchmarks/bench_query_latency.py, not asserted here
     assert g.edge_count == 240_000
+
+
+# -- a graph too large to hold whole (query.max_graph_relations) -------------------------------
+
+
+def test_above_the_limit_the_cache_holds_nothing_and_each_query_reads_only_its_part(store):
+    cache = GraphCache()
+    part = cache.get(store, max_relations=store.count("relations") - 1)
+    assert isinstance(part, PartialGraph) and cache.current is None
+    assert part.edge_count == 0, "nothing is read before the query looks"
+    assert part.degree("A") == load_graph(store).degree("A")
+    assert part.fetched == {"A"} and 0 < part.edge_count < load_graph(store).edge_count
+    assert cache.get(store, max_relations=store.count("relations")) is not part, "at the limit: the whole graph"
+    assert cache.current is not None and not cache.current.partial
+
+
+def test_a_partial_graph_finds_the_same_path_lengths_as_the_whole_graph(store):
+    whole = load_graph(store)
+    nodes = sorted(whole.graph.nodes)
+    for a in nodes:
+        for b in nodes:
+            want, got = whole.shortest_path(a, b), PartialGraph(store).shortest_path(a, b)
+            assert (want is None) == (got is None) and (want is None or len(want) == len(got))
+    part = PartialGraph(store)
+    found, _, paths = part.union_of_shortest_paths(["A", "C"])
+    assert paths and found == set(whole.union_of_shortest_paths(["A", "C"])[0])
+    assert part.fetched < set(nodes), "a path between two entities reads their neighbourhood, not the graph"

@@ -252,3 +252,21 @@ def test_extractive_answer_cites_passages(make_engine):
     assert by_number[answer.cited[0]].kind == "chunk"
     assert all(by_number[n].kind in ("chunk", "relation") for n in answer.cited)
     assert "generation_s" in answer.timings and "retrieval_s" in answer.timings
+
+
+@pytest.mark.parametrize("mode", ["local", "subgraph", "global", "hybrid", "ppr"])
+def test_above_max_graph_relations_a_mode_answers_from_the_part_the_question_touches(make_engine, mode):
+    question = "What causes swelling of tissue?"
+    whole = asyncio.run(make_engine().retrieve(question, mode, top_k=3))
+    part = asyncio.run(make_engine(max_graph_relations=0).retrieve(question, mode, top_k=3))
+    assert [s.chunk_id for s in part.sources if s.kind == "chunk"]
+    if mode == "ppr":  # the walk stays within plugins.ppr.local_hops of its seeds
+        loaded = part.details["passage_graph_loaded"]
+        assert loaded["partial"]
+        engine = make_engine(max_graph_relations=0, plugins={"ppr": {"seed_passages": 1, "local_hops": 1}})
+        near = asyncio.run(engine.retrieve(question, mode, top_k=3))
+        assert near.details["passage_graph_loaded"]["entities"] < 10, "one hop from c3 is not the whole graph"
+        assert [s.chunk_id for s in part.sources][:1] == [s.chunk_id for s in whole.sources][:1]
+    else:
+        assert part.details["graph_loaded"]["partial"] and part.details["graph_loaded"]["nodes_fetched"] < 10
+        assert [(s.kind, s.chunk_id) for s in part.sources] == [(s.kind, s.chunk_id) for s in whole.sources]

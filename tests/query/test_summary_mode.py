@@ -112,7 +112,7 @@ def test_empty_workspace_says_so(tmp_path):
 
 def test_hybrid_adds_reports_to_broad_questions_only(store):
     from scholargraph.models import Source
-    from scholargraph.profiles.base import QueryContext
+    from scholargraph.plugins.base import QueryContext
     from scholargraph.query.retrieval import Retrieval
     from scholargraph.query.summary import add_reports, is_broad
 
@@ -133,3 +133,21 @@ def test_hybrid_adds_reports_to_broad_questions_only(store):
     narrow = retrieval("Which entity interacts with e0_0_01?")
     asyncio.run(add_reports(ctx, narrow.question, narrow))
     assert len(narrow.sources) == 1
+
+
+def test_above_max_graph_relations_summary_computes_no_communities_while_a_question_waits(store):
+    from scholargraph.config import QuerySettings
+    from scholargraph.errors import ConfigError
+
+    def engine(limit):
+        settings = Settings(workdir=store.workdir, query=QuerySettings(max_graph_relations=limit))
+        return QueryEngine(store, settings, BagOfWordsEmbedder(), WordTokenizer(), None)
+
+    relations = store.count("relations")
+    with pytest.raises(ConfigError, match=r"max_graph_relations \(10\).*scholargraph communities") as caught:
+        asyncio.run(engine(10).answer(QUESTION, "summary"))
+    assert f"{relations:,} relations" in str(caught.value)
+    assert not store.list_communities(), "nothing was computed"
+    asyncio.run(_engine(store).answer(QUESTION, "summary"))  # computed once (what `scholargraph communities` does)
+    answer = asyncio.run(engine(10).answer(QUESTION, "summary"))
+    assert answer.sources and not any("computed now" in n for n in answer.notes)

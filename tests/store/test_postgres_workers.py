@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -35,25 +36,28 @@ def write_corpus(folder, n: int) -> list[str]:
     return [f"paper{i:02d}.md" for i in range(n)]
 
 
-def index_process(corpus, workdir, dsn: str, server_url: str) -> subprocess.Popen:
+def index_process(corpus, workdir, dsn: str, server_url: str, *extra: str, env: dict | None = None) -> subprocess.Popen:
+    """`scholargraph index CORPUS` (no CORPUS: None) as a worker process of its own."""
     env = {**os.environ, "SCHOLARGRAPH_EMBEDDINGS__PROVIDER": "openai", "SCHOLARGRAPH_EMBEDDINGS__BASE_URL": server_url,
            "SCHOLARGRAPH_EMBEDDINGS__MODEL": "scripted-embed", "SCHOLARGRAPH_EMBEDDINGS__DIMENSION": "384",
            "SCHOLARGRAPH_MAX_PARALLEL_DOCUMENTS": "3",  # small claims: the work is shared, not grabbed at once
-           "SCHOLARGRAPH_LLM__TIMEOUT": str(2 * WAIT)}  # a call held at the gate waits, it does not time out
+           "SCHOLARGRAPH_LLM__TIMEOUT": str(2 * WAIT), **(env or {})}  # a call held at the gate waits, it does not time out
+    paths = [] if corpus is None else [str(corpus)]
     return subprocess.Popen(
-        [sys.executable, "-m", "scholargraph.cli", "index", str(corpus), "-w", str(workdir), "--db", dsn, "--json",
-         "--profile", "academic", "--llm-url", server_url, "--llm-model", "scripted-model", "--llm-concurrency", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        [sys.executable, "-m", "scholargraph.cli", "index", *paths, "-w", str(workdir), "--db", dsn, "--json",
+         "--profile", "academic", "--llm-url", server_url, "--llm-model", "scripted-model", "--llm-concurrency", "2",
+         *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def gated(rules: list[Rule], gate: threading.Event, held: list | None = None) -> list[Rule]:
+def gated(rules: list[Rule], gate: threading.Event, held: list | None = None, marker: str | None = None) -> list[Rule]:
     """The same replies, held until ``gate`` opens (both workers hold claims: neither can finish alone);
-    each request held is noted in ``held``."""
+    each request held is noted in ``held``. ``marker``: only requests that contain it are held."""
     def hold(respond):
         def reply(request):
-            if held is not None:
-                held.append(request)
-            gate.wait(WAIT)
+            if marker is None or marker in json.dumps(request):
+                if held is not None:
+                    held.append(request)
+                gate.wait(WAIT)
             return respond(request) if callable(respond) else respond
         return reply
 
@@ -344,3 +348,170 @@ def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexin
     finally:
         kb.close()
         other.close()
+
+
+# -- workers that come and go (issue 28, item 2) -------------------------------------------------------
+
+
+def victim_process(corpus, workdir, dsn: str, server_url: str, lease_s: float, *extra: str) -> subprocess.Popen:
+    """An `index` worker process whose leases last ``lease_s`` (its LLM server may hold its calls)."""
+    return index_process(corpus, workdir, dsn, server_url, *extra, env={"SCHOLARGRAPH_STORE__LEASE_SECONDS": str(lease_s)})
+
+
+def wait_for(condition, what: str, timeout: float = WAIT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def processing_by(dsn: str) -> dict:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        try:
+            return dict(conn.execute("SELECT claimed_by, count(*) FROM documents WHERE status = 'PROCESSING' "
+                                     "GROUP BY claimed_by").fetchall())
+        except psycopg.errors.UndefinedTable:
+            return {}
+
+
+def assert_each_document_indexed_once(dsn: str, n: int) -> None:
+    with psycopg.connect(dsn) as conn:
+        q = lambda sql: conn.execute(sql).fetchall()  # noqa: E731
+        assert q("SELECT status, count(*) FROM documents GROUP BY status") == [("PROCESSED", n)]
+        assert q("SELECT count(*), count(DISTINCT id), count(DISTINCT document_id) FROM chunks")[0] == (n, n, n)
+        records = q("SELECT count(*), count(DISTINCT (entity_id, chunk_id, name, role)) FROM entity_sources")[0]
+        assert records[0] > 0 and records[0] == records[1]  # a document committed twice states its entities twice
+        assert q("SELECT count(*) FROM vectors_chunk")[0][0] == n
+
+
+class LongLivedWorker:
+    """``KnowledgeBase.awork`` in a thread of the test process, stopped with ``stop()``."""
+
+    def __init__(self, kb: KnowledgeBase):
+        import asyncio
+
+        self.kb, self.report, self.error = kb, None, None
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.report = self._loop.run_until_complete(self.kb._closing(self.kb.awork(self._stop)))
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.error = exc
+
+    def stop(self):
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=WAIT)
+        assert not self._thread.is_alive() and self.error is None, self.error
+        return self.report
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2 * WAIT)
+def test_a_worker_killed_mid_document_leaves_its_documents_to_a_running_worker(tmp_path, pg_dsn, llm_server):
+    """kill -9 of a worker process while its documents wait for the LLM: a long-lived worker that is
+    running takes them over (no next run needed); every document is indexed once, none is lost."""
+    gate = threading.Event()
+    held: list = []
+    victim_llm = llm_server(rules=gated(default_rules(), gate, held))
+    llm = llm_server(rules=default_rules())
+    write_corpus(tmp_path / "papers", 6)
+    dsn = pg_dsn()
+    victim = victim_process(tmp_path / "papers", tmp_path / "victim", dsn, victim_llm.base_url, 2.0)
+    worker = None
+    try:
+        wait_for(lambda: held and processing_by(dsn), "the victim to hold documents at the LLM")
+        worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", llm.base_url))
+        victim_docs = sum(processing_by(dsn).values())
+        victim.kill()  # SIGKILL mid-document
+        victim.wait(timeout=60)
+        wait_for(lambda: _counts(dsn) == {"PROCESSED": 6}, "the running worker to finish every document")
+        report = worker.stop()
+    finally:
+        gate.set()
+        if victim.poll() is None:
+            victim.kill()
+    assert victim_docs >= 1 and len(report.added) == 6  # the victim's documents and those it never claimed
+    assert_each_document_indexed_once(dsn, 6)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2 * WAIT)
+def test_a_frozen_worker_loses_its_documents_after_its_lease_and_commits_nothing_twice(tmp_path, pg_dsn, llm_server):
+    """A worker that stops renewing its leases but keeps its connection (a frozen process, a lost
+    machine: SIGSTOP here) loses its documents to a running worker once the leases run out; woken up
+    and answered by its LLM, it finds them taken over at commit and drops its work."""
+    gate = threading.Event()
+    held: list = []
+    victim_llm = llm_server(rules=gated(default_rules(), gate, held))
+    llm = llm_server(rules=default_rules())
+    write_corpus(tmp_path / "papers", 4)
+    dsn = pg_dsn()
+    victim = victim_process(tmp_path / "papers", tmp_path / "victim", dsn, victim_llm.base_url, 2.0)
+    worker = None
+    try:
+        wait_for(lambda: held and sum(processing_by(dsn).values()) == 4, "the victim to hold every document")
+        victim.send_signal(signal.SIGSTOP)
+        worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", llm.base_url))
+        wait_for(lambda: _counts(dsn) == {"PROCESSED": 4}, "the running worker to take the documents over")
+        report = worker.stop()
+        victim.send_signal(signal.SIGCONT)
+        gate.set()  # the victim's LLM calls come back: it tries to commit what it no longer holds
+        out, err = victim.communicate(timeout=WAIT)
+    finally:
+        gate.set()
+        if victim.poll() is None:
+            victim.send_signal(signal.SIGCONT)
+            victim.kill()
+    assert sorted(report.added) == sorted(_ids(dsn))
+    assert victim.returncode == 0, err[-3000:]
+    late = json.loads(out)
+    assert late["processed"] == []
+    assert any("taken over by another worker" in w for w in late["warnings"]), late["warnings"]
+    assert_each_document_indexed_once(dsn, 4)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2 * WAIT)
+def test_a_long_lived_worker_indexes_documents_added_later_and_stops_cleanly_on_sigterm(tmp_path, pg_dsn, llm_server):
+    """`index --worker` waits for documents; one registered later (by anyone) is indexed; SIGTERM while it
+    holds another document ends it with exit code 0 and gives that document back (PENDING, no owner)."""
+    gate = threading.Event()
+    held: list = []
+    server = llm_server(rules=gated(default_rules(), gate, held, marker="Held paper"))
+    dsn = pg_dsn()
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)  # another user registering papers
+    worker = index_process(None, tmp_path / "worker", dsn, server.base_url, "--worker")
+    try:
+        time.sleep(2)
+        assert worker.poll() is None  # nothing to do: it waits
+        other.add_pending(Document(id="later", title="Later paper", sections=[Section("body", "BERT helps GraphRAG.")]),
+                          "full", "academic")
+        wait_for(lambda: other.status_counts() == {"PROCESSED": 1}, "the worker to index the later document")
+        other.add_pending(Document(id="held", title="Held paper", sections=[Section("body", "Held paper on BERT.")]),
+                          "full", "academic")
+        wait_for(lambda: held, "the worker to work on the held document")
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=WAIT)
+    finally:
+        gate.set()
+        if worker.poll() is None:
+            worker.kill()
+        other.close()
+    assert worker.returncode == 0, err[-3000:]
+    assert json.loads(out)["processed"] == ["later"]
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT status, claimed_by FROM documents WHERE id = 'held'").fetchone() == ("PENDING", None)
+
+
+def _counts(dsn: str) -> dict:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return dict(conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+
+
+def _ids(dsn: str) -> list[str]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return [r[0] for r in conn.execute("SELECT id FROM documents").fetchall()]

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..config import load_settings, settings_origins, settings_summary
 from ..errors import ConfigError
+from ..plugins.registry import check_settings, settings_of_plugins
 from . import analysis as show_analysis
 from . import output as show
 from .flags import settings_flags
@@ -230,7 +231,9 @@ def cmd_export(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    data = settings_summary(load_settings(args.workdir, overrides))
+    settings = load_settings(args.workdir, overrides)
+    check_settings(settings)
+    data = {**settings_summary(settings), "plugins": settings_of_plugins(settings)}
     if args.origins:
         data = {"settings": data, "origins": settings_origins(args.workdir, overrides)}
     show.print_json(data)

@@ -10,7 +10,7 @@ from typing import Any
 from ..config import load_settings
 from ..errors import ConfigError
 from ..ingest.registry import missing_paths
-from ..profiles.registry import AUTO, profile_names
+from ..plugins.registry import AUTO, profile_names
 from . import output as show
 from .flags import settings_flags
 from .workspace import command_workspace
@@ -33,6 +33,9 @@ def add_index(sub: Any) -> None:
                    help="write the community reports now (LLM calls); default: when something needs them")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="leave out files matching GLOB (file name or path, e.g. '*.json'; repeatable)")
+    p.add_argument("--worker", action="store_true",
+                   help="PostgreSQL: after PATHS (if any), keep running as a worker that indexes whatever becomes "
+                        "pending, until SIGINT/SIGTERM (its documents are then given back to the other workers)")
     settings_flags(p)
     p.set_defaults(handler=cmd_index)
 
@@ -70,6 +73,8 @@ def add_migrate(sub: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    if args.worker:
+        return _index_worker(args, overrides)
     if not args.paths and not args.only:
         raise ConfigError("give files or directories to index (or --only DOC_ID to re-index stored documents)")
     manifest = None
@@ -84,6 +89,43 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
                            options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if report.ok else 1
+
+
+def _index_worker(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """``index --worker``: index PATHS (if any), then whatever becomes pending, until SIGINT/SIGTERM."""
+    missing_paths(args.paths)
+    with command_workspace(args, overrides, create=True) as kb:
+        if kb.settings.store.backend != "postgres":
+            raise ConfigError("index --worker needs a PostgreSQL knowledge base (--db postgresql://...)")
+        first = kb.insert(args.paths, scope=args.scope, force=args.force, wait=False) if args.paths else None
+        report = kb.run(_work_until_stopped(kb))
+    if first is not None:
+        report.files = first.files
+        report.added[:0] = first.added
+        report.failed[:0] = first.failed
+    show.print_json(report.to_json()) if args.json else show.print_index_report(report)
+    return 0 if not report.failed else 1
+
+
+async def _work_until_stopped(kb: Any) -> Any:
+    """The long-lived worker's loop, stopped by SIGINT or SIGTERM."""
+    import asyncio
+    import signal
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    kb.progress.log("worker: waiting for documents (SIGINT/SIGTERM stops it)")
+
+    def batch_done(batch: Any) -> None:
+        kb.progress.log(f"worker: {len(batch.added)} document(s) indexed, {len(batch.failed)} failed")
+
+    try:
+        return await kb.awork(stop, on_batch=batch_done)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:

@@ -12,17 +12,24 @@ from collections.abc import Iterable, Sequence
 from ..errors import ConfigError
 from ..text.printable import clean
 from ..text.sentences import split_sentences
-from .memory import MemoryGraph, load_graph
+from .memory import MemoryGraph, PartialGraph, load_graph
 
 DESCRIPTION_CHARS = 400
 EVIDENCE_CHUNKS = 20
 SENTENCES_PER_CHUNK = 3
 
 
-def neighbourhood(store, entity_id: str, depth: int = 1, limit: int = 60) -> dict:
+def _graph(store, max_relations: int | None) -> MemoryGraph:
+    """The whole graph, or above ``max_relations`` relations the part a view reads (:class:`PartialGraph`)."""
+    if max_relations is not None and store.count("relations") > max_relations:
+        return PartialGraph(store)
+    return load_graph(store)
+
+
+def neighbourhood(store, entity_id: str, depth: int = 1, limit: int = 60, max_relations: int | None = None) -> dict:
     """``entity_id`` and its neighbours up to ``depth`` hops, heaviest edges first, at most ``limit``
     nodes; every stored edge among the returned nodes is included."""
-    graph = load_graph(store)
+    graph = _graph(store, max_relations)
     order, seen, frontier = [entity_id], {entity_id}, [entity_id]
     truncated = False
     for _ in range(max(depth, 1)):
@@ -43,9 +50,9 @@ def neighbourhood(store, entity_id: str, depth: int = 1, limit: int = 60) -> dic
     return view
 
 
-def subgraph(store, entity_ids: Sequence[str], max_length: int = 4) -> dict:
+def subgraph(store, entity_ids: Sequence[str], max_length: int = 4, max_relations: int | None = None) -> dict:
     """The given entities plus the shortest paths (at most ``max_length`` edges) joining them."""
-    graph = load_graph(store)
+    graph = _graph(store, max_relations)
     nodes, _, paths = graph.union_of_shortest_paths(list(entity_ids), max_length=max_length)
     view = graph_view(store, graph, [*entity_ids, *sorted(nodes - set(entity_ids))])
     view["paths"] = paths
@@ -53,10 +60,10 @@ def subgraph(store, entity_ids: Sequence[str], max_length: int = 4) -> dict:
 
 
 def _by_weight(graph: MemoryGraph, node: str) -> list[str]:
-    adj = graph.graph.adj
-    if node not in adj:
+    adj = graph.adjacency(node)
+    if not adj:
         return []
-    return sorted(adj[node], key=lambda n: (-float(adj[node][n]["weight"]), n))
+    return sorted(adj, key=lambda n: (-float(adj[n]["weight"]), n))
 
 
 def graph_view(store, graph: MemoryGraph, node_ids: Iterable[str]) -> dict:
@@ -64,6 +71,7 @@ def graph_view(store, graph: MemoryGraph, node_ids: Iterable[str]) -> dict:
     entities = store.get_entities(ids)
     ids = [i for i in ids if i in entities]
     present = set(ids)
+    graph.fetch(ids)
     adj = graph.graph.adj
     pairs = [(a, b, adj[a][b]) for a in ids if a in adj for b in adj[a] if b in present and a < b]
     relations = store.get_relations(d["rid"] for _, _, d in pairs)

@@ -35,10 +35,15 @@ def _rekey_relations(store: Store, relation_ids: list[str]) -> list[str]:
 
 
 def merge_entities(store: Store, keep: str, others: list[str]) -> dict[str, list[str]]:
-    """Fold ``others`` into ``keep``. Returns ids that disappeared per vector namespace."""
-    others = [o for o in dict.fromkeys(others) if o != keep]
+    """Fold ``others`` into ``keep``. Returns ids that disappeared per vector namespace. Merges of
+    concurrent workers take turns (``Store.lock_merges``); one another worker's merge already folded
+    away is left out (``keep`` gone: nothing is merged)."""
+    wanted = [o for o in dict.fromkeys(others) if o != keep]
 
     def work() -> dict[str, list[str]]:
+        store.lock_merges()
+        alive = store.get_entities([keep, *wanted], sources=False)
+        others = [o for o in wanted if o in alive] if keep in alive else []
         touched: list[str] = []
         for other in others:
             touched += store.move_entity(other, keep)
@@ -49,6 +54,20 @@ def merge_entities(store: Store, keep: str, others: list[str]) -> dict[str, list
         return {"entity": others, "relation": gone_rel}
 
     return store.write(work)
+
+
+def rename_entity(store: Store, old: str, new: str) -> None:
+    """Give entity ``old`` the id ``new`` (which no entity has): its records, mentions and relation
+    ends follow, relations are re-keyed, and it is rebuilt under the new id."""
+    keys = [key for _, key in store.entity_name_keys(old) if key]
+    if not keys:
+        return
+
+    def work() -> None:
+        store.split_off(old, keys[0], new)  # creates ``new`` with the records of one of its names
+        merge_entities(store, new, [old])  # and the rest
+
+    store.write(work)
 
 
 def split_entity(store: Store, entity_id: str) -> list[str]:

@@ -55,18 +55,35 @@ class MemoryGraph:
     def __contains__(self, node: object) -> bool:
         return node in self.graph
 
+    def fetch(self, nodes: Iterable[str]) -> None:
+        """Make sure every edge at ``nodes`` is held (the whole graph is: nothing to do)."""
+
+    @property
+    def partial(self) -> bool:
+        """Whether this is only the part of the graph that queries touched (:class:`PartialGraph`)."""
+        return False
+
+    def adjacency(self, node: str) -> dict | None:
+        """networkx's adjacency of ``node`` (neighbour -> edge data), or None when it has no edge."""
+        self.fetch((node,))
+        return self.graph.adj.get(node)
+
     def degree(self, node: str) -> int:
+        self.fetch((node,))
         return self.graph.degree(node) if node in self.graph else 0
 
     def neighbours(self, node: str) -> list[str]:
+        self.fetch((node,))
         return list(self.graph.adj[node]) if node in self.graph else []
 
     def edge_rids(self, a: str, b: str) -> list[str]:
+        self.fetch((a,))
         data = self.graph.adj.get(a, {}).get(b)
         return list(data["rids"]) if data else []
 
     def incident(self, node: str) -> list[tuple[str, list[str]]]:
         """(neighbour, relation ids) for every edge at ``node``."""
+        self.fetch((node,))
         if node not in self.graph:
             return []
         return [(n, d["rids"]) for n, d in self.graph.adj[node].items()]
@@ -83,6 +100,7 @@ class MemoryGraph:
         return self._bfs(source, target, max_length, max_visits)[0]
 
     def _bfs(self, source: str, target: str, max_length: int, max_visits: int) -> tuple[list[str] | None, int]:
+        self.fetch((source, target))
         adj = self.graph.adj
         if source not in adj or target not in adj:
             return None, 0
@@ -100,6 +118,7 @@ class MemoryGraph:
                 front, seen, other, forward = front_t, succ, pred, False
             nxt: list[str] = []
             meet = None
+            self.fetch(front)  # a partial graph reads the frontier's edges, one level at a time
             for u in front:
                 for v in adj[u]:
                     if v in seen:
@@ -132,7 +151,9 @@ class MemoryGraph:
         keep_nodes: set[str] = set()
         keep_edges: set[tuple[str, str]] = set()
         paths: list[list[str]] = []
-        present = [n for n in dict.fromkeys(nodes) if n in self.graph]
+        wanted = list(dict.fromkeys(nodes))
+        self.fetch(wanted)
+        present = [n for n in wanted if n in self.graph]
         pairs = [(a, b) for j, b in enumerate(present) for a in present[:j]][:max_pairs]
         budget = total_visits
         for a, b in pairs:
@@ -148,6 +169,47 @@ class MemoryGraph:
         return keep_nodes, keep_edges, paths
 
 
+class PartialGraph(MemoryGraph):
+    """The part of a store's graph that one query touches, read from the store as the query walks it:
+    the edges at a node are read (all of them, in the store's order) the first time the node is
+    looked at, a BFS frontier's in one query per level. For graphs too large to hold whole
+    (``query.max_graph_relations``); ``nodes_fetched``/``edge_count`` say what was read."""
+
+    def __init__(self, store: Store, version: tuple = ()):
+        super().__init__((), version)
+        self.load_seconds = 0.0  # time spent reading edges from the store (not networkx's import)
+        self.store = store
+        self.fetched: set[str] = set()
+        self.seen_rids: set[str] = set()
+        self.store_queries = 0
+
+    @property
+    def partial(self) -> bool:
+        return True
+
+    def __contains__(self, node: object) -> bool:
+        if isinstance(node, str):
+            self.fetch((node,))
+        return node in self.graph
+
+    def fetch(self, nodes: Iterable[str]) -> None:
+        todo = [n for n in dict.fromkeys(nodes) if n not in self.fetched]
+        if not todo:
+            return
+        started = time.perf_counter()
+        self.fetched.update(todo)
+        self.store_queries += 1
+        fresh = [e for e in self.store.edges_touching(todo) if e[0] not in self.seen_rids]
+        self.seen_rids.update(e[0] for e in fresh)
+        self.edge_count += _add_edges(self.graph, fresh)
+        self.load_seconds += time.perf_counter() - started
+
+    def loaded(self) -> dict[str, int | float]:
+        """What this query read: nodes whose edges were read, nodes and edges held, store queries."""
+        return {"partial": True, "nodes_fetched": len(self.fetched), "nodes": self.graph.number_of_nodes(),
+                "edges": self.edge_count, "store_queries": self.store_queries, "seconds": round(self.load_seconds, 4)}
+
+
 def _build(edges: Iterable[tuple[str, str, str, float]]) -> tuple[nx.Graph, int]:
     """An undirected graph with one edge per entity pair: ``rid`` (the heaviest relation), ``rids``
     (all of them, in store order), ``weight`` (summed) and ``max_weight``. Nodes and neighbours
@@ -155,6 +217,10 @@ def _build(edges: Iterable[tuple[str, str, str, float]]) -> tuple[nx.Graph, int]
     import networkx as nx
 
     g = nx.Graph()
+    return g, _add_edges(g, edges)
+
+
+def _add_edges(g: nx.Graph, edges: Iterable[tuple[str, str, str, float]]) -> int:
     edge_data = g.get_edge_data  # the edge's attribute dict itself: updating it updates the graph
     add_edge = g.add_edge
     count = 0
@@ -169,7 +235,7 @@ def _build(edges: Iterable[tuple[str, str, str, float]]) -> tuple[nx.Graph, int]
             data["weight"] += w
             if w > data["max_weight"]:
                 data["rid"], data["max_weight"] = rid, w
-    return g, count
+    return count
 
 
 def _key(a: str, b: str) -> tuple[str, str]:
@@ -207,17 +273,23 @@ class GraphCache:
     def __init__(self) -> None:
         self._graph: MemoryGraph | None = None
         self._lock = threading.Lock()
+        self._size: tuple[tuple, int] | None = None  # (graph version, relations) of the last size check
 
     @property
     def current(self) -> MemoryGraph | None:
         """The graph held now (possibly stale), without touching the store."""
         return self._graph
 
-    def get(self, store: Store, force: bool = False) -> MemoryGraph:
+    def get(self, store: Store, force: bool = False, max_relations: int | None = None) -> MemoryGraph:
+        """The whole graph, loaded once per version; a graph of more than ``max_relations`` relations is
+        never loaded: each call gets a fresh :class:`PartialGraph` that reads what its query touches."""
         version = store.graph_version()
         cached = self._graph
         if not force and cached is not None and cached.version == version:
             return cached
+        if max_relations is not None and self.relations(store, version) > max_relations:
+            self._graph = None
+            return PartialGraph(store, version)
         with self._lock:
             cached = self._graph
             if not force and cached is not None and cached.version == version:
@@ -232,3 +304,9 @@ class GraphCache:
                 # of the collector's sight; they are still freed by reference counting when dropped.
                 gc.freeze()
             return graph
+
+    def relations(self, store: Store, version: tuple) -> int:
+        """The store's relation count at ``version`` (counted once per version)."""
+        if self._size is None or self._size[0] != version:
+            self._size = (version, store.count("relations"))
+        return self._size[1]

@@ -1,7 +1,7 @@
 """Query engine: the mode a user names -> numbered sources -> answer (LLM with verified citations,
 or extractive).
 
-Modes are plug-ins (:mod:`scholargraph.profiles.registry`): the engine looks the mode up by name,
+Modes are plug-ins (:mod:`scholargraph.plugins.registry`): the engine looks the mode up by name,
 checks the common switches against what it can honour, and lets it retrieve. A mode that writes
 its own answer (``QueryMode.answer``) does so; for the others the engine answers from the
 numbered context, with the session's earlier turns. ``Answer.usage`` holds the retrieval's and the
@@ -20,12 +20,13 @@ from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..llm.rerank import Reranker
 from ..models import Answer
-from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
-from ..profiles.registry import get_mode
+from ..plugins.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
+from ..plugins.registry import get_mode
 from ..prompts import load_prompt
 from ..store.base import Store
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import extractive_answer
+from .grounding import notes_for, reground
 from .retrieval import Retrieval, history_text, merge_usage
 from .trace import build_trace
 
@@ -94,15 +95,13 @@ class QueryEngine:
             return answer
         t0 = time.perf_counter()
         if self.llm is None:
-            # chunks carry the passages; entity/relation lines only when no chunk was retrieved
-            # (of the sources in the context: a number cut from it has no source to resolve to)
-            passages = [s for s in answer.sources if s.kind == "chunk"] or answer.sources
-            answer.text, answer.cited = extractive_answer(question, passages, graph=answer.sources)
-            answer.extractive = True
-            if on_text:
-                on_text(answer.text)
+            _extractive(answer, on_text)
         else:
             await self._generate(answer, request.history, on_text)
+            if not answer.text:
+                answer.notes.append("the model's answer held no statement (only source labels): an extractive "
+                                    "answer from the sources follows")
+                _extractive(answer, on_text)
         answer.timings["generation_s"] = time.perf_counter() - t0
         return answer
 
@@ -129,10 +128,23 @@ class QueryEngine:
             raw = "".join(pieces)
         if len(raw) >= self.settings.llm.max_reply_chars:  # the client cut it there (and did not cache it)
             answer.notes.append(f"the model's answer was cut at {len(raw):,} characters (llm.max_reply_chars)")
-        check = verify_citations(raw, valid)
+        fixed = reground(raw, answer.sources)
+        answer.notes += notes_for(fixed)
+        check = verify_citations(fixed.text, valid)
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed
         if check.removed:
             answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(valid)} sources given to the model")
         if not check.cited and answer.text:
             answer.notes.append("the model's answer cites none of the sources: check it against them")
         answer.usage = merge_usage(answer.usage, self.llm.usage_since(before))
+
+
+def _extractive(answer: Answer, on_text) -> None:
+    """The answer written without an LLM from the sources: chunks carry the passages; entity and
+    relation lines only when no chunk was retrieved (of the sources in the context: a number cut
+    from it has no source to resolve to)."""
+    passages = [s for s in answer.sources if s.kind == "chunk"] or answer.sources
+    answer.text, answer.cited = extractive_answer(answer.question, passages, graph=answer.sources)
+    answer.extractive = True
+    if on_text:
+        on_text(answer.text)

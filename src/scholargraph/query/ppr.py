@@ -5,7 +5,7 @@ the relation's weight); an entity joins every chunk that states it with weight 1
 chunks stating it): a passage's rare names (a person, a gene) carry the walk further than its
 common terms, which join it to hundreds of passages. Entity names that contain one another ("Nicki
 Minaj" / "singer Nicki Minaj", "Frank Lloyd" / "Frank William George Lloyd") are joined too
-(:func:`name_links`, weight = the shorter name's specificity times ``ppr_name_links``): HippoRAG's
+(:func:`name_links`, weight = the shorter name's specificity times ``plugins.ppr.name_links``): HippoRAG's
 synonym edges, by words rather than by vectors, because the offline graph's entity vectors embed
 the name with its context sentence (on 2Wiki "Nicki Minaj" / "singer Nicki Minaj" have cosine
 0.53 while unrelated phrases of one sentence reach 0.9) and embedding every name alone would
@@ -13,12 +13,12 @@ cost about as much as embedding the entities again. A walk starts from the seeds
 step, follows an edge with probability ``damping`` or jumps back to a seed; passages are ranked by
 how often the walk visits them.
 
-Seeds: the question's best passages (dense + lexical fusion, the first ``ppr_seed_passages``,
+Seeds: the question's best passages (dense + lexical fusion, the first ``plugins.ppr.seed_passages``,
 weighted by their fused score), so that the walk goes from what the question matches to the
 passages its names lead to (the second hop of a multi-hop question); and the entities the question
 matches, as in HippoRAG 2 (Gutiérrez et al., 2025, §3), each divided by the number of passages
 stating it (node specificity). By default only the entities the question names exactly seed the
-walk (``ppr_entity_min_score`` = 1; an exact match counts only when the question itself says the
+walk (``plugins.ppr.entity_min_score`` = 1; an exact match counts only when the question itself says the
 name, :func:`question_seeds`, not for the graph phrases the offline keywords add): on the offline
 noun-phrase graph the nearest-vector matches and the facts' ends are noisy ("director" matches every "British film director") and lowered
 2Wiki recall@10 of ppr from 0.82 to 0.75 (``docs/benchmarks.md``); with an LLM-built graph a
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -192,13 +192,19 @@ class PassageGraph:
     def build(cls, store: Store, name_link_weight: float = 0.0) -> PassageGraph:
         """The matrix of ``store``'s entities and chunks; ``name_link_weight`` > 0 also joins entity
         names that contain one another (:func:`name_links`, each weight multiplied by it)."""
+        return cls.assemble(store, store.all_entity_ids(), store.all_edges(), name_link_weight)
+
+    @classmethod
+    def assemble(cls, store: Store, entity_ids: list[str], edges: Iterable[tuple[str, str, str, float]],
+                 name_link_weight: float = 0.0) -> PassageGraph:
+        """The matrix of ``entity_ids``, the ``edges`` between them (others are left out) and the
+        chunks stating them: the whole graph (:meth:`build`) or a question's neighbourhood."""
         started = time.perf_counter()
-        entity_ids = store.all_entity_ids()
         index = {e: i for i, e in enumerate(entity_ids)}
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
-        for _rid, a, b, w in store.all_edges():
+        for _rid, a, b, w in edges:
             ia, ib = index.get(a), index.get(b)
             if ia is None or ib is None or ia == ib:
                 continue

@@ -30,7 +30,7 @@ from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputErro
 from ..llm.output import Items, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Answer, CommunityReport, Source
-from ..profiles.base import QueryContext, QueryMode, QueryRequest
+from ..plugins.base import QueryContext, QueryMode, QueryRequest
 from ..prompts import load_prompt
 from ..store.base import Store
 from ..text.sentences import split_sentences
@@ -58,9 +58,21 @@ async def _ensure(store: Store, settings: Settings, llm, notes: list[str]) -> No
     from ..graph.community_update import update_communities, use_llm
 
     communities = store.list_communities()
-    missing = bool(communities) and len(store.community_reports([c.signature for c in communities])) < len(
-        {c.signature for c in communities})
+    have = len(store.community_reports([c.signature for c in communities])) if communities else 0
+    missing = bool(communities) and have < len({c.signature for c in communities})
     if communities and not missing:
+        return
+    limit = settings.query.max_graph_relations
+    if (relations := store.count("relations")) > limit:  # computing them reads the whole graph
+        if not have:
+            raise ConfigError(
+                f"the summary mode needs community reports, and this graph has {relations:,} relations, more than "
+                f"query.max_graph_relations ({limit:,}): communities and their reports are not computed while a "
+                "question waits on a graph that large. Compute them once with `scholargraph communities` (or "
+                "`index --reports`), or raise query.max_graph_relations")
+        notes.append(f"{len(communities) - have} communities have no report yet and are left out (a graph of "
+                     f"{relations:,} relations, above query.max_graph_relations: `scholargraph communities` "
+                     "writes them)")
         return
     run = await update_communities(store, settings.communities, llm if use_llm(settings.communities, llm) else None)
     if run.computed:

@@ -184,6 +184,14 @@ class DocumentStore(Protocol):
     def release(self, doc_ids: Sequence[str]) -> None:
         """Give claimed documents back (PROCESSING -> PENDING), e.g. when a run stops early."""
 
+    def hold_lease(self, doc_id: str) -> bool:
+        """Inside a unit of work: whether this process still holds its claim of ``doc_id`` (PostgreSQL:
+        no other worker took it over after its lease ran out); a document's commit checks it first."""
+
+    def release_claims(self) -> list[str]:
+        """Give back every document (and maintenance row) this process holds, e.g. a worker stopping;
+        returns the documents' ids."""
+
     def reset_stale_processing(self) -> list[str]:
         """Documents left PROCESSING by a worker that is gone go back to PENDING; returns their ids."""
 
@@ -238,6 +246,13 @@ class MaintenanceStore(Protocol):
 
     def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
         """Ids queued for the task, sorted."""
+
+    def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
+        """Up to ``limit`` queued ids for this process to do (PostgreSQL: none another live worker holds;
+        they stay queued until finished), sorted."""
+
+    def lock_merges(self) -> None:
+        """Inside a unit of work: entity merges of concurrent processes take turns until it commits."""
 
     def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
         """The task was done for these ids: remove them (ids not queued are ignored)."""
@@ -323,6 +338,13 @@ class GraphStore(Protocol):
         """(relation id, source id, target id, weight) of every relation, in a stable order."""
 
     def all_entity_ids(self) -> list[str]: ...
+
+    def edges_touching(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, float]]:
+        """``all_edges`` rows of the relations with an end among ``entity_ids``, in ``all_edges``' order
+        (a query's part of a graph too large to load whole)."""
+
+    def entities_in_chunks(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The entities stated in each chunk (chunks stating none are left out)."""
 
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]: ...
 

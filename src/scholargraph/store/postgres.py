@@ -11,14 +11,18 @@ Concurrency model
   of work that deadlocks with another worker's is rolled back and run again.
 * Reads use pooled connections (psycopg_pool) in autocommit mode and see the last commit.
 * Several indexing processes, on one machine or many, share a database: each claims PENDING
-  documents with ``FOR UPDATE SKIP LOCKED`` and marks them with its worker key. The worker holds a
-  session advisory lock on that key for as long as its store is open, so when a worker dies
-  (even ``kill -9`` or a lost machine) PostgreSQL drops the lock and the next run puts its
-  documents back to PENDING (``reset_stale_processing``). The indexing lock only keeps two runs
-  of one process apart.
-* Communities and their reports are updated by one worker at a time (``communities_lock``: a
-  session advisory lock per schema); a worker that finishes while others still index leaves
-  them to the last one.
+  documents with ``FOR UPDATE SKIP LOCKED`` and marks them with its worker key and a lease that a
+  thread of the worker renews (:mod:`.postgres_leases`). A worker that stops renewing (``kill -9``,
+  a lost machine, a frozen process) loses its documents to the next claim of any running worker
+  once the leases run out; a lease token checked at commit keeps a worker that was only slow from
+  committing a document another one took over. The worker also holds a session advisory lock on
+  its key for as long as its store is open, so a run that starts after a worker died puts that
+  worker's documents back to PENDING at once (``reset_stale_processing``). The indexing lock only
+  keeps two runs of one process apart.
+* Communities are computed by one worker at a time (``communities_lock``: a session advisory lock
+  per schema); a worker that finishes while others still index leaves them to the last one. The
+  entities to resolve are claimed in blocks by every worker that has finished its documents
+  (``claim_maintenance``), and merges take turns (``lock_merges``).
 * The LLM cache, call log and embedding cache are tables of the same database, written behind
   by their own thread and connection (:mod:`.postgres_records`): the event loop never waits for
   them and they never hold a graph transaction open.
@@ -49,6 +53,17 @@ from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, Maintenanc
 from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
+from .postgres_leases import (
+    CLAIM_MAINTENANCE_SQL,
+    CLAIM_SQL,
+    DEFAULT_LEASE_S,
+    EXPIRED_SQL,
+    HELD_SQL,
+    RELEASE_MAINTENANCE_SQL,
+    RELEASE_MINE_SQL,
+    TAKE_OVER_SQL,
+    Heartbeat,
+)
 from .postgres_mentions import PostgresMentions
 from .postgres_records import PostgresRecords
 from .postgres_schema import (
@@ -133,7 +148,8 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
-                 hnsw_min_rows: int = HNSW_MIN_ROWS, ef_search: int = EF_SEARCH_DEFAULT):
+                 hnsw_min_rows: int = HNSW_MIN_ROWS, ef_search: int = EF_SEARCH_DEFAULT,
+                 lease_s: float = DEFAULT_LEASE_S):
         self.workdir = Path(workdir)
         self.dsn = dsn
         self.where = redacted(dsn)
@@ -159,6 +175,10 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
         self._work = UnitsOfWork(self._open_writer, after=self._after_work)
         self.records = PostgresRecords(self._open_writer, self.pool)
         self.worker_key = secrets.randbits(62)
+        self.lease_s = float(lease_s)
+        self._heartbeat = Heartbeat(self._open_writer, self.worker_key, self.lease_s)
+        self._tokens: dict[str, int] = {}  # claimed document -> its lease token (checked at commit)
+        self.taken_over: list[str] = []  # documents this worker took over from one whose lease ran out
         self._liveness: psycopg.Connection | None = None
         self._liveness_lock = threading.Lock()
         self._dim: int | None = None
@@ -226,6 +246,7 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
 
     def close(self) -> None:
         try:
+            self._heartbeat.stop()
             self._work.close()
             self.records.close()
         finally:
@@ -285,6 +306,8 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     def set_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None:
         now = time.time()
         processed = now if status == DocStatus.PROCESSED else None
+        if status != DocStatus.PROCESSING:
+            self._tokens.pop(doc_id, None)
         self.write(lambda: self._exec(
             "UPDATE documents SET status = %s, error = %s, updated_at = %s, processed_at = COALESCE(%s, processed_at), "
             "claimed_by = CASE WHEN %s = 'PROCESSING' THEN claimed_by END WHERE id = %s",
@@ -300,52 +323,84 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
         return self.worker_key
 
     def claim_pending(self, limit: int, only: Collection[str] | None = None) -> list[str]:
+        """PENDING documents, after those whose worker stopped renewing their lease (taken over)."""
         if limit <= 0:
             return []
         key = self._worker_alive()
+        self._heartbeat.start()
+        wanted = None if only is None else list(only)
 
-        def work() -> list[str]:
-            rows = self._rows(
-                """UPDATE documents d SET status = 'PROCESSING', claimed_by = %s, updated_at = %s
-                   FROM (SELECT id FROM documents WHERE status = 'PENDING' AND (%s::text[] IS NULL OR id = ANY(%s))
-                         ORDER BY size DESC, id LIMIT %s FOR UPDATE SKIP LOCKED) c
-                   WHERE d.id = c.id RETURNING d.id, d.size""",
-                (key, time.time(), None if only is None else list(only), None if only is None else list(only), limit))
-            return [r[0] for r in sorted(rows, key=lambda r: (-r[1], r[0]))]
+        def work() -> list[tuple[str, int, int]]:
+            params: dict[str, Any] = {"key": key, "lease": self.lease_s, "now": time.time(), "only": wanted,
+                                      "limit": limit}
+            taken = self._rows(TAKE_OVER_SQL, params)
+            left = limit - len(taken)
+            claimed = self._rows(CLAIM_SQL, {**params, "limit": left}) if left > 0 else []
+            if taken:
+                self.taken_over += sorted(r[0] for r in taken)
+            return [(r[0], int(r[1]), int(r[2])) for r in taken + claimed]
 
-        return self.write(work)
+        rows = self.write(work)
+        self._tokens.update((doc_id, token) for doc_id, _, token in rows)
+        return [r[0] for r in sorted(rows, key=lambda r: (-r[1], r[0]))]
+
+    def hold_lease(self, doc_id: str) -> bool:
+        """Inside a unit of work: whether this worker still holds its claim of ``doc_id`` (no other worker
+        took it over after its lease ran out); the row stays locked until the commit."""
+        token = self._tokens.get(doc_id)
+        return token is not None and bool(self._rows(HELD_SQL, (doc_id, self.worker_key, token)))
 
     def release(self, doc_ids: Sequence[str]) -> None:
+        """Give back documents this worker claimed (never one another worker has taken over since)."""
+        for doc_id in doc_ids:
+            self._tokens.pop(doc_id, None)
         self.write(lambda: self._exec(
-            "UPDATE documents SET status = 'PENDING', claimed_by = NULL, updated_at = %s "
-            "WHERE status = 'PROCESSING' AND id = ANY(%s)", (time.time(), list(doc_ids))))
+            "UPDATE documents SET status = 'PENDING', claimed_by = NULL, lease_until = NULL, updated_at = %s "
+            "WHERE status = 'PROCESSING' AND id = ANY(%s) AND (claimed_by = %s OR claimed_by IS NULL)",
+            (time.time(), list(doc_ids), self.worker_key)))
+
+    def release_claims(self) -> list[str]:
+        """Give back every document and maintenance row this worker holds (a worker stopping cleanly)."""
+        self._tokens.clear()
+
+        def work() -> list[str]:
+            self._exec(RELEASE_MAINTENANCE_SQL, (self.worker_key,))
+            return sorted(r[0] for r in self._rows(RELEASE_MINE_SQL, (time.time(), self.worker_key)))
+
+        return self.write(work)
 
     def reset_stale_processing(self) -> list[str]:
         """Documents PROCESSING under a worker whose advisory lock is gone (or no worker), or under this
         one (called while holding its indexing lock: no run of this process is going on), go back."""
         def work() -> list[str]:
+            expired = [r[0] for r in self._rows(EXPIRED_SQL)]  # a worker that stopped renewing its leases
+            if expired:
+                self._exec("UPDATE documents SET status = 'PENDING', claimed_by = NULL, lease_until = NULL "
+                           "WHERE id = ANY(%s)", (expired,))
             owners = [r[0] for r in self._rows("SELECT DISTINCT claimed_by FROM documents WHERE status = 'PROCESSING'")]
             gone = [k for k in owners if k is None or k == self.worker_key
                     or self._rows("SELECT pg_try_advisory_xact_lock(%s)", (k,))[0][0]]
             if not gone:
-                return []
+                return sorted(expired)
             keys = [k for k in gone if k is not None]
             rows = self._rows(
-                "UPDATE documents SET status = 'PENDING', claimed_by = NULL, updated_at = %s WHERE status = 'PROCESSING' "
-                "AND (claimed_by = ANY(%s) OR (%s AND claimed_by IS NULL)) RETURNING id",
+                "UPDATE documents SET status = 'PENDING', claimed_by = NULL, lease_until = NULL, updated_at = %s "
+                "WHERE status = 'PROCESSING' AND (claimed_by = ANY(%s) OR (%s AND claimed_by IS NULL)) RETURNING id",
                 (time.time(), keys, None in gone))
-            return sorted(r[0] for r in rows)
+            return sorted({r[0] for r in rows} | set(expired))
 
         return self.write(work)
 
     def interrupted_ids(self) -> set[str]:
-        """PROCESSING documents whose worker is gone (its advisory lock is free); changes nothing."""
+        """PROCESSING documents whose worker is gone (its advisory lock is free, or it stopped renewing
+        their leases); changes nothing."""
         rows = self._rows("SELECT id, claimed_by FROM documents WHERE status = 'PROCESSING'")
         owners = {k for _, k in rows}
         live = {k for k in owners if k is not None and (
             (k == self.worker_key and self._run_lock.locked())
             or (k != self.worker_key and not self._rows("SELECT pg_try_advisory_xact_lock(%s)", (k,))[0][0]))}
-        return {doc_id for doc_id, k in rows if k not in live}
+        expired = {r[0] for r in self._rows(EXPIRED_SQL)} if rows else set()
+        return {doc_id for doc_id, k in rows if k not in live} | expired
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")
@@ -438,6 +493,17 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
     def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
         sql = "SELECT id FROM maintenance WHERE task = %s ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
         return [r[0] for r in self._rows(sql, (task,))]
+
+    def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
+        """Up to ``limit`` queued ids no other live worker holds, leased to this one until finished."""
+        key = self._worker_alive()
+        self._heartbeat.start()
+        params = {"key": key, "lease": self.lease_s, "task": task, "limit": int(limit)}
+        return sorted(r[0] for r in self.write(lambda: self._rows(CLAIM_MAINTENANCE_SQL, params)))
+
+    def lock_merges(self) -> None:
+        """Inside a unit of work: entity merges of every worker take turns until it commits."""
+        self._exec("SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-merge:' || current_schema(), 0))")
 
     def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
         ids = sorted(set(ids))

@@ -274,6 +274,28 @@ class PostgresGraph:
     def all_entity_ids(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT id FROM entities ORDER BY id")]
 
+    def edges_touching(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, float]]:
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids:
+            return []
+        return [(r[0], r[1], r[2], r[3]) for r in self._rows(
+            """SELECT id, source_id, target_id, weight FROM (
+                   SELECT id, source_id, target_id, weight, seq FROM relations WHERE source_id = ANY(%s)
+                   UNION SELECT id, source_id, target_id, weight, seq FROM relations WHERE target_id = ANY(%s)
+               ) t ORDER BY seq""", (ids, ids))]
+
+    def entities_in_chunks(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids:
+            return out
+        for chunk_id, entity_id in self._rows(
+                """SELECT DISTINCT s.chunk_id, s.entity_id FROM chunks c
+                   JOIN entity_sources s ON s.document_id = c.document_id AND s.chunk_id = c.id
+                   WHERE c.id = ANY(%s) ORDER BY s.chunk_id, s.entity_id""", (ids,)):
+            out.setdefault(chunk_id, []).append(entity_id)
+        return out
+
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]:
         return {r[0]: r[1] for r in self._rows("SELECT id, text FROM keywords WHERE id = ANY(%s)", (list(ids),))}
 

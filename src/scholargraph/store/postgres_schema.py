@@ -344,7 +344,20 @@ CREATE TABLE local_relations (
 );
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7]
+# v8: leases. A claimed document holds a lease (``lease_until``, the database's clock) that
+# its worker renews while it works on it; a document whose lease ran out is taken over by another
+# worker, and ``lease_token`` (one more at each claim) fences the commit of a worker that was only
+# slow. Maintenance rows (entities to resolve) are claimed the same way, in blocks, by every worker.
+V7_TO_V8 = """
+ALTER TABLE documents ADD COLUMN lease_until DOUBLE PRECISION;
+ALTER TABLE documents ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX documents_leases ON documents(lease_until) WHERE status = 'PROCESSING';
+CREATE INDEX documents_claimed ON documents(claimed_by) WHERE status = 'PROCESSING';
+ALTER TABLE maintenance ADD COLUMN claimed_by BIGINT;
+ALTER TABLE maintenance ADD COLUMN lease_until DOUBLE PRECISION;
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

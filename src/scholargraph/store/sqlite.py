@@ -220,6 +220,13 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     def release(self, doc_ids: Sequence[str]) -> None:
         self.write(lambda: self._set_statuses(list(doc_ids), DocStatus.PENDING, DocStatus.PROCESSING))
 
+    def hold_lease(self, doc_id: str) -> bool:
+        """One process indexes a SQLite workspace at a time: a document it claimed stays its own."""
+        return True
+
+    def release_claims(self) -> list[str]:
+        return []
+
     def reset_stale_processing(self) -> list[str]:
         """Documents left PROCESSING by a crash go back to PENDING (their work was never committed).
         Only called while holding the indexing lock: no other process is indexing."""
@@ -341,6 +348,12 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
         sql = "SELECT id FROM maintenance WHERE task = ? ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
         return [r[0] for r in self._rows(sql, (task,))]
+
+    def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
+        return self.pending_maintenance(task, limit)
+
+    def lock_merges(self) -> None:
+        """Nothing to do: one process writes a SQLite workspace at a time."""
 
     def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
         rows = [(task, i) for i in dict.fromkeys(ids)]

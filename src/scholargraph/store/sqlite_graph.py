@@ -294,6 +294,27 @@ class SQLiteGraph:
     def all_entity_ids(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT id FROM entities")]
 
+    def edges_touching(self, entity_ids: Sequence[str]) -> list[tuple[str, str, str, float]]:
+        rows: dict[int, tuple[str, str, str, float]] = {}
+        ids = list(dict.fromkeys(entity_ids))
+        for part in batches(ids, 400):
+            for end in ("source_id", "target_id"):
+                for r in self._rows(f"SELECT rowid, id, source_id, target_id, weight FROM relations "
+                                    f"WHERE {end} IN ({_in(part)})", part):
+                    rows[r[0]] = (r[1], r[2], r[3], r[4])
+        return [rows[k] for k in sorted(rows)]  # the order of all_edges
+
+    def entities_in_chunks(self, chunk_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for part in batches(list(dict.fromkeys(chunk_ids)), 400):
+            rows = self._rows(
+                f"""SELECT DISTINCT s.chunk_id, s.entity_id FROM chunks c
+                    JOIN entity_sources s ON s.document_id = c.document_id AND s.chunk_id = c.id
+                    WHERE c.id IN ({_in(part)}) ORDER BY s.chunk_id, s.entity_id""", part)
+            for chunk_id, entity_id in rows:
+                out.setdefault(chunk_id, []).append(entity_id)
+        return out
+
     def keywords_text(self, ids: Sequence[str]) -> dict[str, str]:
         out = {}
         for part in batches(ids):

@@ -144,3 +144,19 @@ def test_the_graph_version_changes_with_the_relations(store):
 def test_keys_match_how_the_pipeline_normalises(store):
     index_document(store, "d1", extraction("d1-c0"))
     assert store.entities_by_keys([key("  BERT ")]) == {"bert": entity_id(store, "BERT")}
+
+
+def test_a_querys_part_of_the_graph_edges_touching_and_entities_in_chunks(store):
+    index_document(store, "d1")
+    index_document(store, "d2", Extraction(
+        entities=[EntityRecord("Knowledge Graph", "Concept", "nodes and edges", "d2-c0"),
+                  EntityRecord("Leiden", "Method", "clustering", "d2-c0")],
+        relations=[RelationRecord("Leiden", "Knowledge Graph", "clusters", "d2-c0")]))
+    rag, bert = entity_id(store, "Retrieval-Augmented Generation"), entity_id(store, "BERT")
+    kg, leiden = entity_id(store, "Knowledge Graph"), entity_id(store, "Leiden")
+    every = store.all_edges()
+    assert store.edges_touching([bert]) == [e for e in every if bert in e[1:3]]
+    assert store.edges_touching([rag, kg, "missing"]) == every, "both components, in all_edges' order"
+    assert store.edges_touching([]) == []
+    assert {c: sorted(es) for c, es in store.entities_in_chunks(["d2-c0", "d1-c0", "nope"]).items()} == {
+        "d1-c0": sorted([rag, bert]), "d2-c0": sorted([kg, leiden])}

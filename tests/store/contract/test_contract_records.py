@@ -40,6 +40,19 @@ def test_usage_per_purpose_and_per_document(store):
     assert store.count("llm_calls") == 7 and store.count("llm_cache") == 0
 
 
+def test_usage_per_endpoint_counts_the_calls_each_server_answered(store):
+    a, b = "http://gpu1:8000/v1", "http://gpu2:8000/v1"
+    store.log_call(CallRecord("extract", "m", 10, 2, False, False, 0.1, "d1", endpoint=a))
+    store.log_call(CallRecord("extract", "m", 20, 4, False, False, 0.1, "d2", endpoint=b))
+    store.log_call(CallRecord("glean", "m", 5, 1, False, False, 0.1, "d2", endpoint=b))
+    store.log_call(CallRecord("extract", "m", 0, 0, False, False, 0.1, "d1", status="failed", endpoint=a))
+    store.log_call(CallRecord("extract", "m", 10, 2, False, True, 0.0, "d1"))  # a cache hit: no endpoint
+    by_endpoint = store.usage_by_endpoint()
+    assert set(by_endpoint) == {a, b}
+    assert (by_endpoint[a].calls, by_endpoint[a].failed_attempts, by_endpoint[a].total_tokens) == (1, 1, 12)
+    assert (by_endpoint[b].calls, by_endpoint[b].prompt_tokens, by_endpoint[b].completion_tokens) == (2, 25, 5)
+
+
 def test_embeddings_are_cached_per_model(open_workspace):
     store = open_workspace("ws")
     v = np.arange(4, dtype=np.float32)

@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
-from ...config import LocalKGSettings
 from ...errors import ModelOutputError
 from ...llm.output import output_schema, parse_reply
 from ...models import ChunkFailure
 from ...prompts import Prompt, load_prompt
 from .outputs import plain_text
+from .settings import LocalKGSettings
 
 M = TypeVar("M", bound=BaseModel)
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."

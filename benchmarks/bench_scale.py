@@ -1,0 +1,420 @@
+"""A scale run from one command (issue 28, item 3): PubMed-like abstracts, the fastbio profile,
+PostgreSQL, several indexing workers, several scripted LLM endpoints with a realistic latency.
+
+    .venv/bin/python -m benchmarks.bench_scale --docs 2000 [--workers 2] [--compare-one-worker]
+        [--endpoints 4] [--latency 2.0] [--limit 4] [--queries 20] [--json-out FILE]
+
+* Abstracts are generated at benchmark time (never committed): each one takes as many sentences as
+  a real abstract of the dev sets has (BioRED train+dev, PubMedQA dev: ``../shared/data/dev``),
+  drawn from all their sentences, under a title drawn from theirs; a third of the capitalised terms
+  (genes, diseases, drugs...) are replaced by names drawn from a Zipf law over ten million names, so
+  new entities keep appearing as the corpus grows (as in PubMed) and the graph grows with it instead
+  of saturating on the few thousand terms of the dev sets. Seeded: the same ``--docs`` gives the
+  same corpus.
+* ``--endpoints`` scripted OpenAI-compatible servers (``scholargraph.testing``), each in a process of
+  its own, answer the fastbio draft prompt with the abstract's own terms (tests/support/canned_bio.py:
+  the replies vary with the abstract), after ``--latency`` seconds, at most ``--server-parallel``
+  requests at once. When the settings have ``llm.endpoints`` (issue 28, item 1) every worker uses all
+  of them; otherwise worker i uses endpoint i (the per-worker LLM limit ``--limit`` bounds both).
+* The documents are registered PENDING first, then ``--workers`` worker processes (``KnowledgeBase
+  .insert()``: claim, index, end-of-run work shared) index them into one PostgreSQL database
+  (``scholargraph.testing.postgres``, fsync on). The parent samples each worker's RSS every
+  ``--sample-s``; documents/s over time comes from the documents' ``processed_at``.
+* Queries: one fresh process per mode (cold start: import, open, first retrieval = what the mode
+  loads, RSS before/after), then ``--queries`` retrievals per mode (p50/p95). Retrieval only, against
+  a zero-latency scripted server: the LLM's answer time is not in these figures.
+* ``--compare-one-worker``: the same corpus indexed again by one worker into a second database,
+  for the speed-up of ``--workers`` workers over one.
+
+Prints JSON and writes ``benchmarks/results/scale_<docs>.json``; docs/scale.md reads the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import re
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import machine, require_dev, write_result
+from scholargraph.models import Document, Section
+
+MODES = ["naive", "local", "subgraph", "global", "hybrid", "ppr", "bio"]
+SERVER_SETTINGS = {"shared_buffers": "512MB", "maintenance_work_mem": "512MB"}
+_TERM = re.compile(r"\b(?:[A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*|[A-Z][a-z]{3,}(?: [A-Z][a-z]{3,})?)\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+PREFIXES = ["SLC", "KCN", "ZNF", "TMEM", "CYP", "IL", "CD", "ABC", "HOX", "TNF", "MAPK", "CDK", "NR", "GPR", "FAM"]
+NAME_SPACE = 10_000_000
+REPLACE_SHARE = 0.33
+
+
+# -- the corpus ---------------------------------------------------------------------------------------
+
+
+def _sources(dev: Path) -> tuple[list[str], list[list[str]]]:
+    """(titles, abstracts as sentence lists) of BioRED (train + dev) and PubMedQA dev."""
+    titles: list[str] = []
+    abstracts: list[list[str]] = []
+    for name in ("Train.PubTator", "Dev.PubTator"):
+        path = dev / "biored" / name
+        if not path.exists():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            parts = line.split("|", 2)
+            if len(parts) == 3 and parts[1] == "t":
+                titles.append(parts[2].strip())
+            elif len(parts) == 3 and parts[1] == "a":
+                abstracts.append(_SENTENCE.split(parts[2].strip()))
+    qa = dev / "pubmedqa" / "pqal_dev.json"
+    if qa.exists():
+        for item in json.loads(qa.read_text(encoding="utf-8")).values():
+            titles.append(item["QUESTION"].strip())
+            abstracts.append([s for c in item["CONTEXTS"] for s in _SENTENCE.split(c.strip())])
+    if not abstracts:
+        raise SystemExit(f"no BioRED or PubMedQA abstracts under {dev}")
+    return titles, abstracts
+
+
+class AbstractGenerator:
+    """PubMed-like abstracts resampled from the dev sets (see the module docstring)."""
+
+    def __init__(self, dev: Path, seed: int = 28):
+        self.titles, abstracts = _sources(dev)
+        self.lengths = [len(a) for a in abstracts]
+        self.sentences = [s for a in abstracts for s in a if len(s) > 20]
+        self.seed = seed
+
+    def _name(self, rng: np.random.Generator) -> str:
+        k = int(min(rng.zipf(1.3), NAME_SPACE))
+        return f"{PREFIXES[k % len(PREFIXES)]}{k}"
+
+    def document(self, i: int) -> Document:
+        rng = np.random.default_rng((self.seed, i))
+        pick = random.Random(f"{self.seed}:{i}")
+        n = self.lengths[pick.randrange(len(self.lengths))]
+        sentences = [self.sentences[pick.randrange(len(self.sentences))] for _ in range(max(3, n))]
+
+        def swap(match: re.Match[str]) -> str:
+            return self._name(rng) if pick.random() < REPLACE_SHARE else match.group(0)
+
+        text = " ".join(_TERM.sub(swap, s) for s in sentences)
+        title = _TERM.sub(swap, self.titles[pick.randrange(len(self.titles))])
+        pmid = str(40_000_000 + i)
+        return Document(id=f"pmid:{pmid}", title=title, pmid=pmid, abstract=text,
+                        sections=[Section("Abstract", text, kind="abstract")], source_path="(bench_scale)")
+
+
+def register(dsn: str, workdir: Path, gen: AbstractGenerator, n: int) -> dict:
+    from scholargraph.store import open_store
+
+    store = open_store(workdir, "postgres", dsn=dsn)
+    started = time.perf_counter()
+    words = 0
+    try:
+        for start in range(0, n, 500):
+            docs = [gen.document(i) for i in range(start, min(n, start + 500))]
+            words += sum(len(d.abstract.split()) for d in docs)
+            store.write(lambda docs=docs: [store.add_pending(d, "full", "fastbio") for d in docs])
+    finally:
+        store.close()
+    return {"documents": n, "mean_words": round(words / max(1, n), 1), "seconds": round(time.perf_counter() - started, 1)}
+
+
+# -- scripted LLM endpoints -----------------------------------------------------------------------------
+
+
+def _serve(conn, latency: float, parallel: int | None) -> None:
+    from scholargraph.testing.llm_server import ScriptedLLMServer
+    from tests.support.canned import default_rules
+    from tests.support.canned_bio import bio_query_rules, fastbio_rules
+
+    server = ScriptedLLMServer(rules=fastbio_rules() + bio_query_rules() + default_rules(), latency=latency,
+                               max_parallel=parallel).start()
+    conn.send(server.base_url)
+    signal.pause()
+
+
+class Endpoints:
+    """``n`` scripted servers, each in a process of its own (as real LLM servers would be)."""
+
+    def __init__(self, n: int, latency: float, parallel: int | None):
+        ctx = multiprocessing.get_context("fork")
+        self._procs, self.urls = [], []
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(child, latency, parallel), daemon=True)
+            proc.start()
+            self._procs.append(proc)
+            self.urls.append(parent.recv())
+
+    def stop(self) -> None:
+        for proc in self._procs:
+            proc.terminate()
+            proc.join(5)
+
+
+def llm_settings(urls: list[str], index: int, limit: int) -> dict:
+    """All endpoints when the settings know several (``llm.endpoints``), else endpoint ``index``."""
+    from scholargraph.config import LLMSettings
+
+    if "endpoints" in LLMSettings.model_fields:
+        return {"endpoints": [{"base_url": u, "model": "scripted-model", "max_concurrency": max(1, limit // len(urls))}
+                              for u in urls], "model": "scripted-model", "max_concurrency": limit}
+    return {"base_url": urls[index % len(urls)], "model": "scripted-model", "max_concurrency": limit}
+
+
+def worker_settings(dsn: str, urls: list[str], index: int, limit: int) -> dict:
+    return {"store": {"backend": "postgres", "dsn": dsn}, "llm": llm_settings(urls, index, limit),
+            "extraction": {"profile": "fastbio"},
+            "embeddings": {"provider": "openai", "base_url": urls[index % len(urls)], "model": "scripted-embed",
+                           "dimension": 384, "batch_size": 256}}
+
+
+# -- indexing workers -----------------------------------------------------------------------------------
+
+
+def _worker(settings: dict, workdir: str, out) -> None:
+    from scholargraph import KnowledgeBase
+
+    kb = KnowledgeBase(workdir, progress=False, **settings)
+    start = time.time()
+    report = kb.insert()
+    end = time.time()
+    kb.close()
+    out.put({"start": start, "end": end, "processed": len(report.added), "failed": len(report.failed),
+             "notes": report.notes, "warnings": report.warnings[:5]})
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0: float) -> None:
+    while not stop.wait(every):
+        rows.append({"t": round(time.time() - t0, 1), "rss_mb": [round(r, 1) if (r := _rss_mb(p)) else None for p in pids]})
+
+
+def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float) -> dict:
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(worker_settings(dsn, urls, i, limit), str(tmp / f"w{workers}-{i}"), queue))
+             for i in range(workers)]
+    t0 = time.time()
+    for p in procs:
+        p.start()
+    rss: list = []
+    stop = threading.Event()
+    sampler = threading.Thread(target=_sample, args=([p.pid for p in procs], sample_s, stop, rss, t0), daemon=True)
+    sampler.start()
+    rows = [queue.get(timeout=24 * 3600) for _ in procs]
+    for p in procs:
+        p.join()
+    stop.set()
+    sampler.join()
+    return {"t0": t0, "rows": rows, "rss": rss}
+
+
+# -- what the database says ------------------------------------------------------------------------------
+
+
+def throughput(dsn: str, t0: float, window: int) -> dict:
+    """Documents/s over time from the documents' ``processed_at``: per window of ``window`` documents,
+    the first and last windows, and the slope of the rate against the documents already indexed."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        times = [r[0] for r in conn.execute(
+            "SELECT processed_at FROM documents WHERE status = 'PROCESSED' ORDER BY processed_at").fetchall()]
+    if len(times) < 2 * window:
+        window = max(1, len(times) // 4)
+    ts = np.array(times) - t0
+    curve = []
+    for start in range(0, len(ts) - window + 1, window):
+        span = ts[start + window - 1] - (ts[start - 1] if start else 0.0)
+        curve.append({"documents": start + window, "t_s": round(float(ts[start + window - 1]), 1),
+                      "documents_per_s": round(window / max(span, 1e-9), 2)})
+    xs = np.array([c["documents"] for c in curve], dtype=float)
+    ys = np.array([c["documents_per_s"] for c in curve])
+    slope = float(np.polyfit(xs / 1000, ys, 1)[0]) if len(curve) >= 2 else 0.0
+    first, last = curve[0]["documents_per_s"], curve[-1]["documents_per_s"]
+    return {"window_documents": window, "curve": curve, "first_window_docs_per_s": first,
+            "last_window_docs_per_s": last, "last_vs_first": round(last / first, 3) if first else None,
+            "slope_docs_per_s_per_1k_docs": round(slope, 4), "all_processed_at_s": round(float(ts[-1]), 1)}
+
+
+def database_size(dsn: str, documents: int) -> dict:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        total = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        tables = conn.execute(
+            """SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY 2 DESC LIMIT 12""").fetchall()
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                  for t in ("chunks", "entities", "relations", "entity_sources", "relation_sources")}
+    return {"database_mb": round(total / 1e6, 1), "bytes_per_document": round(total / max(1, documents)),
+            "largest_tables_mb": {name: round(size / 1e6, 1) for name, size in tables}, "rows": counts}
+
+
+# -- queries from a cold start ------------------------------------------------------------------------------
+
+
+def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir: str, out) -> None:
+    """One mode from a cold start, on the async API in one event loop (as the HTTP server runs it: the
+    sync API's clients are made and closed around every call)."""
+    import asyncio
+
+    t_start = time.perf_counter()
+    from scholargraph import KnowledgeBase
+
+    kb = KnowledgeBase(workdir, progress=False, **worker_settings(dsn, [url], 0, 4))
+    opened = time.perf_counter()
+    rss_open = _rss_mb(os.getpid())
+    result: dict = {"mode": mode}
+
+    async def run() -> None:
+        await kb.aretrieve(questions[0], mode)
+        result["cold_start_to_first_retrieval_s"] = round(time.perf_counter() - t_start, 2)
+        result["open_s"] = round(opened - t_start, 2)
+        result["first_retrieval_s"] = round(time.perf_counter() - opened, 2)
+        rss_first = _rss_mb(os.getpid())
+        result["rss_open_mb"], result["rss_after_first_mb"] = rss_open, rss_first
+        result["loaded_mb"] = round((rss_first or 0) - (rss_open or 0), 1)
+        times = []
+        for q in questions[1:]:
+            t = time.perf_counter()
+            await kb.aretrieve(q, mode)
+            times.append(1000 * (time.perf_counter() - t))
+        result["p50_ms"] = round(float(np.percentile(times, 50)), 1)
+        result["p95_ms"] = round(float(np.percentile(times, 95)), 1)
+        await kb.aclose_clients()
+
+    try:
+        asyncio.run(run())
+    except Exception as exc:  # a mode that cannot answer at this size says why
+        result["error"] = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        kb.close()
+    out.put(result)
+
+
+def questions(gen: AbstractGenerator, n_docs: int, count: int) -> list[str]:
+    from tests.support.canned_terms import terms
+
+    rng = random.Random(7)
+    out = []
+    while len(out) < count:
+        doc = gen.document(rng.randrange(n_docs))
+        found = [t for t in terms(doc.abstract, 6) if len(t) > 2]
+        if len(found) >= 2:
+            out.append(f"How is {found[0]} related to {found[1]}?")
+    return out
+
+
+def query_modes(dsn: str, url: str, qs: list[str], tmp: Path) -> list[dict]:
+    ctx = multiprocessing.get_context("spawn")
+    results = []
+    for mode in MODES:
+        queue = ctx.Queue()
+        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue))
+        proc.start()
+        try:
+            results.append(queue.get(timeout=3600))
+        except Exception as exc:  # noqa: BLE001 - the process died: say so, go on with the next mode
+            results.append({"mode": mode, "error": f"no result: {exc}"})
+        proc.join(60)
+    return results
+
+
+# -- main ----------------------------------------------------------------------------------------------------
+
+
+def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], workers: int, tmp: Path) -> dict:
+    dsn = pg.create_database(name)
+    registered = register(dsn, tmp / f"reg-{name}", gen, args.docs)
+    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s)
+    t0, rows = run["t0"], run["rows"]
+    wall = max(r["end"] for r in rows) - t0
+    processed = sum(r["processed"] for r in rows)
+    window = min(10_000, max(1, args.docs // 10))
+    rate = throughput(dsn, t0, window)
+    rss = run["rss"]
+    peaks = [max((s["rss_mb"][i] or 0) for s in rss) if rss else None for i in range(workers)]
+    out = {"workers": workers, "registered": registered, "processed": processed,
+           "failed": sum(r["failed"] for r in rows), "per_worker": [r["processed"] for r in rows],
+           "wall_s": round(wall, 1), "documents_per_s": round(processed / wall, 2),
+           "documents_per_s_until_last_processed": round(processed / rate["all_processed_at_s"], 2),
+           "end_of_run_s": round(wall - rate["all_processed_at_s"], 1),
+           "per_worker_span_s": [[round(r["start"] - t0, 1), round(r["end"] - t0, 1)] for r in rows],
+           "notes": [r["notes"] for r in rows], "warnings": [r["warnings"] for r in rows],
+           "throughput": rate, "rss_peak_mb": peaks,
+           "rss_samples": rss[:: max(1, len(rss) // 60)], "database": database_size(dsn, processed)}
+    return {"dsn": dsn, **out}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--compare-one-worker", action="store_true")
+    parser.add_argument("--endpoints", type=int, default=4)
+    parser.add_argument("--latency", type=float, default=2.0, help="seconds per LLM call (a served 7-8B model)")
+    parser.add_argument("--server-parallel", type=int, default=8, help="requests one endpoint works on at once")
+    parser.add_argument("--limit", type=int, default=4, help="LLM calls in flight per worker (llm.max_concurrency)")
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--sample-s", type=float, default=5.0)
+    parser.add_argument("--no-queries", action="store_true")
+    parser.add_argument("--json-out")
+    args = parser.parse_args()
+
+    from scholargraph.testing.postgres import TempPostgres
+
+    tmp = Path(tempfile.mkdtemp(prefix="sg-bench-scale-"))
+    result: dict = {"benchmark": "scale", "machine": machine(), "args": vars(args)}
+    gen = AbstractGenerator(require_dev())
+    result["corpus"] = {"source_abstracts": len(gen.lengths), "source_sentences": len(gen.sentences),
+                        "mean_source_sentences": round(sum(gen.lengths) / len(gen.lengths), 1)}
+    pg = TempPostgres(durable=True, settings=SERVER_SETTINGS).start()
+    endpoints = Endpoints(args.endpoints, args.latency, args.server_parallel)
+    query_server = Endpoints(1, 0.0, None)
+    try:
+        main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp)
+        dsn = main_run.pop("dsn")
+        result["run"] = main_run
+        write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
+        if not args.no_queries:
+            result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp)
+            write_result(f"scale_{args.docs}", result, args.json_out)
+        if args.compare_one_worker:
+            one = index_run(pg, "scale_one", gen, args, endpoints.urls, 1, tmp)
+            one.pop("dsn")
+            result["one_worker"] = one
+            result["speedup"] = round(main_run["documents_per_s"] / one["documents_per_s"], 2)
+            result["speedup_until_last_processed"] = round(
+                main_run["documents_per_s_until_last_processed"] / one["documents_per_s_until_last_processed"], 2)
+    finally:
+        endpoints.stop()
+        query_server.stop()
+        pg.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    write_result(f"scale_{args.docs}", result, args.json_out)
+
+
+if __name__ == "__main__":
+    main()

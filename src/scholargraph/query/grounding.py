@@ -1,0 +1,106 @@
+"""Two ways a real model's answer misuses the numbered sources, and their repair.
+
+Both were seen with Qwen2.5-Coder 0.5B through llama.cpp (tests/fixtures/real_model/):
+* it answered with the context's header lines ("[1] P84-1047", "[2] ICCV_2003_158_abs"): source
+  labels, not statements. They are dropped (the references list names the sources anyway); an
+  answer made only of them is no answer.
+* it copied a passage of source [2] word for word under the label of [1]. A sentence that one
+  source holds verbatim, cited to sources that do not hold it (or to none), is cited to the source
+  it came from.
+
+Pure functions over the answer text and its numbered sources (``query.sources.source_location``
+gives the header a source had in the context)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..models import Source
+from ..text.sentences import sentence_spans
+from .sources import source_location
+
+_MARKERS = re.compile(r"\[(\d+)\]")
+_NOT_WORD = re.compile(r"[^0-9a-z]+")
+MIN_COPIED_WORDS = 8  # shorter sentences are too common to tell where they were copied from
+
+
+@dataclass
+class Regrounded:
+    text: str
+    labels_dropped: int = 0
+    recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
+
+
+def _words(text: str) -> str:
+    return f" {_NOT_WORD.sub(' ', text.casefold()).strip()} "
+
+
+def _is_label(line: str, labels: set[str]) -> bool:
+    """``line`` is only "[n] <a source's header>" (as the context showed it), maybe with a bullet."""
+    bare = line.strip().lstrip("-*• ").strip()
+    match = re.fullmatch(r"\[(\d+)\]\s*(.*?)[\s.:]*", bare)
+    return match is not None and (not match.group(2) or _words(match.group(2)) in labels)
+
+
+def drop_source_labels(text: str, sources: Sequence[Source]) -> tuple[str, int]:
+    """``text`` without the lines that only repeat a source's header, and how many there were."""
+    labels = {_words(source_location(s)) for s in sources} | {_words(s.title or "") for s in sources if s.title}
+    kept, dropped = [], 0
+    for line in text.splitlines():
+        if line.strip() and _is_label(line, labels):
+            dropped += 1
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip(), dropped
+
+
+def _holder(sentence: str, passages: dict[int, str]) -> int | None:
+    """The one source whose text holds ``sentence`` word for word (None: none, or several)."""
+    words = _words(_MARKERS.sub(" ", sentence))
+    if len(words.split()) < MIN_COPIED_WORDS:
+        return None
+    holders = [n for n, text in passages.items() if words in text]
+    return holders[0] if len(holders) == 1 else None
+
+
+def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple[list[int], int]]]:
+    """Sentences copied from one source but cited to others (or to none) get that source's number instead."""
+    passages = {s.number: _words(s.text) for s in sources}
+    out, moved, last = [], [], 0
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        cited = [int(n) for n in _MARKERS.findall(sentence)]
+        holder = _holder(sentence, passages)
+        if holder is not None and holder not in cited:
+            sentence = _MARKERS.sub("", sentence).rstrip()
+            sentence = re.sub(r"\s+([.!?;:])", r"\1", sentence)
+            ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
+            sentence = f"{sentence[:-1] if ending else sentence} [{holder}]{ending}"
+            moved.append((cited, holder))
+        out.append(text[last:start] + sentence)
+        last = end
+    out.append(text[last:])
+    return "".join(out), moved
+
+
+def reground(text: str, sources: Sequence[Source]) -> Regrounded:
+    """Both repairs, labels first (a label line is not a sentence to re-cite)."""
+    text, dropped = drop_source_labels(text, sources)
+    text, moved = recite_copies(text, sources)
+    return Regrounded(text, dropped, moved)
+
+
+def notes_for(fixed: Regrounded) -> list[str]:
+    notes = []
+    if fixed.labels_dropped:
+        notes.append(f"dropped {fixed.labels_dropped} line(s) of the model's answer that only repeated a source's "
+                     "label (the references list names the sources)")
+    for cited, holder in fixed.recited:
+        was = f"cited {''.join(f'[{n}]' for n in cited)}" if cited else "citing nothing"
+        notes.append(f"a sentence {was} is copied word for word from source [{holder}]: cited as [{holder}]")
+    return notes
+
+
+__all__ = ["Regrounded", "drop_source_labels", "notes_for", "recite_copies", "reground"]

@@ -1,0 +1,78 @@
+"""Answers that misuse the numbered sources, repaired (query/grounding.py), on real replies of
+Qwen2.5-Coder 0.5B through llama.cpp (tests/fixtures/real_model/): an answer made of the context's
+source labels only, and a passage copied word for word under another source's label."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from support.canned import default_rules
+
+from scholargraph import KnowledgeBase
+from scholargraph.models import Source
+from scholargraph.query.grounding import recite_copies, reground
+from scholargraph.testing.llm_server import Rule
+
+REAL = Path(__file__).parents[1] / "fixtures" / "real_model"
+LABELS_ONLY = json.loads((REAL / "answer_source_labels_only.json").read_text())
+COPIED = json.loads((REAL / "answer_copy_under_wrong_label.json").read_text())
+BLOCK = re.compile(r"^\[(\d+)\] (\S+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
+
+
+def recorded_sources(record: dict) -> list[Source]:
+    """The numbered sources of the recorded prompt, as the engine had them."""
+    context = record["messages"][1]["content"]
+    return [Source(int(n), "chunk", f"c{n}", f"d{n}", title, None, None, None, text.strip())
+            for n, title, text in BLOCK.findall(context)]
+
+
+def test_an_answer_of_source_labels_only_is_no_statement():
+    sources = recorded_sources(LABELS_ONLY)
+    assert [s.title for s in sources] == ["C04-1096", "P84-1047", "ICCV_2003_158_abs"]
+    fixed = reground(LABELS_ONLY["reply"], sources)
+    assert fixed.text == "" and fixed.labels_dropped == 2
+
+
+def test_a_copied_passage_is_cited_to_the_source_it_came_from():
+    sources = recorded_sources(COPIED)
+    fixed = reground(COPIED["reply"], sources)
+    # two sources copied under the labels "[1] P84-1047" and "[2] ICCV_2003_158_abs": they are [2] and [3]
+    assert fixed.labels_dropped == 2 and "P84-1047" not in fixed.text
+    first, second = fixed.text.split("\n\n")
+    assert set(re.findall(r"\[(\d+)\]", first)) == {"2"} and set(re.findall(r"\[(\d+)\]", second)) == {"3"}
+    assert len(fixed.recited) == first.count("[2]") + second.count("[3]")
+
+
+def test_a_short_or_well_cited_sentence_is_left_alone():
+    sources = [Source(1, "chunk", "c1", "d1", "A", None, None, None, "GraphRAG builds a knowledge graph over the "
+                      "corpus and summarises its communities with an LLM."),
+               Source(2, "chunk", "c2", "d2", "B", None, None, None, "LightRAG retrieves one-hop neighbours.")]
+    text = ("GraphRAG builds a knowledge graph over the corpus and summarises its communities [1]. "
+            "It is graph based [2].")
+    assert recite_copies(text, sources) == (text, [])
+
+
+def _workspace(server, workdir, record: dict):
+    llm = {"base_url": server.base_url, "model": "scripted-model", "timeout": 5}
+    kb = KnowledgeBase(workdir, llm=llm, extraction={"profile": "none"})
+    kb.insert(texts=[{"id": s.title, "title": s.title, "text": s.text} for s in recorded_sources(record)])
+    return kb
+
+
+def test_ask_answers_extractively_when_the_model_only_repeats_labels(llm_server, workdir):
+    server = llm_server(rules=[Rule("answer", "numbered sources", LABELS_ONLY["reply"]), *default_rules()])
+    with _workspace(server, workdir, LABELS_ONLY) as kb:
+        answer = kb.query(LABELS_ONLY["messages"][1]["content"].rsplit("Question: ", 1)[1], mode="naive")
+    assert answer.extractive and answer.text and answer.cited
+    assert any("only source labels" in n for n in answer.notes)
+
+
+def test_ask_cites_the_copied_source(llm_server, workdir):
+    server = llm_server(rules=[Rule("answer", "numbered sources", COPIED["reply"]), *default_rules()])
+    with _workspace(server, workdir, COPIED) as kb:
+        answer = kb.query(COPIED["messages"][1]["content"].rsplit("Question: ", 1)[1], mode="naive")
+    assert not answer.extractive and answer.cited
+    assert {s.title for s in answer.sources} == {"P84-1047", "ICCV_2003_158_abs"}
+    assert any("copied word for word" in n for n in answer.notes)
