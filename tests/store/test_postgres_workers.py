@@ -17,6 +17,7 @@ import pytest
 from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
+from scholargraph.ingest.registry import load_file
 from scholargraph.models import DocStatus, Document, Section
 from scholargraph.store import open_store
 from scholargraph.testing.llm_script import Rule
@@ -103,7 +104,6 @@ def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(t
     first_claims: list[list[str]] = []  # those made before any file was read
     registered = threading.Event()
     real_claim, real_iter = kb.store.claim_pending, pipeline_module.iter_file
-    from scholargraph.ingest.registry import load_file as real_load
 
     def claim_pending(limit, only=None):
         ids = real_claim(limit, only)
@@ -117,7 +117,7 @@ def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(t
                 time.sleep(0.01)
             first_claims.extend(claims)
             for paper in sorted((tmp_path / "papers").iterdir()):
-                for doc in real_load(paper, options):
+                for doc in load_file(paper, options):
                     other.add_pending(doc, "full", "academic")
             registered.set()
         return real_iter(path, options, warnings)
@@ -293,8 +293,6 @@ def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, 
 
 def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
     """Every paper of ``papers`` registered and claimed by the ``other`` worker (live, mid-run)."""
-    from scholargraph.ingest.registry import load_file
-
     for paper in sorted(papers.iterdir()):
         for doc in load_file(paper, kb.load_options()):
             other.add_pending(doc, "full", "academic")
