@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "scholargraph.evaluation")),
     ("retrieval", ("scholargraph.query",)),
     ("plug-ins", ("scholargraph.profiles",)),
-    ("application", ("scholargraph.pipeline", "scholargraph.reembed", "scholargraph.demo")),
+    ("application", ("scholargraph.app", "scholargraph.pipeline", "scholargraph.demo")),
     ("facade", ("scholargraph.kb",)),
     ("interfaces", ("scholargraph.cli", "scholargraph.__main__", "scholargraph.server", "scholargraph.testing",
                     "scholargraph.fastbmrag")),
@@ -221,3 +221,27 @@ def test_the_architecture_page_lists_the_layers_in_order():
     section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|", section, re.M)
     assert [name for _, name in rows] == [name for name, _ in LAYERS]
+
+
+def _facade_methods() -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    tree = ast.parse((PACKAGE / "kb.py").read_text(encoding="utf-8"))
+    facade = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "KnowledgeBase")
+    return {f.name: f for f in facade.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not f.name.startswith("_") and not any(ast.unparse(d).endswith(("property", "setter")) for d in f.decorator_list)}
+
+
+def test_the_facade_is_thin_and_its_sync_twins_keep_their_types():
+    """KnowledgeBase delegates to the application services (app/): at most 25 public methods, an
+    async method and its sync twin counted once; a twin spells out its parameters (no **kwargs)."""
+    methods = _facade_methods()
+    operations = {name.removeprefix("a") if name.startswith("a") and name.removeprefix("a") in methods else name
+                  for name in methods}
+    assert len(operations) <= 25, sorted(operations)
+    untyped = [name for name, f in methods.items() if f.args.kwarg is not None]
+    assert untyped == []
+
+
+def test_application_services_never_use_the_facade():
+    users = sorted(str(i) for i in _scan()[0] if _under(i.importer, ("scholargraph.app",))
+                   and _under(i.imported, ("scholargraph.kb", "scholargraph.cli", "scholargraph.server")))
+    assert users == []

@@ -57,7 +57,7 @@ def test_kill_during_entities_merge_is_finished_by_the_next_write(scholar, clean
         "delete", "no-such-paper"]
     scholar.workdir = copy_workspace(clean, tmp_path / "victim")
     # the merge committed, the rebuild of what it touched had not started
-    check_crash(scholar, merge, KillPoint("scholargraph.kb:KnowledgeBase.refresh_graph"), merged.workdir,
+    check_crash(scholar, merge, KillPoint("scholargraph.app.indexing:Indexing.refresh_graph"), merged.workdir,
                 recover=recover)
 
 

@@ -62,7 +62,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
             yield
         finally:
             await runner.run(jobs.stop())
-            runner.stop(runner.kb.aclose_clients)
+            runner.stop(runner.kb.workspace.aclose_clients)
             runner.kb.close()
 
     app = FastAPI(
