@@ -9,7 +9,7 @@ from fixtures.schema_undo import UNDO_V5, UNDO_V6
 
 from scholargraph.models import Chunk, Document, Section
 from scholargraph.store.sqlite import SQLiteStore
-from scholargraph.store.sqlite_lexical import META_KEY
+from scholargraph.store.sqlite.lexical import META_KEY
 
 
 def _fill(path) -> None:
