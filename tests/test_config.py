@@ -105,3 +105,15 @@ def test_config_origins(tmp_path, monkeypatch, capsys):
     assert origins["llm.base_url"] == "preset ollama" and origins["query.top_k"] == "default"
     assert main(["config", "-w", str(tmp_path)]) == 0  # without --origins: the settings alone, as before
     assert "origins" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_judge_model_alone_runs_on_the_servers_of_llm_endpoints():
+    from scholargraph.config import Settings, judge_settings
+
+    settings = Settings(llm={"model": "m", "endpoints": [{"base_url": "http://gpu1:8000/v1"},
+                                                         {"base_url": "http://gpu2:8000/v1", "model": "m-q4"}]},
+                        judge={"model": "judge-model"})
+    judge = judge_settings(settings)
+    assert judge.configured
+    assert [(e.base_url, e.model) for e in judge.servers()] == [("http://gpu1:8000/v1", "judge-model"),
+                                                                ("http://gpu2:8000/v1", "judge-model")]

@@ -166,17 +166,17 @@ def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp
     for name, text in (("a.txt", TEXT_A), ("b.txt", TEXT_B), ("c.txt", TEXT_A + " Late addition.")):
         (papers / name).write_text(text)
     calls_seen_while_reading_c: list[int] = []
-    real_load = pipeline_module.load_file
+    real_load = pipeline_module.iter_file
 
-    def load_file(path, options):
+    def iter_file(path, options, warnings):
         if path.name == "c.txt":
             deadline = time.monotonic() + 10
             while server.stats.calls == 0 and time.monotonic() < deadline:
                 time.sleep(0.01)
             calls_seen_while_reading_c.append(server.stats.calls)
-        return real_load(path, options)
+        return real_load(path, options, warnings)
 
-    monkeypatch.setattr(pipeline_module, "load_file", load_file)
+    monkeypatch.setattr(pipeline_module, "iter_file", iter_file)
     with kb_for(server, workdir) as kb:
         report = kb.insert([papers])
     assert report.ok and len(report.added) == 3

@@ -720,6 +720,9 @@ def judge_settings(settings: Settings) -> LLMSettings:
     judge, llm = settings.judge, settings.llm
     if not (judge.base_url or judge.model):
         return llm
+    if not judge.base_url and not judge.endpoints and llm.endpoints:  # another model on the same servers
+        servers = [e.model_copy(update={"model": judge.model or e.model}) for e in llm.endpoints]
+        return judge.model_copy(update={"endpoints": servers, "api_key": judge.api_key or llm.api_key})
     same_server = judge.base_url in (None, llm.base_url)
     return judge.model_copy(update={"base_url": judge.base_url or llm.base_url, "model": judge.model or llm.model,
                                     "api_key": judge.api_key or (llm.api_key if same_server else None)})

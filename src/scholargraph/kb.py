@@ -35,6 +35,7 @@ from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
 
 if TYPE_CHECKING:
+    from .graph.kg_summary import KGSummary
     from .ingest.tokenizer import TextTokenizer
     from .llm.client import LLMClient
     from .llm.embeddings import Embedder
@@ -222,6 +223,16 @@ class KnowledgeBase:
 
     def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
         return self.run(self.acommunities(level, members=members, reports=reports))
+
+    async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                         root: str | None = None) -> KGSummary:
+        """KG-RAG's hierarchical summary of the graph around its central concept (or ``root``), as
+        one Markdown document (``.markdown()``) with citations (:meth:`.app.browse.Browse.asummarize`)."""
+        return await self.browse.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root)
+
+    def summarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                  root: str | None = None) -> KGSummary:
+        return self.run(self.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root))
 
     def community(self, community_id: str) -> dict[str, Any]:
         """One community with its report and member entity ids."""

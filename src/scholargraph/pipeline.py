@@ -28,8 +28,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
+import itertools
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from .graph.merge import entity_keys, plan_writes
 from .graph.refresh import GraphRefresher
 from .ingest.chunking import chunk_document
 from .ingest.identity import content_md5
-from .ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_files, load_file
+from .ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
 from .ingest.tokenizer import TextTokenizer
 from .llm.embeddings import Embedder
 from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
@@ -56,6 +57,9 @@ from .store.base import DocumentRow, GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
+REGISTER_BATCH = 256  # documents of a file registered (made PENDING) in one commit
+IN_FLIGHT_POLL_S = 0.05  # reading waits for the in-flight documents to drop below the bound, looking this often
+IN_FLIGHT_PRUNE_S = 5.0  # and this often for those another worker took (PostgreSQL)
 RESOLVE_BLOCK = 2000  # entities one worker claims at a time in the shared end-of-run resolution
 T = TypeVar("T")
 __all__ = ["IndexReport", "Pipeline", "select_scope"]
@@ -99,6 +103,10 @@ def select_scope(doc: Document, scope: str) -> Document:
     return Document(**{**doc.__dict__, "sections": sections})
 
 
+def _take(items: Iterator[T], n: int) -> list[T]:
+    return list(itertools.islice(items, n))
+
+
 async def _nothing() -> AsyncIterator[list[str]]:
     return
     yield
@@ -138,6 +146,7 @@ class Pipeline:
         self._parser: ThreadPoolExecutor | None = None  # likewise: the one thread that parses files
         self.files = FileLedger()  # input path -> documents and outcome, for report.files
         self.taken: set[str] = set()  # documents this run claimed (the others' are another worker's)
+        self._in_flight: set[str] = set()  # documents this run registered from its files, not processed yet
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -163,31 +172,69 @@ class Pipeline:
 
     def load_one(self, path: Path, report: IndexReport, options: LoadOptions) -> list[Document]:
         """Parse one file; a file that cannot be parsed is recorded FAILED and yields nothing."""
+        return list(self._documents(path, report, options))
+
+    def _documents(self, path: Path, report: IndexReport, options: LoadOptions) -> Generator[Document]:
+        """The documents of one file as it is read (a CSV row by row). A file that cannot be parsed
+        is recorded FAILED (or skipped: no papers in it); when that is found after some documents,
+        those stay (they are registered and indexed)."""
+        warnings: list[str] = []
+        read = 0
         try:
-            loaded = load_file(path, options)
+            for doc in iter_file(path, options, warnings):
+                report.warnings += [f"{path}: {w}" for w in doc.warnings]
+                read += 1
+                yield doc
         except NotPapersError as exc:
             self._record_skipped_file(path, exc.reason, report)
-            return []
         except LoadError as exc:
-            self._record_failed_file(path, exc.reason, report)
-            return []
+            self._record_failed_file(path, exc.reason + (f" ({read} document(s) before it were read)" if read else ""),
+                                     report)
         except Exception as exc:  # a loader bug must not stop the other files
             self._record_failed_file(path, f"{type(exc).__name__}: {exc}", report)
-            return []
-        for doc in loaded:
-            report.warnings += [f"{path}: {w}" for w in doc.warnings]
-        return loaded
+        report.warnings += [f"{path}: {w}" for w in warnings]
 
     async def arrivals(self, paths: Sequence[str | Path], options: LoadOptions, scope: str, report: IndexReport,
                        force: bool = False) -> AsyncIterator[list[str]]:
-        """Parse and register files one by one (in the parsing thread) while earlier documents are
-        being extracted; yields the ids each file made PENDING. Stops early if the run is stopped."""
+        """Parse and register files (in the parsing thread) while earlier documents are being
+        extracted, ``REGISTER_BATCH`` documents per commit: a file of many records (CSV rows) is
+        read as it is indexed, and no more of it is read while ``in_flight_bound`` of this run's
+        documents wait, so memory and the queue stay bounded. Yields the ids each batch made
+        PENDING; stops early if the run is stopped."""
         files = await self._in_thread(self._parser, self._files, paths, report, options)
         for path in files:
+            documents = self._documents(path, report, options)
+            try:
+                while self._stop is None:
+                    await self._room_for_more()
+                    docs = await self._in_thread(self._parser, _take, documents, REGISTER_BATCH)
+                    self.progress.read(len(docs))
+                    ids = await self._in_thread(self._parser, self.register, docs, scope, report, force,
+                                                display_path(path))
+                    self._in_flight.update(ids)
+                    yield ids
+                    if len(docs) < REGISTER_BATCH:
+                        break
+            finally:
+                await self._in_thread(self._parser, documents.close)
             if self._stop is not None:
                 return
-            docs = await self._in_thread(self._parser, self.load_one, path, report, options)
-            yield await self._in_thread(self._parser, self.register, docs, scope, report, force, display_path(path))
+
+    def in_flight_bound(self) -> int:
+        """This run's registered documents not yet processed above which reading waits."""
+        return max(REGISTER_BATCH, 2 * self.parallel_documents())
+
+    async def _room_for_more(self) -> None:
+        """Wait until fewer than ``in_flight_bound`` registered documents wait for processing (those
+        another worker took, or that are no longer pending, are not waited for)."""
+        waited = 0.0
+        while len(self._in_flight) >= self.in_flight_bound() and self._stop is None:
+            await asyncio.sleep(IN_FLIGHT_POLL_S)
+            waited += IN_FLIGHT_POLL_S
+            if waited >= IN_FLIGHT_PRUNE_S:
+                waited = 0.0
+                rows = self.store.documents_by_id(list(self._in_flight))
+                self._in_flight &= {d for d, row in rows.items() if row.status == DocStatus.PENDING or d in self.taken}
 
     @staticmethod
     def failed_file_id(path: str) -> str:
@@ -381,14 +428,19 @@ class Pipeline:
                 if self._stop is not None:
                     reading.release()
                     return
-                task = asyncio.create_task(self._process(claimed.popleft(), report, reading))
-                task.add_done_callback(lambda _: self.progress.advance())  # documents done / total
+                doc_id = claimed.popleft()
+                task = asyncio.create_task(self._process(doc_id, report, reading))
+                task.add_done_callback(functools.partial(self._done, doc_id))
                 tasks.append(task)
         finally:
             if next_file is not None:
                 next_file.cancel()
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
+
+    def _done(self, doc_id: str, _task: asyncio.Task) -> None:
+        self._in_flight.discard(doc_id)
+        self.progress.advance()  # documents done / total
 
     async def _resolve(self, report: IndexReport) -> None:
         """Entity resolution over the entities indexing queued (graph.resolution_pass) — this run's
@@ -407,7 +459,7 @@ class Pipeline:
             groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings)
         if groups:
             report.notes.append(resolution_note(groups))
-            await self.refresher.refresh()
+        await self.refresher.refresh()  # what it merged or gave its canonical id
 
     async def maintain(self, report: IndexReport | None = None) -> None:
         """Finish the graph maintenance a killed process left: rebuild what is marked dirty, resolve

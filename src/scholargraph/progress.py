@@ -1,14 +1,20 @@
 """Progress reporting: a no-op sink for the Python API; for the CLI a rich progress bar on a
 terminal, and plain lines when stderr is not one (a log file, CI). Both show the phase a run is in
-(extraction, graph rebuild, entity resolution, citations, communities)."""
+(extraction, graph rebuild, entity resolution, citations, communities), and the records read from
+the input files while a large one (a CSV of many rows) is still being read. Plain lines come at
+most one a second while documents are done (and for the last one), so a file of a million rows
+does not write a million lines."""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from .models import Usage
+
+PLAIN_LINE_S = 1.0
 
 
 class Progress(Protocol):
@@ -17,6 +23,8 @@ class Progress(Protocol):
     def add_total(self, more: int) -> None: ...
 
     def advance(self) -> None: ...
+
+    def read(self, records: int) -> None: ...
 
     def log(self, message: str) -> None: ...
 
@@ -33,6 +41,9 @@ class NullProgress:
         pass
 
     def advance(self) -> None:
+        pass
+
+    def read(self, records: int) -> None:
         pass
 
     def log(self, message: str) -> None:
@@ -58,15 +69,17 @@ class RichProgress:
         self._progress: Any = None  # rich.progress.Progress once started
         self._task: Any = None
         self._phase = "indexing"
-        self._done = self._total = 0
+        self._done = self._total = self._read = 0
+        self._last_line = -PLAIN_LINE_S  # when the last per-document plain line was written
 
     def _describe(self) -> str:
+        phase = f"{self._phase} · {self._read:,} records read" if self._read else self._phase
         if not self._usage:
-            return self._phase
+            return phase
         total = Usage()
         for u in self._usage().values():
             total.add(u)
-        return f"{self._phase} · LLM calls {total.calls} (+{total.cached_calls} cached) · tokens {total.total_tokens:,}"
+        return f"{phase} · LLM calls {total.calls} (+{total.cached_calls} cached) · tokens {total.total_tokens:,}"
 
     def _line(self, message: str) -> None:
         self.console.print(message, highlight=False, soft_wrap=True)
@@ -109,9 +122,18 @@ class RichProgress:
     def advance(self) -> None:
         if self.enabled and self.plain:
             self._done += 1
-            self._line(f"{self._done}/{self._total} docs · {self._describe()}")
+            now = time.monotonic()
+            if now - self._last_line >= PLAIN_LINE_S or self._done >= self._total:
+                self._last_line = now
+                self._line(f"{self._done}/{self._total} docs · {self._describe()}")
         elif self._progress is not None:
             self._progress.update(self._task, advance=1, description=self._describe())
+
+    def read(self, records: int) -> None:
+        """Records (documents) read from the input files so far, counted as they are parsed."""
+        self._read += records
+        if self._progress is not None:
+            self._progress.update(self._task, description=self._describe())
 
     def log(self, message: str) -> None:
         if self._progress is not None:

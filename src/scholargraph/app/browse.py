@@ -17,6 +17,7 @@ from .indexing import Indexing
 from .workspace import Workspace
 
 if TYPE_CHECKING:
+    from ..graph.kg_summary import KGSummary
     from ..store.base import DocumentRow
 
 
@@ -81,6 +82,20 @@ class Browse:
                 "tokens": used.prompt_tokens + used.completion_tokens,
                 "when": "at the end of each index run" if self.ws.settings.communities.reports_on_index
                 else "when needed (summary mode, `communities`, the web view) or `index --reports`"}
+
+    async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                         root: str | None = None) -> KGSummary:
+        """KG-RAG's hierarchical summary of the graph (seed 001 §III.D; :mod:`scholargraph.graph.kg_summary`):
+        the most connected research concept (or ``root``), its depth-``depth`` subgraph without
+        persons / organisations / places, split into subtopics by ``algorithm`` (louvain | leiden;
+        default ``communities.algorithm``), each node summarised (by the LLM when one is
+        configured, else extractive), compiled into one Markdown document (``.markdown()``) with
+        citations to papers and sections."""
+        from ..graph.kg_summary import summarize_graph
+
+        cfg = self.ws.settings.communities
+        return await summarize_graph(self.ws.store, self.ws.llm, algorithm=algorithm or cfg.algorithm, depth=depth,
+                                     max_nodes=max_nodes, root=root, seed=cfg.seed, resolution=cfg.resolution)
 
     def community(self, community_id: str) ->dict[str, Any]:
         """One community with its report and member entity ids."""

@@ -56,6 +56,20 @@ def merge_entities(store: Store, keep: str, others: list[str]) -> dict[str, list
     return store.write(work)
 
 
+def rename_entity(store: Store, old: str, new: str) -> None:
+    """Give entity ``old`` the id ``new`` (which no entity has): its records, mentions and relation
+    ends follow, relations are re-keyed, and it is rebuilt under the new id."""
+    keys = [key for _, key in store.entity_name_keys(old) if key]
+    if not keys:
+        return
+
+    def work() -> None:
+        store.split_off(old, keys[0], new)  # creates ``new`` with the records of one of its names
+        merge_entities(store, new, [old])  # and the rest
+
+    store.write(work)
+
+
 def split_entity(store: Store, entity_id: str) -> list[str]:
     """Undo merges: one entity per distinct name key among the entity's records. Relations follow
     the name that occurs in the same chunk (else the most frequent name). Returns the new ids."""

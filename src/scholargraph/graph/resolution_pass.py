@@ -12,7 +12,8 @@ the work to the next one (docs/reliability.md).
 from __future__ import annotations
 
 from ..store.base import SourceDescriptions, Store
-from .edit import merge_entities
+from .edit import merge_entities, rename_entity
+from .merge import entity_id_for
 from .resolve import Candidate, ResolutionSettings, resolve
 
 
@@ -67,16 +68,43 @@ def resolve_touched(store: Store, touched: set[str], settings: ResolutionSetting
         groups = [g for g in resolve(candidate_pool(store, touched, settings.k), settings) if touched & set(g)]
 
     def work() -> None:
+        merged: set[str] = set()
+        kept: set[str] = set()
         for group in groups:
-            # the smallest id is kept: ids come from name keys, so an entity merged from several always
-            # has the smallest id of the names it holds, in whatever order papers arrived (the name it
-            # shows is rebuilt from its sources anyway)
-            keep = min(group)
+            # ids come from name keys: the group keeps the id its names imply where one of its entities
+            # has it (canonical_ids gives it otherwise), so the ids do not depend on the order of papers
+            keep = canonical_id(store, group)
+            keep = keep if keep in group else min(group)
             merge_entities(store, keep, [g for g in group if g != keep])
+            merged.update(g for g in group if g != keep)
+            kept.add(keep)
+        canonical_ids(store, (touched - merged) | kept)
         store.finish_maintenance("resolve", touched)
 
     store.write(work)
     return groups
+
+
+def canonical_id(store: Store, entity_ids: list[str]) -> str:
+    """The id of the smallest name key the entities' records hold: what a paper naming them all
+    first would have created (``merge.plan_writes`` gives a new entity the id of its smallest key)."""
+    keys = {key for entity_id in entity_ids for _, key in store.entity_name_keys(entity_id) if key}
+    return entity_id_for(min(keys)) if keys else min(entity_ids)
+
+
+def canonical_ids(store: Store, ids: set[str]) -> int:
+    """Give each of these entities the id its names imply (``canonical_id``).
+    An entity's id otherwise depends on the order papers were committed in (a name joins the
+    entity that already holds one of its keys, under that entity's id); with it, the ids depend on
+    the names only, so indexing papers one by one or together gives the same graph. Returns how
+    many were renamed (an id another entity holds already is left as it is)."""
+    renamed = 0
+    for entity_id in sorted(ids):
+        canonical = canonical_id(store, [entity_id])
+        if canonical != entity_id and not store.get_entities([canonical], sources=False):
+            rename_entity(store, entity_id, canonical)
+            renamed += 1
+    return renamed
 
 
 def resolve_pending(store: Store, settings: ResolutionSettings) -> list[list[str]]:

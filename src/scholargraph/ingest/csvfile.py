@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ast
 import csv
-import io
+import itertools
 import math
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import LoadError
@@ -24,7 +24,7 @@ from .identity import doc_id, paper_id
 from .jsonfile import parse_authors, parse_year
 from .registry import LoaderSpec, LoadOptions
 from .sections import clean_ws, join_paragraphs, title_from_text
-from .text import read_text
+from .text import open_text
 
 ABSTRACT_COLS = ("abstract",)
 MAIN_COLS = ("maintext", "body", "text", "fulltext", "bodytext", "content")
@@ -169,21 +169,23 @@ def row_to_document(
     )
 
 
-def _read_rows(path: Path) -> tuple[list[str], list[dict[str, str | None]], list[str]]:
-    text, warnings = read_text(path)
-    if not text.strip():
-        raise LoadError(str(path), "no text content (file is blank)")
-    _raise_field_limit()
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text, path.suffix.lower()))
-    try:
-        rows = [r for r in reader if any(cell.strip() for cell in r)]
-    except csv.Error as exc:
-        raise LoadError(str(path), f"malformed CSV near line {reader.line_num}: {exc}") from exc
-    if not rows:
-        raise LoadError(str(path), "no rows")
-    header = [h.strip() for h in rows[0]]
-    records: list[dict[str, str | None]] = [dict(zip(header, r, strict=False)) for r in rows[1:]]
-    return header, records, warnings
+def _rows(path: Path, warnings: list[str]) -> Iterator[list[str]]:
+    """The file's non-blank rows, read as they are consumed (the header first)."""
+    stream, found = open_text(path)
+    warnings += found
+    with stream:
+        first = stream.readline()
+        _raise_field_limit()
+        reader = csv.reader(itertools.chain([first], stream), delimiter=_delimiter(first, path.suffix.lower()))
+        try:
+            for row in reader:
+                if any(cell.strip() for cell in row):
+                    yield row
+        except csv.Error as exc:
+            raise LoadError(str(path), f"malformed CSV near line {reader.line_num}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise LoadError(str(path), f"invalid {stream.encoding.upper()} text near line {reader.line_num}: "
+                                       f"{exc.reason}") from exc
 
 
 def _require_text_columns(path: Path, header: list[str], roles: dict[str, str | None]) -> None:
@@ -201,33 +203,42 @@ def _listed(numbers: list[int]) -> str:
     return ", ".join(str(n) for n in numbers[:MAX_LISTED]) + (", ..." if len(numbers) > MAX_LISTED else "")
 
 
-def load_csv(path: Path, options: LoadOptions) -> list[Document]:
-    header, records, warnings = _read_rows(path)
+def iter_csv(path: Path, options: LoadOptions, warnings: list[str]) -> Iterator[Document]:
+    """One Document per row, yielded as the file is read (memory does not grow with the rows);
+    warnings about the whole file go to ``warnings`` (the last ones once the file is read)."""
+    rows = _rows(path, warnings)
+    header = [h.strip() for h in next(rows, None) or []]
+    if not header:
+        raise LoadError(str(path), "no text content (file is blank)")
     columns = _Columns(header)
     roles = columns.roles()
     _require_text_columns(path, header, roles)
     extra = columns.extra({c for c in roles.values() if c})
-    docs: list[Document] = []
-    skipped: list[int] = []
-    seen: dict[str, int] = {}
-    for number, row in enumerate(records, start=1):
-        doc = row_to_document(row, roles, extra, path)
+    skipped: list[int] = []  # the first rows without text (named in the warning), and how many
+    skipped_count = number = 0
+    seen: dict[str, int] = {}  # paper id -> its first data row (duplicate warnings)
+    for number, cells in enumerate(rows, start=1):
+        doc = row_to_document(dict(zip(header, cells, strict=False)), roles, extra, path)
         if doc is None:
-            skipped.append(number)
+            skipped_count += 1
+            if len(skipped) <= MAX_LISTED:
+                skipped.append(number)
             continue
         if doc.id in seen:
             doc.warnings.append(f"duplicate paper id {doc.id!r} (data rows {seen[doc.id]} and {number})")
         seen.setdefault(doc.id, number)
         doc.metadata.setdefault("row", number)
-        docs.append(doc)
-    if not docs:
-        raise LoadError(
-            str(path), f"no row has text in {roles['abstract'] or roles['main']!r} ({len(records)} data rows)"
-        )
+        yield doc
+    if not seen:
+        raise LoadError(str(path), f"no row has text in {roles['abstract'] or roles['main']!r} ({number} data rows)")
     if skipped:
-        warnings.append(
-            f"skipped {len(skipped)} of {len(records)} rows without abstract or main text (data rows {_listed(skipped)})"
-        )
+        warnings.append(f"skipped {skipped_count} of {number} rows without abstract or main text (data rows {_listed(skipped)})")
+
+
+def load_csv(path: Path, options: LoadOptions) -> list[Document]:
+    """Every row's Document at once (``iter_csv`` streams them); the file's warnings go to the first."""
+    warnings: list[str] = []
+    docs = list(iter_csv(path, options, warnings))
     docs[0].warnings[:0] = warnings
     return docs
 
@@ -268,6 +279,7 @@ SPECS = [
         name="csv",
         suffixes=(".csv", ".tsv"),
         load=load_csv,
+        stream=iter_csv,
         description="one paper per row: abstract, main_text, paper_id (+ title, year, journal, ...) columns",
     )
 ]

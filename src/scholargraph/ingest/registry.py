@@ -1,7 +1,10 @@
 """Loader registry: file suffix -> function that turns a file into Documents.
 
 A loader is ``def load(path: Path, options: LoadOptions) -> list[Document]`` and raises
-``LoadError`` with a reason a user understands. PDF and HTML are one module each; adding a
+``LoadError`` with a reason a user understands. A format of many records per file (CSV rows) also
+gives ``stream(path, options, warnings) -> Iterator[Document]``, which yields them as the file is
+read: the pipeline then commits the first ones before the last is parsed, and memory does not grow
+with the file. PDF and HTML are one module each; adding a
 format means writing one module and registering it here.
 """
 
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +36,7 @@ class LoadOptions:
 
 
 Loader = Callable[[Path, LoadOptions], list[Document]]
+Streamer = Callable[[Path, LoadOptions, list[str]], Iterator[Document]]  # warnings about the whole file: 3rd argument
 
 
 @dataclass
@@ -43,6 +48,7 @@ class LoaderSpec:
     # a file is one paper of (marked-up) text: its size is checked against max_document_bytes before it
     # is read, so a 200 MB text file is refused at once instead of filling the memory
     one_document: bool = False
+    stream: Streamer | None = None  # the records one by one, as the file is read (see the module's docstring)
 
 
 _LOADERS: dict[str, LoaderSpec] = {}
@@ -125,9 +131,18 @@ def missing_paths(paths: Iterable[str | Path]) -> None:
 
 def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:
     """Parse one file; raises LoadError with a reason a user understands. Every text field of the
-    documents is valid Unicode (lone surrogates replaced, with a warning)."""
-    from .surrogates import scrub_document
+    documents is valid Unicode (lone surrogates replaced, with a warning). Warnings about the whole
+    file go to the first document."""
+    warnings: list[str] = []
+    docs = list(iter_file(path, options, warnings))
+    docs[0].warnings[:0] = warnings
+    return docs
 
+
+def iter_file(path: Path, options: LoadOptions | None, warnings: list[str]) -> Iterator[Document]:
+    """The documents of one file, one by one as it is read (a loader with ``stream``) or parsed at
+    once; warnings about the whole file go to ``warnings`` (complete once the iterator is). Raises
+    LoadError (possibly after some documents) with a reason a user understands."""
     options = options or LoadOptions()
     shown = display_path(path)
     if shown != str(path):
@@ -137,29 +152,47 @@ def load_file(path: Path, options: LoadOptions | None = None) -> list[Document]:
         known = ", ".join(sorted(loaders()))
         raise LoadError(shown, f"unsupported file type {path.suffix or '(none)'!r}; supported: {known}")
     check_readable(path, options, spec)
-    docs = spec.load(path, options)
-    if not docs:
+    found = spec.stream(path, options, warnings) if spec.stream else iter(spec.load(path, options))
+    first, second = next(found, None), next(found, None)
+    if first is None:
         raise LoadError(shown, "no documents with text found")
-    kept: list[Document] = []
+    if second is None:  # one paper: refused when too big, the manifest applies
+        yield _single(first, path, options)
+        return
+    yield from _several(itertools.chain((first, second), found), shown, options, warnings)
+
+
+def _single(doc: Document, path: Path, options: LoadOptions) -> Document:
+    from .surrogates import scrub_document
+
+    scrub_document(doc)
+    doc.source_path = doc.source_path or display_path(path)
+    if (too_big := _check_document_size(doc, options)) is not None:
+        raise LoadError(display_path(path), f"parsed, but {too_big}")
+    if options.manifest:
+        from .manifest import apply_manifest
+
+        apply_manifest(doc, path, options.manifest)
+    return doc
+
+
+def _several(docs: Iterator[Document], shown: str, options: LoadOptions, warnings: list[str]) -> Iterator[Document]:
+    from .surrogates import scrub_document
+
+    kept = 0
     skipped: list[str] = []
     for doc in docs:
         scrub_document(doc)
         doc.source_path = doc.source_path or shown
         too_big = _check_document_size(doc, options)
         if too_big is None:
-            kept.append(doc)
-        elif len(docs) == 1:
-            raise LoadError(shown, f"parsed, but {too_big}")
+            kept += 1
+            yield doc
         else:
             skipped.append(f"paper {doc.id} ({doc.title[:60]!r}) skipped: {too_big}")
     if not kept:
         raise LoadError(shown, "; ".join(skipped))
-    kept[0].warnings += skipped
-    if options.manifest and len(kept) == 1:
-        from .manifest import apply_manifest
-
-        apply_manifest(kept[0], path, options.manifest)
-    return kept
+    warnings += skipped
 
 
 def excluded(path: Path, patterns: Iterable[str], under: Path | None = None) -> bool:

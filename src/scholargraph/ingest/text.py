@@ -8,9 +8,11 @@ the CSV and JSON loaders.
 from __future__ import annotations
 
 import codecs
+import io
 import re
 import unicodedata
 from pathlib import Path
+from typing import TextIO
 
 from ..errors import LoadError
 from ..models import Document, Section
@@ -80,6 +82,52 @@ def read_text(path: Path) -> tuple[str, list[str]]:
     except OSError as exc:
         raise LoadError(str(path), f"cannot read file: {exc.strerror or exc}") from exc
     return decode_bytes(data, str(path))
+
+
+def open_text(path: Path) -> tuple[TextIO, list[str]]:
+    """The file as a text stream read as it is consumed (lines end in ``\n``), decoded as
+    ``read_text`` would decode it; the file is scanned once (in blocks) to choose the encoding, so
+    memory does not grow with its size. Raises LoadError for binary data."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+        encoding, warnings = _stream_encoding(path, head)
+        stream = io.TextIOWrapper(path.open("rb"), encoding=encoding, newline=None)
+    except OSError as exc:
+        raise LoadError(str(path), f"cannot read file: {exc.strerror or exc}") from exc
+    sample = stream.read(SNIFF_BYTES) if head else ""
+    try:
+        _check_text(sample, str(path))
+        stream.seek(0)
+    except BaseException:
+        stream.close()
+        raise
+    return stream, warnings
+
+
+def _stream_encoding(path: Path, head: bytes) -> tuple[str, list[str]]:
+    for bom, encoding in _BOMS:
+        if head.startswith(bom):
+            return encoding, []
+    if b"\x00" in head:
+        raise LoadError(str(path), "binary file, not text")
+    if _decodes(path, "utf-8"):
+        return "utf-8", []
+    if _mostly_non_text(head):
+        raise LoadError(str(path), "binary file, not text")
+    return ("cp1252" if _decodes(path, "cp1252") else "latin-1"), [LATIN1_WARNING]
+
+
+def _decodes(path: Path, encoding: str, block: int = 1 << 20) -> bool:
+    decoder = codecs.getincrementaldecoder(encoding)()
+    with path.open("rb") as handle:
+        try:
+            while data := handle.read(block):
+                decoder.decode(data)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True
 
 
 # --- markdown --------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..config import QuerySettings
-from ..graph.memory import MemoryGraph
+from ..graph.memory import MemoryGraph, PartialGraph
 from ..store.base import Store
 from .graph_modes import GraphParams, Part, QueryVectors, match_nodes
 from .passages import PassageLists
@@ -37,12 +37,13 @@ def passage_graph(store: Store, graph: MemoryGraph, name_link_weight: float = 0.
     return built, True
 
 
-def neighbourhood_graph(store: Store, graph: MemoryGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
+def neighbourhood_graph(store: Store, graph: PartialGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
                         settings: PPRSettings) -> PassageGraph:
     """The matrix of a question's part of a large graph: the seed entities and those stated in the
     seed passages, the entities up to ``local_hops`` hops from them (at most ``local_entities``;
     a hop that would pass it is taken only as far as it fits, neighbours in the store's order), the
-    relations between them and the passages stating them."""
+    relations between them that the walk out read (those between two entities of the last hop are
+    not read: the matrix is the hops, not every edge among their ends) and the passages stating them."""
     start = list(dict.fromkeys([*entity_seeds, *(e for es in store.entities_in_chunks(list(passage_seeds)).values()
                                                  for e in es)]))
     reached = dict.fromkeys(start[: settings.local_entities])
@@ -56,7 +57,8 @@ def neighbourhood_graph(store: Store, graph: MemoryGraph, entity_seeds: Iterable
         if not frontier or room <= len(frontier):
             break
     inside = list(reached)
-    edges = [e for e in store.edges_touching(inside) if e[1] in reached and e[2] in reached]
+    edges = [(data["rid"], a, b, data["weight"]) for a in inside if a in graph.fetched
+             for b, data in (graph.adjacency(a) or {}).items() if b in reached and (b not in graph.fetched or a < b)]
     return PassageGraph.assemble(store, inside, edges, settings.name_links)
 
 
@@ -78,7 +80,7 @@ def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: G
     exact = store.get_entities([e for e, w in seeds.items() if w >= 1.0], sources=False)
     entity_seeds = question_seeds(seeds, {e: x.name for e, x in exact.items()}, vecs.text,
                                   ppr.entity_min_score, ppr.entity_weight)
-    if graph.partial:  # too large to hold whole: the walk stays in the seeds' neighbourhood
+    if isinstance(graph, PartialGraph):  # too large to hold whole: the walk stays in the seeds' neighbourhood
         pgraph = neighbourhood_graph(store, graph, entity_seeds, passage_seeds, ppr)
         part.details["passage_graph_loaded"] = {"partial": True, "entities": pgraph.n_entities,
                                                 "nodes": len(pgraph.nodes), "edges": int(pgraph.adjacency.nnz // 2),

@@ -37,7 +37,7 @@ async def info(request: Request) -> dict:
     return {
         "version": request.app.version, "role": request.scope["state"]["role"],
         "workspace": settings.workdir.name, "modes": mode_names(), "default_mode": settings.query.mode,
-        "llm": settings.llm.configured, "model": settings.llm.model if settings.llm.configured else None,
+        "llm": settings.llm.configured, "model": (settings.llm.model or settings.llm.servers()[0].model) if settings.llm.configured else None,
         "communities": hasattr(KnowledgeBase, "communities"),
         "limits": {"max_file_mb": settings.server.max_file_mb, "max_files": settings.server.max_files,
                    "max_unpacked_mb": settings.server.max_unpacked_mb,

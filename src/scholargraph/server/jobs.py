@@ -82,6 +82,9 @@ class JobProgress:
             self.job.done += 1
         self._publish(self.job, "progress")
 
+    def read(self, records: int) -> None:
+        """Records read from the input files: the job shows documents done / total (those read)."""
+
     def log(self, message: str) -> None:
         from rich.text import Text
 

@@ -1,0 +1,117 @@
+"""End-of-run work of `index` against the size of the knowledge base (issue 28): a run that adds
+the same N passages to knowledge bases of K1 and K2 passages (2WikiMultihopQA dev corpus, offline
+profile). The work after the last document (graph rebuild, entity resolution, citations,
+communities) must cost in proportion to what the run touched, not to K.
+
+    .venv/bin/python -m benchmarks.bench_end_of_run [--base 500,1000] [--add 50] [--profile-to FILE]
+
+Each knowledge base is built once (the larger from a copy of the smaller), copied, and the N
+passages are added to the copy; seconds per phase come from the run's progress phases, the
+end-of-run seconds are from its last document to its end, ``resolved`` is how many entities the
+resolution pass compared (its queue). Prints JSON and writes benchmarks/results/end_of_run.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import machine, require_dev, write_result
+from scholargraph import KnowledgeBase
+
+SETTINGS = {"extraction": {"profile": "offline"}}
+
+
+class PhaseClock:
+    """The Progress protocol, recording when each phase began and when the last document ended."""
+
+    def __init__(self) -> None:
+        self.marks: list[tuple[str, float]] = [("indexing", time.perf_counter())]
+        self.last_document = time.perf_counter()
+
+    def start(self, total: int) -> None: ...
+    def add_total(self, more: int) -> None: ...
+    def read(self, records: int) -> None: ...
+    def log(self, message: str) -> None: ...
+    def finish(self) -> None: ...
+
+    def advance(self) -> None:
+        self.last_document = time.perf_counter()
+
+    def phase(self, name: str) -> None:
+        self.marks.append((name, time.perf_counter()))
+
+    def seconds(self, end: float) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for (name, at), (_, until) in zip(self.marks, [*self.marks[1:], ("end", end)], strict=True):
+            out[name] = round(out.get(name, 0.0) + until - at, 2)
+        return out
+
+
+def write_passages(path: Path, passages: list[dict]) -> Path:
+    path.write_text(json.dumps(passages), encoding="utf-8")
+    return path
+
+
+def add_run(workdir: Path, added: Path, profile_to: str | None) -> dict:
+    clock = PhaseClock()
+    with KnowledgeBase(workdir, progress=clock, **SETTINGS) as kb:
+        queued_before = len(kb.store.pending_maintenance("resolve"))
+        started = time.perf_counter()
+        profiler = cProfile.Profile() if profile_to else None
+        if profiler:
+            profiler.enable()
+        report = kb.insert([added])
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(profile_to)
+        end = time.perf_counter()
+        stats = kb.stats()
+    return {"added": len(report.added), "seconds": round(end - started, 2),
+            "end_of_run_s": round(end - clock.last_document, 2), "phases": clock.seconds(end),
+            "queued_before": queued_before, "entities": stats["entities"], "relations": stats["relations"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", default="500,1000", help="knowledge-base sizes K (passages), ascending")
+    parser.add_argument("--add", type=int, default=50, help="passages each run adds (N)")
+    parser.add_argument("--profile-to", help="cProfile the largest K's add run into this file")
+    parser.add_argument("--keep", help="build the knowledge bases in this folder (kept) instead of a temporary one")
+    args = parser.parse_args()
+    corpus = json.loads((require_dev() / "multihop" / "2wikimultihopqa" / "2wikimultihopqa_corpus.json").read_text())
+    sizes = sorted(int(k) for k in args.base.split(","))
+    added_passages = corpus[-args.add:]
+    folder = Path(args.keep or tempfile.mkdtemp(prefix="bench_end_of_run_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    added = write_passages(folder / "added.json", added_passages)
+    runs, built, previous = [], 0, None
+    for k in sizes:
+        base = folder / f"kb{k}"
+        if not base.exists():
+            if previous is not None:
+                shutil.copytree(previous, base)
+            started = time.perf_counter()
+            with KnowledgeBase(base, **SETTINGS) as kb:
+                kb.insert([write_passages(folder / f"base{built}-{k}.json", corpus[built:k])])
+            print(json.dumps({"built": k, "seconds": round(time.perf_counter() - started, 1)}), flush=True)
+        built, previous = k, base
+        victim = folder / f"kb{k}+{args.add}"
+        shutil.rmtree(victim, ignore_errors=True)
+        shutil.copytree(base, victim)
+        run = add_run(victim, added, args.profile_to if k == sizes[-1] else None)
+        run["base_passages"] = k
+        runs.append(run)
+        print(json.dumps(run), flush=True)
+    write_result("end_of_run", {"machine": machine(), "add": args.add, "runs": runs})
+    if not args.keep:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
