@@ -124,6 +124,8 @@ def test_with_an_llm_subtopics_are_named_and_nodes_summarised(tmp_path, llm_serv
     assert named and all(t.startswith("Topic of ") for t in named)
     text = summary.markdown()
     assert EXTRACTIVE_NOTE not in text and "LLM summary of BM25." in text
+    sent = json.dumps([r["messages"] for r in server.stats.requests])
+    assert not any(p in sent for p, _ in PEOPLE)  # dropped from the nodes and from their relations
 
 
 def test_the_summarize_command_writes_the_markdown(tmp_path):

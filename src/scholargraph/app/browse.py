@@ -26,14 +26,55 @@ class Browse:
         self.ws = workspace
         self.indexing = indexing
 
+    def status_rows(self) -> list[tuple[DocumentRow, dict[str, Any]]]:
+        rows = self.ws.store.list_documents()
+        interrupted = self.ws.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
+        failures = self.ws.store.chunk_failure_counts()
+        return [(r, status_row(r, r.id in interrupted, failures.get(r.id, 0))) for r in rows]
+
+    def library(self, *, search: str = "", status: str | None = None, year: int | None = None, sort: str = "title",
+                descending: bool = False, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """One page of the documents matching ``search``/``status``/``year``, sorted (analysis.library_view)."""
+        from ..analysis.library_view import library_page
+
+        full = [{**row, "authors": r.authors, "year": r.year, "venue": r.venue, "doi": r.doi,
+                 "created_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.created_at))}
+                for r, row in self.status_rows()]
+        return library_page(full, search=search, status=status, year=year, sort=sort, descending=descending,
+                            offset=offset, limit=limit)
+
+    def paper(self, doc_id: str) -> dict[str, Any]:
+        """One paper: metadata, sections, its entities and its citations in and out (analysis.paper_page)."""
+        from ..analysis.paper_page import paper_page
+
+        return paper_page(self.ws.store, doc_id)
+
+    def overview(self, limit: int = 1500, type_: str | None = None, document: str | None = None) -> dict[str, Any]:
+        """The whole graph (entities of ``type_``, of ``document``) up to ``limit`` entities, the most
+        connected first, laid out with each community together (analysis.overview)."""
+        from ..analysis.overview import overview
+
+        if document and self.ws.store.get_document(document) is None:
+            raise NotFoundError(f"no document with id {document!r} (see `scholargraph status`)")
+        return overview(self.ws.store, limit, type_, document, self.ws.settings.communities.seed)
+
+    def reports_status(self) -> dict[str, Any]:
+        """Communities stored, reports still to write, and whether the LLM would write them."""
+        from ..graph.community_update import use_llm
+
+        return {"communities": len(self.ws.store.list_communities()), "pending": self.indexing.reports_pending(),
+                "llm": use_llm(self.ws.settings.communities, self.ws.llm)}
+
+    async def awrite_reports(self) -> dict[str, Any]:
+        """Write the community reports still missing (the web app's "write reports"); what was written."""
+        run = await self.indexing.update_communities()
+        return {**run.to_json(), "pending": self.indexing.reports_pending()}
+
     def status(self) -> list[dict[str, Any]]:
         """One row per document. ``status`` is the stored one, except ``INTERRUPTED`` for a document left
         PROCESSING by a run that has ended (resumed by the next ``index`` run). ``chunk_failures``: chunks
         still without usable model output (the paper is incomplete until a run retries them)."""
-        rows = self.ws.store.list_documents()
-        interrupted = self.ws.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
-        failures = self.ws.store.chunk_failure_counts()
-        return [status_row(r, r.id in interrupted, failures.get(r.id, 0)) for r in rows]
+        return [row for _, row in self.status_rows()]
 
     def stats(self) -> dict[str, Any]:
         usage = self.ws.store.usage_by_purpose()

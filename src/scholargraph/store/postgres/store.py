@@ -48,13 +48,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
-from ..base import COUNTABLE, DocumentRow, MaintenanceTask
+from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
 from ..records_role import KeepsRecords
 from . import lexical
 from .analysis import PostgresAnalysis
 from .conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .graph import PostgresGraph
 from .leases import (
+    CLAIM_DIRTY_SQL,
     CLAIM_MAINTENANCE_SQL,
     CLAIM_SQL,
     DEFAULT_LEASE_S,
@@ -62,6 +63,7 @@ from .leases import (
     HELD_SQL,
     RELEASE_MAINTENANCE_SQL,
     RELEASE_MINE_SQL,
+    RELEASE_REBUILDS_SQL,
     TAKE_OVER_SQL,
     Heartbeat,
 )
@@ -367,6 +369,7 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
         self._tokens.clear()
 
         def work() -> list[str]:
+            self._exec(RELEASE_REBUILDS_SQL, (self.worker_key,))
             self._exec(RELEASE_MAINTENANCE_SQL, (self.worker_key,))
             return sorted(r[0] for r in self._rows(RELEASE_MINE_SQL, (time.time(), self.worker_key)))
 
@@ -503,6 +506,20 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
         self._heartbeat.start()
         params = {"key": key, "lease": self.lease_s, "task": task, "limit": int(limit)}
         return sorted(r[0] for r in self.write(lambda: self._rows(CLAIM_MAINTENANCE_SQL, params)))
+
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        if kind not in ("entities", "relations"):
+            raise ValueError(kind)
+        key = self._worker_alive()
+        self._heartbeat.start()
+        params = {"key": key, "lease": self.lease_s, "task": f"rebuild:{kind}", "limit": int(limit), "now": time.time()}
+        sql = CLAIM_DIRTY_SQL.replace("{table}", kind)
+        return sorted(r[0] for r in self.write(lambda: self._rows(sql, params)))
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None:
+        if ids:
+            self.write(lambda: self._exec("DELETE FROM maintenance WHERE task = %s AND id = ANY(%s)",
+                                          (f"rebuild:{kind}", list(ids))))
 
     def lock_merges(self) -> None:
         """Inside a unit of work: entity merges of every worker take turns until it commits."""
