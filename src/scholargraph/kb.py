@@ -575,10 +575,13 @@ class KnowledgeBase:
         """One row per document. ``status`` is the stored one, except ``INTERRUPTED`` for a document left
         PROCESSING by a run that has ended (resumed by the next ``index`` run). ``chunk_failures``: chunks
         still without usable model output (the paper is incomplete until a run retries them)."""
+        return [status for _, status in self._status_rows()]
+
+    def _status_rows(self) -> list[tuple[DocumentRow, dict[str, Any]]]:
         rows = self.store.list_documents()
         interrupted = self.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
         failures = self.store.chunk_failure_counts()
-        return [_status_row(r, r.id in interrupted, failures.get(r.id, 0)) for r in rows]
+        return [(r, _status_row(r, r.id in interrupted, failures.get(r.id, 0))) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
@@ -682,6 +685,11 @@ class KnowledgeBase:
             await self._update_communities()
         return list_view(self.store, level, members)
 
+    async def awrite_reports(self) -> dict[str, Any]:
+        """Write the community reports still missing (the web app's "write reports"); what was written."""
+        run: CommunityRun = await self._update_communities()
+        return {**run.to_json(), "pending": self.reports_pending()}
+
     def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
         return self.run(self.acommunities(level, members=members, reports=reports))
 
@@ -691,6 +699,13 @@ class KnowledgeBase:
         from .graph.community_update import pending_reports, use_llm
 
         return pending_reports(self.store, use_llm(self.settings.communities, self.llm))
+
+    def reports_status(self) -> dict[str, Any]:
+        """Communities stored, reports still to write, and whether the LLM would write them."""
+        from .graph.community_update import use_llm
+
+        return {"communities": len(self.store.list_communities()), "pending": self.reports_pending(),
+                "llm": use_llm(self.settings.communities, self.llm)}
 
     def report_cost(self) -> dict[str, Any]:
         """What community reports cost (``stats --cost``): LLM reports written, reports pending (one
@@ -815,6 +830,32 @@ class KnowledgeBase:
         if found is None:
             raise NotFoundError(f"no relation with id {relation_id!r}")
         return found
+
+    def overview(self, limit: int = 1500, type_: str | None = None, document: str | None = None) -> dict[str, Any]:
+        """The whole graph (entities of ``type_``, of ``document``) up to ``limit`` entities, the most
+        connected first, laid out with each community together (analysis.overview)."""
+        from .analysis.overview import overview
+
+        if document and self.store.get_document(document) is None:
+            raise NotFoundError(f"no document with id {document!r} (see `scholargraph status`)")
+        return overview(self.store, limit, type_, document, self.settings.communities.seed)
+
+    def paper(self, doc_id: str) -> dict[str, Any]:
+        """One paper: metadata, sections, its entities and its citations in and out (analysis.paper_page)."""
+        from .analysis.paper_page import paper_page
+
+        return paper_page(self.store, doc_id)
+
+    def library(self, *, search: str = "", status: str | None = None, year: int | None = None, sort: str = "title",
+                descending: bool = False, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """One page of the documents matching ``search``/``status``/``year``, sorted (analysis.library_view)."""
+        from .analysis.library_view import library_page
+
+        full = [{**status, "authors": r.authors, "year": r.year, "venue": r.venue, "doi": r.doi,
+                 "created_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.created_at))}
+                for r, status in self._status_rows()]
+        return library_page(full, search=search, status=status, year=year, sort=sort, descending=descending,
+                            offset=offset, limit=limit)
 
     def export_graph(self, fmt: str = "json") -> str:
         """The whole graph as node-link JSON or GraphML."""

@@ -122,3 +122,55 @@ def test_the_merge_note_counts_the_entities_merged_and_what_they_became():
 
     note = resolution_note([["a", "b"], ["c", "d"], ["e", "f", "g"]])
     assert note.startswith("entity resolution merged 7 entities into 3 (4 duplicates removed")
+
+
+def _store_with_entities(workdir, total: int, new: int):
+    import numpy as np
+
+    from scholargraph.graph.merge import entity_id_for
+    from scholargraph.models import EntityRecord
+    from scholargraph.store import open_store
+
+    store = open_store(workdir)
+    store.set_meta("embedding_dim", "16")
+    firsts, seconds = ["alpha", "beta", "gamma", "delta"], ["ring", "stone", "field", "wave", "lake"]
+    names = [f"{firsts[i % 4]} {seconds[i % 5]} {i}" for i in range(total)]
+    records = [EntityRecord(n, "Concept", f"entity {i}", f"c{i}", id=entity_id_for(n), key=n, document_id=f"d{i}")
+               for i, n in enumerate(names)]
+    store.write(lambda: store.write_entities(records))
+    store.put_vectors("entity", [r.id for r in records], np.random.default_rng(0).standard_normal((total, 16)))
+    store.finish_maintenance("resolve", store.pending_maintenance("resolve"))
+    store.queue_maintenance("resolve", [r.id for r in records[-new:]])
+    return store, {r.id for r in records[-new:]}
+
+
+def test_the_end_of_run_pass_visits_the_runs_entities_and_their_neighbours_only(tmp_path, monkeypatch):
+    """Issue 28: the end-of-run resolution of a 6,119-passage run ran for more than 13 minutes over
+    49,846 entities: one search over the whole vector index per entity the run touched. The pass now
+    compares the run's entities with their neighbours found in ONE batched search, and gives
+    canonical ids to the run's entities only."""
+    from scholargraph.graph import resolution_pass
+    from scholargraph.graph.resolve import ResolutionSettings
+    from scholargraph.store.vectors import ExactVectorIndex
+
+    store, touched = _store_with_entities(tmp_path / "ws", 300, 12)
+    searches: list[int] = []
+    compared: list[str] = []
+    renamed_from: list[str] = []
+    real_search, real_many, real_resolve = ExactVectorIndex.search, ExactVectorIndex.search_many, resolution_pass.resolve
+    real_sources = store.entity_sources
+    monkeypatch.setattr(ExactVectorIndex, "search", lambda self, q, k, allowed=None: searches.append(1) or
+                        real_search(self, q, k, allowed))
+    monkeypatch.setattr(ExactVectorIndex, "search_many", lambda self, q, k: searches.append(len(q)) or
+                        real_many(self, q, k))
+    monkeypatch.setattr(resolution_pass, "resolve", lambda cands, s: compared.extend(c.id for c in cands) or
+                        real_resolve(cands, s))
+    monkeypatch.setattr(store, "entity_sources", lambda ids: renamed_from.extend(ids) or real_sources(ids))
+    settings = ResolutionSettings(k=3)
+    try:
+        resolution_pass.resolve_pending(store, settings)
+    finally:
+        store.close()
+    assert searches == [len(touched)]  # one batched neighbour search, not one pass over the index per entity
+    assert touched <= set(compared) and len(compared) <= len(touched) * (settings.k + 1)
+    assert set(renamed_from) - set(compared) == set()  # what it reads back is what it compared, never the rest

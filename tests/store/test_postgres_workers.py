@@ -17,6 +17,7 @@ import pytest
 from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
+from scholargraph.ingest.registry import load_file
 from scholargraph.models import DocStatus, Document, Section
 from scholargraph.store import open_store
 from scholargraph.testing.llm_script import Rule
@@ -102,27 +103,27 @@ def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(t
     claims: list[list[str]] = []
     first_claims: list[list[str]] = []  # those made before any file was read
     registered = threading.Event()
-    real_claim, real_load = kb.store.claim_pending, pipeline_module.load_file
+    real_claim, real_iter = kb.store.claim_pending, pipeline_module.iter_file
 
     def claim_pending(limit, only=None):
         ids = real_claim(limit, only)
         claims.append(ids)
         return ids
 
-    def load_file(path, options):  # this worker's parsing thread
+    def iter_file(path, options, warnings):  # this worker's parsing thread
         if not registered.is_set():  # the other worker registers the whole folder once this one has claimed
             deadline = time.monotonic() + 60
             while not claims and time.monotonic() < deadline:
                 time.sleep(0.01)
             first_claims.extend(claims)
             for paper in sorted((tmp_path / "papers").iterdir()):
-                for doc in real_load(paper, options):
+                for doc in load_file(paper, options):
                     other.add_pending(doc, "full", "academic")
             registered.set()
-        return real_load(path, options)
+        return real_iter(path, options, warnings)
 
     monkeypatch.setattr(kb.store, "claim_pending", claim_pending)
-    monkeypatch.setattr(pipeline_module, "load_file", load_file)
+    monkeypatch.setattr(pipeline_module, "iter_file", iter_file)
     try:
         report = kb.insert([tmp_path / "papers"])
         assert first_claims and not any(first_claims)  # it looked for work before the other worker registered any
@@ -292,10 +293,8 @@ def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, 
 
 def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
     """Every paper of ``papers`` registered and claimed by the ``other`` worker (live, mid-run)."""
-    import scholargraph.pipeline as pipeline_module
-
     for paper in sorted(papers.iterdir()):
-        for doc in pipeline_module.load_file(paper, kb.load_options()):
+        for doc in load_file(paper, kb.load_options()):
             other.add_pending(doc, "full", "academic")
     return sorted(other.write(lambda: other.claim_pending(100)))
 
@@ -358,10 +357,10 @@ def victim_process(corpus, workdir, dsn: str, server_url: str, lease_s: float, *
     return index_process(corpus, workdir, dsn, server_url, *extra, env={"SCHOLARGRAPH_STORE__LEASE_SECONDS": str(lease_s)})
 
 
-def wait_for(condition, what: str, timeout: float = WAIT) -> None:
+def wait_for(condition, what: str, timeout: float = WAIT, state=None) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}" + (f": {state()}" if state else "")
         time.sleep(0.1)
 
 
@@ -428,7 +427,8 @@ def test_a_worker_killed_mid_document_leaves_its_documents_to_a_running_worker(t
         victim_docs = sum(processing_by(dsn).values())
         victim.kill()  # SIGKILL mid-document
         victim.wait(timeout=60)
-        wait_for(lambda: _counts(dsn) == {"PROCESSED": 6}, "the running worker to finish every document")
+        wait_for(lambda: worker.error is not None or _counts(dsn) == {"PROCESSED": 6},
+                 "the running worker to finish every document", state=lambda: (_counts(dsn), processing_by(dsn)))
         report = worker.stop()
     finally:
         gate.set()
@@ -456,7 +456,8 @@ def test_a_frozen_worker_loses_its_documents_after_its_lease_and_commits_nothing
         wait_for(lambda: held and sum(processing_by(dsn).values()) == 4, "the victim to hold every document")
         victim.send_signal(signal.SIGSTOP)
         worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", llm.base_url))
-        wait_for(lambda: _counts(dsn) == {"PROCESSED": 4}, "the running worker to take the documents over")
+        wait_for(lambda: worker.error is not None or _counts(dsn) == {"PROCESSED": 4},
+                 "the running worker to take the documents over")
         report = worker.stop()
         victim.send_signal(signal.SIGCONT)
         gate.set()  # the victim's LLM calls come back: it tries to commit what it no longer holds

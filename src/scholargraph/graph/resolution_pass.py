@@ -11,6 +11,8 @@ the work to the next one (docs/reliability.md).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..store.base import SourceDescriptions, Store
 from .edit import merge_entities, rename_entity
 from .merge import entity_id_for
@@ -20,10 +22,10 @@ from .resolve import Candidate, ResolutionSettings, resolve
 def candidate_pool(store: Store, touched: set[str], k: int) -> list[Candidate]:
     index = store.vector_index("entity")
     pool = dict.fromkeys(sorted(touched))
-    for entity_id in sorted(touched):
-        vector = index.get(entity_id)
-        if vector is not None:
-            pool.update(dict.fromkeys(i for i, _ in index.search(vector, k + 1)))
+    found = [(entity_id, vector) for entity_id in pool if (vector := index.get(entity_id)) is not None]
+    if found:  # one batched search (a matrix product per block of rows), not one pass over the index per entity
+        for hits in index.search_many(np.stack([v for _, v in found]), k + 1):
+            pool.update(dict.fromkeys(i for i, _ in hits))
     entities = store.get_entities(pool)
     sources = store.entity_sources([i for i in pool if i in entities])
     return [Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id), _members(sources[e.id]))
@@ -99,8 +101,9 @@ def canonical_ids(store: Store, ids: set[str]) -> int:
     the names only, so indexing papers one by one or together gives the same graph. Returns how
     many were renamed (an id another entity holds already is left as it is)."""
     renamed = 0
-    for entity_id in sorted(ids):
-        canonical = canonical_id(store, [entity_id])
+    for entity_id, src in sorted(store.entity_sources(sorted(ids)).items()):
+        keys = [key for key in src.keys if key]
+        canonical = entity_id_for(min(keys)) if keys else entity_id
         if canonical != entity_id and not store.get_entities([canonical], sources=False):
             rename_entity(store, entity_id, canonical)
             renamed += 1
