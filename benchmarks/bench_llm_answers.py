@@ -3,8 +3,9 @@
     .venv/bin/python -m benchmarks.bench_llm_answers [--model qwen2.5-coder-1.5b] [--hotpotqa 10]
         [--pubmedqa 10] [--modes naive,hybrid,ppr] [--no-judge] [--keep DIR] [--json-out FILE]
 
-The retrieval corpora are indexed whole with the offline profile (no LLM call at indexing: the
-994 HotpotQA passages, the 500 PubMedQA PQA-L dev abstracts); then the first N questions of each
+The retrieval corpora are indexed with the offline profile (no LLM call at indexing: the 994
+HotpotQA passages and the 500 PubMedQA PQA-L dev abstracts, or with ``--corpus small`` HotpotQA's
+distractor setting and the first ``--corpus-size`` abstracts); then the first N questions of each
 set are asked in every mode with llama.cpp (xllamacpp) writing the answers, as a user's `ask` does
 (LLM query keywords, the product's answer prompt, citation checking). Every call goes through a
 recording proxy, so calls, tokens (llama.cpp's own counts) and seconds are exact.
@@ -59,18 +60,25 @@ def _prompt(name: str) -> str:
 # -- data ---------------------------------------------------------------------------------------
 
 
-def hotpotqa(limit: int) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
-    corpus = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_corpus.json").read_text(encoding="utf-8"))
-    docs = [{"id": title, "title": title, "text": " ".join(sents)} for title, sents in corpus.items()]
+def hotpotqa(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """``corpus_size`` None: the whole 994-passage corpus; otherwise HotpotQA's distractor setting —
+    the questions' own context passages (2 gold + 8 distractors each)."""
     items = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_q000-049.json").read_text(encoding="utf-8"))
+    corpus = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_corpus.json").read_text(encoding="utf-8"))
+    if corpus_size is not None:
+        own = {title for it in items[:limit] for title, _ in it["context"]}
+        corpus = {t: s for t, s in corpus.items() if t in own}
+    docs = [{"id": title, "title": title, "text": " ".join(sents)} for title, sents in corpus.items()]
     questions = [{"question": it["question"], "answer": it["answer"],
                   "gold_titles": sorted({t for t, _ in it["supporting_facts"]})} for it in items[:limit]]
     return docs, questions
 
 
-def pubmedqa(limit: int) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def pubmedqa(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """``corpus_size`` None: all 500 PQA-L dev abstracts; otherwise the first ``corpus_size``."""
     items = json.loads((DEV / "pubmedqa/pqal_dev.json").read_text(encoding="utf-8"))
-    docs = [{"id": f"pmid{pmid}", "title": f"PMID {pmid}", "text": " ".join(it["CONTEXTS"])} for pmid, it in items.items()]
+    docs = [{"id": f"pmid{pmid}", "title": f"PMID {pmid}", "text": " ".join(it["CONTEXTS"])}
+            for pmid, it in list(items.items())[: corpus_size or None]]
     questions = [{"question": it["QUESTION"], "answer": it["final_decision"], "gold_titles": [f"PMID {pmid}"]}
                  for pmid, it in list(items.items())[:limit]]
     return docs, questions
@@ -249,7 +257,7 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
     for name, loader, limit in (("hotpotqa", hotpotqa, args.hotpotqa), ("pubmedqa", pubmedqa, args.pubmedqa)):
         if not limit:
             continue
-        docs, questions = loader(limit)
+        docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size))
         workdir = scratch / f"ws-{name}"
         indexed = index_offline(workdir, docs) if not (workdir / "scholargraph.db").exists() else {"reused": True}
         sets[name] = {"corpus_documents": len(docs), "indexing": indexed,
@@ -265,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hotpotqa", type=int, default=10, help="HotpotQA questions (0: skip)")
     parser.add_argument("--pubmedqa", type=int, default=10, help="PubMedQA questions (0: skip)")
     parser.add_argument("--modes", default="naive,hybrid,ppr")
+    parser.add_argument("--corpus", choices=("full", "small"), default="full",
+                        help="full: the whole retrieval corpora; small: HotpotQA's distractor setting (the "
+                             "questions' own 10 passages) and the first --corpus-size PubMedQA abstracts")
+    parser.add_argument("--corpus-size", type=int, default=100)
+    parser.add_argument("--nice", type=int, default=0, help="llama.cpp's nice value (negative: ahead of other work)")
     parser.add_argument("--context", type=int, default=8192, help="llama.cpp context per slot")
     parser.add_argument("--no-judge", action="store_true", help="skip the judged support of cited sentences")
     parser.add_argument("--json-out", type=Path, default=RESULTS)
@@ -272,12 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"model": MODELS[args.model].description, "server": "llama.cpp (xllamacpp), 1 slot",
                               "context_per_slot": args.context, "cpus": os.cpu_count(), "indexing_profile": "offline",
+                              "corpus": args.corpus if args.corpus == "full" else f"small ({args.corpus_size})",
                               "load_before": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory(prefix="bench-llm-answers-") as tmp:
         scratch = args.keep.resolve() if args.keep else Path(tmp)
         scratch.mkdir(parents=True, exist_ok=True)
         with local_server(args.model, args.cache, slots=1, context_per_slot=args.context,
-                          log_path=scratch / "llama.log") as server:
+                          log_path=scratch / "llama.log", nice=args.nice) as server:
             recorder = Recorder(server.base_url, scratch / "calls.jsonl")
             with recording_proxy(recorder, args.model, args.context, embeddings=False) as proxy:
                 result["sets"] = asyncio.run(run(args, proxy.base_url, recorder, scratch))

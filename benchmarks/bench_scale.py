@@ -205,9 +205,19 @@ def _rss_mb(pid: int) -> float | None:
     return None
 
 
+def _cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (``/proc/PID/stat``)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0: float) -> None:
     while not stop.wait(every):
-        rows.append({"t": round(time.time() - t0, 1), "rss_mb": [round(r, 1) if (r := _rss_mb(p)) else None for p in pids]})
+        rows.append({"t": round(time.time() - t0, 1), "rss_mb": [round(r, 1) if (r := _rss_mb(p)) else None for p in pids],
+                     "cpu_s": [round(c, 1) if (c := _cpu_s(p)) is not None else None for p in pids]})
 
 
 def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float) -> dict:
@@ -356,6 +366,7 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
     rate = throughput(dsn, t0, window)
     rss = run["rss"]
     peaks = [max((s["rss_mb"][i] or 0) for s in rss) if rss else None for i in range(workers)]
+    cpu = sum(max((s.get("cpu_s", [None] * workers)[i] or 0) for s in rss) for i in range(workers)) if rss else 0.0
     out = {"workers": workers, "registered": registered, "processed": processed,
            "failed": sum(r["failed"] for r in rows), "per_worker": [r["processed"] for r in rows],
            "wall_s": round(wall, 1), "documents_per_s": round(processed / wall, 2),
@@ -363,7 +374,8 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
            "end_of_run_s": round(wall - rate["all_processed_at_s"], 1),
            "per_worker_span_s": [[round(r["start"] - t0, 1), round(r["end"] - t0, 1)] for r in rows],
            "notes": [r["notes"] for r in rows], "warnings": [r["warnings"] for r in rows],
-           "throughput": rate, "rss_peak_mb": peaks,
+           "throughput": rate, "rss_peak_mb": peaks, "worker_cpu_s": round(cpu, 1),
+           "worker_cpu_ms_per_document": round(1000 * cpu / max(1, processed), 1),
            "rss_samples": rss[:: max(1, len(rss) // 60)], "database": database_size(dsn, processed)}
     return {"dsn": dsn, **out}
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.common import DEV
-from scholargraph.extract.offline import OfflineExtractor, guess_type
+from scholargraph.profiles.offline.extractor import OfflineExtractor, guess_type
 from scholargraph.text.names import normalise_name
 
 DATA = DEV

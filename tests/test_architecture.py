@@ -35,7 +35,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("settings", ("scholargraph.config",)),
     ("storage and input", ("scholargraph.store", "scholargraph.ingest")),
     ("model clients", ("scholargraph.llm",)),
-    ("plug-in contract", ("scholargraph.profiles.base", "scholargraph.profiles.registry", "scholargraph.extract.base")),
+    ("plug-in contract", ("scholargraph.plugins", "scholargraph.extract.base",
+                          "scholargraph.profiles.base", "scholargraph.profiles.registry")),  # the last two: old paths
     ("knowledge", ("scholargraph.extract", "scholargraph.graph", "scholargraph.export", "scholargraph.analysis",
                    "scholargraph.evaluation")),
     ("retrieval", ("scholargraph.query",)),
@@ -51,19 +52,11 @@ PLUGINS = ("scholargraph.profiles.core", "scholargraph.profiles.offline", "schol
 
 # Run-time imports of a higher layer, with why they remain.
 UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("scholargraph.config", "scholargraph.profiles.registry"):
-        "the validators of extraction.profile and query.mode check the name against the installed plug-ins "
-        "(inside the validator); goes when plug-ins validate their own settings on lookup",
 }
 # Type-only imports (``if TYPE_CHECKING:``) that close a loop with the run-time imports, with why.
 TYPE_LOOP_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("scholargraph", "scholargraph.kb"):
         "the lazy public API names KnowledgeBase for type checkers; llm.http_pools reads __version__",
-    ("scholargraph.profiles.base", "scholargraph.config"):
-        "ExtractorContext/QueryContext carry the Settings, and config asks the registry for plug-in names",
-    ("scholargraph.profiles.base", "scholargraph.llm.client"): "QueryContext and ExtractorContext carry the LLM client",
-    ("scholargraph.profiles.base", "scholargraph.llm.embeddings"): "the contexts carry the embedder",
-    ("scholargraph.profiles.base", "scholargraph.llm.rerank"): "QueryContext carries the reranker",
     ("scholargraph.testing._llm_http", "scholargraph.testing.llm_server"):
         "the HTTP handler's type of the scripted server it serves",
 }

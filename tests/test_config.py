@@ -2,6 +2,7 @@ import pytest
 
 from scholargraph.config import load_settings
 from scholargraph.errors import ConfigError
+from scholargraph.plugins.registry import check_settings
 
 
 def test_defaults(tmp_path, monkeypatch):
@@ -41,9 +42,11 @@ def test_toml_in_current_directory(tmp_path, monkeypatch):
     ],
 )
 def test_invalid_settings_name_the_key(tmp_path, monkeypatch, overrides, key):
+    """Core values fail when the settings load; the plug-in a setting names, when the registry
+    checks them (a workspace opening, `scholargraph config`)."""
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as err:
-        load_settings(tmp_path, overrides)
+        check_settings(load_settings(tmp_path, overrides))
     assert key in str(err.value)
 
 
@@ -102,3 +105,15 @@ def test_config_origins(tmp_path, monkeypatch, capsys):
     assert origins["llm.base_url"] == "preset ollama" and origins["query.top_k"] == "default"
     assert main(["config", "-w", str(tmp_path)]) == 0  # without --origins: the settings alone, as before
     assert "origins" not in json.loads(capsys.readouterr().out)
+
+
+def test_a_judge_model_alone_runs_on_the_servers_of_llm_endpoints():
+    from scholargraph.config import Settings, judge_settings
+
+    settings = Settings(llm={"model": "m", "endpoints": [{"base_url": "http://gpu1:8000/v1"},
+                                                         {"base_url": "http://gpu2:8000/v1", "model": "m-q4"}]},
+                        judge={"model": "judge-model"})
+    judge = judge_settings(settings)
+    assert judge.configured
+    assert [(e.base_url, e.model) for e in judge.servers()] == [("http://gpu1:8000/v1", "judge-model"),
+                                                                ("http://gpu2:8000/v1", "judge-model")]

@@ -109,9 +109,9 @@ def test_missing_arguments_are_config_errors(tmp_path):
 def test_fastbmrags_defaults_apply_to_omitted_flags(llm_server, tmp_path, capsys):
     # issue 13: `--job query` without --question exited 2; fastbmRAG asks its default question
     o = fastbm_overrides(parse(["--job", "query"]), [])
-    assert o["query"]["top_k"] == 20 and "refine_threshold" not in o["extraction"]  # the local model's own cutoff
+    assert o["query"]["top_k"] == 20 and o["plugins"]["fastbio"]["refine_threshold"] is None  # the local model's own cutoff
     o = fastbm_overrides(parse(["--job", "update", "--embed_model_name", "mxbai-embed-large:latest"]), [])
-    assert o["extraction"]["refine_threshold"] == 0.8
+    assert o["plugins"]["fastbio"]["refine_threshold"] == 0.8
     parse_reply = json.dumps({"genes": [], "diseases": ["Endometriosis"], "other": [], "entity_types": ["genes"],
                               "relation_types": []})
     server = llm_server(rules=canned_bio.fastbio_rules() + [

@@ -274,19 +274,6 @@ class ExtractionSettings(_Section):
     max_entities_per_chunk: int = Field(200, ge=1)
     max_relations_per_chunk: int = Field(300, ge=1)
     max_keywords_per_chunk: int = Field(50, ge=1)
-    # fastbio profile (seed 003 §2.4, §3.1)
-    bio_dictionary: str | None = Field(None, description="CSV/TSV of HGNC symbols / MeSH headings with aliases")
-    refine_threshold: float = Field(0.6, ge=-1, le=1, description="paragraph similarity for stage-2 refinement")
-    refine_paragraphs: int = Field(3, ge=1, le=20)
-
-    @field_validator("profile")
-    @classmethod
-    def _registered_profile(cls, v: str) -> str:
-        from .profiles.registry import AUTO, profile_names  # the plug-ins are imported on first use
-
-        if v != AUTO and v not in profile_names():
-            raise ValueError(f"unknown profile {v!r}; available: {', '.join([AUTO, *profile_names()])}")
-        return v
 
 
 class RerankSettings(_Section):
@@ -339,32 +326,10 @@ class QuerySettings(_Section):
                                                              "(at least top_k)")
     hybrid_passages: bool = Field(True, description="graph modes fuse their text units with the question's own "
                                                     "passages (false = thesis §3.4 exactly: graph text units only)")
-    # ppr mode (HippoRAG 2-style personalised PageRank over entity and passage nodes)
-    ppr_damping: float = Field(0.5, gt=0, lt=1, description="probability of following an edge at each step")
-    ppr_seed_passages: int = Field(3, ge=1, le=100, description="the question's best passages (dense + lexical) "
-                                                               "that seed the walk")
-    ppr_graph_weight: float = Field(0.0, ge=0, description="RRF weight of ppr's ranking fused with the question's "
-                                                           "passages; 0 = ppr's ranking as is (not fused)")
-    ppr_entity_weight: float = Field(1.0, ge=0, description="seed mass of the entities the question matches, "
-                                                            "relative to its best passage; 0 = passages only")
-    ppr_entity_min_score: float = Field(1.0, ge=-1, le=1, description="match score an entity needs to seed the walk: "
-                                                                      "1 = named exactly in the question; lower also "
-                                                                      "seeds nearest-vector matches and facts' ends")
-    ppr_name_links: float = Field(1.0, ge=0, description="weight of the edges joining an entity name to the longer "
-                                                         "names containing it ('Nicki Minaj' / 'singer Nicki "
-                                                         "Minaj'), times the shorter name's specificity; 0 = none")
-    ppr_facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
     max_graph_relations: int = Field(
         1_000_000, ge=0, description="above this many relations the graph modes never load the whole graph: they read "
                                      "the part the question touches from the store (bounded paths, ppr on the "
                                      "neighbourhood of its seeds), and summary computes no communities at question time")
-    ppr_local_hops: int = Field(2, ge=1, le=4, description="above max_graph_relations: ppr walks the entities this "
-                                "many hops from its seeds, with the passages stating them")
-    ppr_local_entities: int = Field(20_000, ge=100, description="above max_graph_relations: at most this many entities "
-                                    "in ppr's neighbourhood (the hops stop when the next would pass it)")
-    bio_threshold: float = Field(0.3, ge=-1, le=1, description="bio mode: min similarity of relation descriptions")
-    bio_min_edge_weight: float | None = Field(None, ge=0)
-    bio_edge_weight: Literal["min", "mean", "max"] = "min"
     # graph modes (thesis 000 §3.3): clues, node matching, pruning, paths, per-part budgets
     max_clues: int = Field(20, ge=0, le=200, description="content keywords kept as clues (cosine >= clue_threshold)")
     node_threshold: float = Field(0.4, ge=-1, le=1, description="min cosine between a low-level keyword and a matched entity")
@@ -375,15 +340,6 @@ class QuerySettings(_Section):
     entity_tokens: int | None = Field(None, ge=0, description="budget of the Entities part; default 20% of max_context_tokens")
     relation_tokens: int | None = Field(None, ge=0,
                                         description="budget of the Relations part; default 25% of max_context_tokens")
-
-    @field_validator("mode")
-    @classmethod
-    def _registered_mode(cls, v: str) -> str:
-        from .profiles.registry import mode_names  # the plug-ins are imported on first use
-
-        if v not in mode_names():
-            raise ValueError(f"unknown query mode {v!r}; available: {', '.join(mode_names())}")
-        return v
 
 
 class StoreSettings(_Section):
@@ -480,29 +436,42 @@ class CommunitySettings(_Section):
                                 description="hybrid adds this many best reports to broad questions' context (0 = off)")
 
 
-class LocalKGSettings(_Section):
-    """The localkg profile (paper2lkg, seed 004 §4): per-paper local knowledge graphs."""
+# Plug-in settings that used to live in core sections, by their old key: (section under [plugins], new key).
+# The old spellings keep working (files, SCHOLARGRAPH_* variables, overrides); docs/configuration.md
+# names the new ones.
+LEGACY_PLUGIN_KEYS: dict[str, dict[str, tuple[str, str]]] = {
+    "extraction": {"bio_dictionary": ("fastbio", "dictionary"), "refine_threshold": ("fastbio", "refine_threshold"),
+                   "refine_paragraphs": ("fastbio", "refine_paragraphs")},
+    "query": {**{f"ppr_{k}": ("ppr", k) for k in ("damping", "seed_passages", "graph_weight", "entity_weight",
+                                                  "entity_min_score", "name_links", "facts", "local_hops", "local_entities")},
+              **{f"bio_{k}": ("bio", k) for k in ("threshold", "min_edge_weight", "edge_weight")}},
+}
+LEGACY_PLUGIN_SECTIONS = {"localkg": "localkg"}  # old top-level section -> section under [plugins]
 
-    levels: list[Literal["section", "paragraph", "sentence"]] = Field(
-        default_factory=lambda: ["section", "paragraph", "sentence"],  # type: ignore[arg-type]
-        description="contexts mentions and local relations are extracted at (§4.1, §4.3)")
-    unit_tokens: int = Field(2500, ge=200, description="a longer section is read in windows of whole paragraphs")
-    batch_sentences: bool = Field(True, description="one call per paragraph for its sentences (answers stay per "
-                                                    "sentence) instead of one call per sentence")
-    batch_size: int = Field(20, ge=1, le=200, description="mentions, types or predicates per description call")
-    link_threshold: float = Field(0.9, ge=-1, le=1, description="cosine of two mention descriptions that links "
-                                                                 "them (§4.2; the seed's 0.95 was for bge-base)")
-    context_tokens: int = Field(6000, ge=50, description="the paper is shrunk to this for paper-level "
-                                                          "relations (Algorithm 4)")
-    global_entities: int = Field(20, ge=2, le=200, description="most relevant entities paired at paper level ...")
-    global_fraction: float = Field(0.1, gt=0, le=1, description="... or this share of the entities, if fewer")
-    pairs_per_call: int = Field(10, ge=1, le=100, description="entity pairs asked about in one call (Prompt 4.2)")
-    taxonomy: bool = Field(True, description="skos:broader from potential parent types (§4.5)")
-    taxonomy_threshold: float = Field(0.85, ge=-1, le=1, description="cosine of a type's and an entity's description")
-    new_concepts: bool = Field(True, description="a parent type no entity matches becomes a general concept")
-    predicate_threshold: float = Field(0.9, ge=-1, le=1, description="cosine of two predicate descriptions that "
-                                                                      "groups them (§4.5)")
-    repair: bool = Field(True, description="ask once more when an answer is not valid JSON")
+
+def move_legacy_plugin_keys(data: Any) -> Any:
+    """Settings data with the old spellings of plug-in settings moved under ``plugins`` (a value
+    given in the new spelling wins)."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    plugins = {k: dict(v) for k, v in (data.get("plugins") or {}).items() if isinstance(v, dict)}
+    moved: dict[str, dict[str, Any]] = {}
+    for old, new in LEGACY_PLUGIN_SECTIONS.items():
+        if isinstance(data.get(old), dict):
+            moved.setdefault(new, {}).update(data.pop(old))
+    for section, keys in LEGACY_PLUGIN_KEYS.items():
+        if isinstance(data.get(section), dict) and set(data[section]) & set(keys):
+            values = dict(data[section])
+            for old in set(values) & set(keys):
+                name, key = keys[old]
+                moved.setdefault(name, {})[key] = values.pop(old)
+            data[section] = values
+    for name, values in moved.items():
+        plugins[name] = {**values, **plugins.get(name, {})}
+    if plugins:
+        data["plugins"] = plugins
+    return data
 
 
 def preset_values(name: str) -> dict[str, Any]:
@@ -559,7 +528,12 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     communities: CommunitySettings = Field(default_factory=CommunitySettings)
-    localkg: LocalKGSettings = Field(default_factory=LocalKGSettings)
+    plugins: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="plug-in settings, one section per profile or query mode "
+                                          "([plugins.localkg], [plugins.ppr]...), validated by the plug-in when it is "
+                                          "looked up (scholargraph.plugins.registry.check_settings)")
+    localkg: dict[str, Any] = Field(default_factory=dict, exclude=True,
+                                    description="deprecated spelling of [plugins.localkg] (kept for existing configs)")
     max_parallel_documents: int = Field(0, ge=0, le=4096, description="0 = auto: max(16, 2 x llm.max_concurrency)")
     progress: bool = True
 
@@ -581,6 +555,11 @@ class Settings(BaseSettings):
         if layers.preset:
             sources.append(PresetSource(settings_cls, layers.preset))
         return tuple(sources)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_plugin_keys(cls, data: Any) -> Any:
+        return move_legacy_plugin_keys(data)
 
     @field_validator("preset")
     @classmethod
@@ -741,6 +720,9 @@ def judge_settings(settings: Settings) -> LLMSettings:
     judge, llm = settings.judge, settings.llm
     if not (judge.base_url or judge.model):
         return llm
+    if not judge.base_url and not judge.endpoints and llm.endpoints:  # another model on the same servers
+        servers = [e.model_copy(update={"model": judge.model or e.model}) for e in llm.endpoints]
+        return judge.model_copy(update={"endpoints": servers, "api_key": judge.api_key or llm.api_key})
     same_server = judge.base_url in (None, llm.base_url)
     return judge.model_copy(update={"base_url": judge.base_url or llm.base_url, "model": judge.model or llm.model,
                                     "api_key": judge.api_key or (llm.api_key if same_server else None)})

@@ -121,7 +121,7 @@ class RAG:
         ``top_results``: at most this many papers; ``filter_importance`` in (0, 1]: leave out
         relations whose edge weight is below that quantile of the graph's edge weights (-1: none);
         ``similarity_score``: the cosine cutoff between question and relation descriptions
-        (default: the setting ``query.bio_threshold``, tuned to the embedding model);
+        (default: the setting ``plugins.bio.threshold``, tuned to the embedding model);
         ``temperature``: the answer's sampling temperature (default: ``llm.temperature``)."""
         answer = self.answer(question, top_results, gene, disease, paper_id, question_analysis, filter_importance,
                              temperature, similarity_score)

@@ -43,8 +43,8 @@ from .llm.embeddings import DeferredEmbedder, Embedder, make_embedder
 from .llm.rerank import Reranker, make_reranker
 from .models import Answer, DocStatus, Document, Section, Usage, usage_to_json
 from .pipeline import IndexReport, Pipeline
-from .profiles.base import ExtractorContext
-from .profiles.registry import AUTO, AUTO_WITH_LLM, get_profile, resolve_profile_name
+from .plugins.base import ExtractorContext
+from .plugins.registry import AUTO, AUTO_WITH_LLM, check_settings, get_profile, resolve_profile_name
 from .progress import NullProgress, Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
@@ -54,6 +54,7 @@ from .text.names import normalise_name
 
 if TYPE_CHECKING:
     from .graph.community_update import CommunityRun
+    from .graph.kg_summary import KGSummary
     from .llm.client import LLMClient
     from .llm.local_server import LocalServer
     from .store.base import DocumentRow
@@ -76,6 +77,7 @@ class KnowledgeBase:
         self.settings = settings or load_settings(workdir, overrides)
         if settings is not None and workdir is not None:
             self.settings = self.settings.model_copy(update={"workdir": Path(workdir)})
+        check_settings(self.settings)  # the plug-ins named exist, their [plugins.*] sections are valid
         self.store = open_store(self.settings.workdir, self.settings.store.backend, create=create,
                                 **self.settings.store.options())
         self._graphs = GraphCache()  # the in-memory graph, shared by every query engine of this knowledge base
@@ -573,10 +575,13 @@ class KnowledgeBase:
         """One row per document. ``status`` is the stored one, except ``INTERRUPTED`` for a document left
         PROCESSING by a run that has ended (resumed by the next ``index`` run). ``chunk_failures``: chunks
         still without usable model output (the paper is incomplete until a run retries them)."""
+        return [status for _, status in self._status_rows()]
+
+    def _status_rows(self) -> list[tuple[DocumentRow, dict[str, Any]]]:
         rows = self.store.list_documents()
         interrupted = self.store.interrupted_ids() if any(r.status == DocStatus.PROCESSING for r in rows) else set()
         failures = self.store.chunk_failure_counts()
-        return [_status_row(r, r.id in interrupted, failures.get(r.id, 0)) for r in rows]
+        return [(r, _status_row(r, r.id in interrupted, failures.get(r.id, 0))) for r in rows]
 
     def stats(self) -> dict[str, Any]:
         usage = self.store.usage_by_purpose()
@@ -680,6 +685,11 @@ class KnowledgeBase:
             await self._update_communities()
         return list_view(self.store, level, members)
 
+    async def awrite_reports(self) -> dict[str, Any]:
+        """Write the community reports still missing (the web app's "write reports"); what was written."""
+        run: CommunityRun = await self._update_communities()
+        return {**run.to_json(), "pending": self.reports_pending()}
+
     def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
         return self.run(self.acommunities(level, members=members, reports=reports))
 
@@ -689,6 +699,13 @@ class KnowledgeBase:
         from .graph.community_update import pending_reports, use_llm
 
         return pending_reports(self.store, use_llm(self.settings.communities, self.llm))
+
+    def reports_status(self) -> dict[str, Any]:
+        """Communities stored, reports still to write, and whether the LLM would write them."""
+        from .graph.community_update import use_llm
+
+        return {"communities": len(self.store.list_communities()), "pending": self.reports_pending(),
+                "llm": use_llm(self.settings.communities, self.llm)}
 
     def report_cost(self) -> dict[str, Any]:
         """What community reports cost (``stats --cost``): LLM reports written, reports pending (one
@@ -700,6 +717,24 @@ class KnowledgeBase:
                 "tokens": used.prompt_tokens + used.completion_tokens,
                 "when": "at the end of each index run" if self.settings.communities.reports_on_index
                 else "when needed (summary mode, `communities`, the web view) or `index --reports`"}
+
+    async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                         root: str | None = None) -> KGSummary:
+        """KG-RAG's hierarchical summary of the graph (seed 001 §III.D; :mod:`.graph.kg_summary`):
+        the most connected research concept (or ``root``), its depth-``depth`` subgraph without
+        persons / organisations / places, split into subtopics by ``algorithm`` (louvain | leiden;
+        default ``communities.algorithm``), each node summarised (by the LLM when one is
+        configured, else extractive), compiled into one Markdown document (``.markdown()``) with
+        citations to papers and sections."""
+        from .graph.kg_summary import summarize_graph
+
+        cfg = self.settings.communities
+        return await summarize_graph(self.store, self.llm, algorithm=algorithm or cfg.algorithm, depth=depth,
+                                     max_nodes=max_nodes, root=root, seed=cfg.seed, resolution=cfg.resolution)
+
+    def summarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
+                  root: str | None = None) -> KGSummary:
+        return self.run(self.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root))
 
     def community(self, community_id: str) ->dict[str, Any]:
         """One community with its report and member entity ids."""
@@ -795,6 +830,32 @@ class KnowledgeBase:
         if found is None:
             raise NotFoundError(f"no relation with id {relation_id!r}")
         return found
+
+    def overview(self, limit: int = 1500, type_: str | None = None, document: str | None = None) -> dict[str, Any]:
+        """The whole graph (entities of ``type_``, of ``document``) up to ``limit`` entities, the most
+        connected first, laid out with each community together (analysis.overview)."""
+        from .analysis.overview import overview
+
+        if document and self.store.get_document(document) is None:
+            raise NotFoundError(f"no document with id {document!r} (see `scholargraph status`)")
+        return overview(self.store, limit, type_, document, self.settings.communities.seed)
+
+    def paper(self, doc_id: str) -> dict[str, Any]:
+        """One paper: metadata, sections, its entities and its citations in and out (analysis.paper_page)."""
+        from .analysis.paper_page import paper_page
+
+        return paper_page(self.store, doc_id)
+
+    def library(self, *, search: str = "", status: str | None = None, year: int | None = None, sort: str = "title",
+                descending: bool = False, offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """One page of the documents matching ``search``/``status``/``year``, sorted (analysis.library_view)."""
+        from .analysis.library_view import library_page
+
+        full = [{**status, "authors": r.authors, "year": r.year, "venue": r.venue, "doi": r.doi,
+                 "created_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r.created_at))}
+                for r, status in self._status_rows()]
+        return library_page(full, search=search, status=status, year=year, sort=sort, descending=descending,
+                            offset=offset, limit=limit)
 
     def export_graph(self, fmt: str = "json") -> str:
         """The whole graph as node-link JSON or GraphML."""

@@ -328,7 +328,7 @@ class Extraction:
 PURPOSES = ("extract", "glean", "summarise", "keywords", "answer", "judge", "refine", "parse", "report", "map",
             # the localkg profile's five stages (seed 004 §4.1-4.5) and its evaluation (§5.2-5.3)
             "lkg_mentions", "lkg_linking", "lkg_relations", "lkg_global", "lkg_taxonomy", "kg2text", "kgqa",
-            "questions", "other")
+            "questions", "kg_summary", "other")
 # calls made while someone waits for an answer: they take a free LLM slot before bulk (indexing) calls
 QUESTION_PURPOSES = frozenset({"keywords", "answer", "map"})
 

@@ -60,7 +60,7 @@ CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this
 REGISTER_BATCH = 256  # documents of a file registered (made PENDING) in one commit
 IN_FLIGHT_POLL_S = 0.05  # reading waits for the in-flight documents to drop below the bound, looking this often
 IN_FLIGHT_PRUNE_S = 5.0  # and this often for those another worker took (PostgreSQL)
-RESOLVE_BLOCK = 2000  # entities one worker claims at a time in the shared end-of-run resolution
+RESOLVE_BLOCK = 256  # entities one PostgreSQL worker claims at a time in the shared end-of-run resolution
 T = TypeVar("T")
 __all__ = ["IndexReport", "Pipeline", "select_scope"]
 

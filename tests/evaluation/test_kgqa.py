@@ -57,3 +57,6 @@ def test_malformed_replies(llm_server, tmp_path):
     # both replies the evaluation parses are asked under a JSON schema (a small local model needs it)
     names = {r["response_format"]["json_schema"]["name"] for r in server.stats.requests if "response_format" in r}
     assert {"qa_pairs", "question_entities"} <= names
+    teacher = next(r for r in server.stats.requests if r.get("response_format", {}).get("json_schema", {}).get("name")
+                   == "qa_pairs")["response_format"]["json_schema"]["schema"]["properties"]["pairs"]
+    assert teacher["minItems"] == teacher["maxItems"] == 2  # exactly the pairs asked for (count=2)

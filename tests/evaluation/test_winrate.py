@@ -176,6 +176,8 @@ def test_judge_is_structured_and_faithful_to_the_appendix(llm_server, workdir, t
         assert phrase.replace('"', '\\"') in text, phrase
     schema = judged[0]["response_format"]["json_schema"]["schema"]
     assert schema["required"] == ["Comprehensiveness", "Diversity", "Empowerment", "Overall Winner"]
+    # bounded: Qwen2.5-Coder 0.5B looped on one reasoning sentence until its budget and lost the verdict
+    assert all(schema["properties"][k]["properties"]["Reasoning"]["maxLength"] for k in schema["required"])
     result = json.loads(out.read_text())  # --out: the whole result
     assert result["unusable_judgements"] == 0 and result["judgements"] == 6
     assert [row["metric"] for row in result["table"]] == ["Comprehensiveness", "Diversity", "Empowerment", "Overall"]

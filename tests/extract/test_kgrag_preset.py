@@ -9,8 +9,8 @@ from scholargraph.config import ExtractionSettings, LLMSettings, Settings
 from scholargraph.extract.types import entity_types, relation_types
 from scholargraph.llm.client import LLMClient
 from scholargraph.models import Chunk
-from scholargraph.profiles.base import ExtractorContext
-from scholargraph.profiles.registry import get_profile
+from scholargraph.plugins.base import ExtractorContext
+from scholargraph.plugins.registry import get_profile
 from scholargraph.testing.llm_server import Rule, ScriptedLLMServer
 
 

@@ -83,3 +83,13 @@ def test_an_update_ends_and_keeps_most_communities_on_a_skewed_graph():
     after = detect_hierarchy(grown, previous=memberships(before.communities))
     kept = {c.id for c in before.communities} & {c.id for c in after.communities}
     assert len(kept) >= 0.85 * len(before.communities)
+
+
+def test_louvain_can_be_chosen_as_seed_001_used_it():
+    """communities.algorithm = "louvain" (seed 001 §III.C): the same planted structure, the same
+    communities on every run."""
+    h = detect_hierarchy(planted_edges(), HierarchyParams(algorithm="louvain"))
+    groups = [{group_of(m)[0] for m in c.members} for c in h.at(0)]
+    assert all(len(g) == 1 for g in groups) and len({min(g) for g in groups}) == GROUPS
+    assert _partition(h.communities) == _partition(detect_hierarchy(planted_edges(),
+                                                                    HierarchyParams(algorithm="louvain")).communities)

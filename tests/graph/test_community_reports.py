@@ -4,6 +4,8 @@ communities rewritten on update (graph/community_reports.py, graph/community_upd
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 
 import pytest
 from planted import GROUPS, SUBGROUPS
@@ -144,3 +146,33 @@ def test_extractive_reports_are_rewritten_once_an_llm_is_configured(store):
         run = asyncio.run(go())
         assert not run.computed and run.reports_written == total == server.stats.by_kind["report"]["calls"]
     assert all(r.method == "llm" for r in store.community_reports().values())
+
+
+def test_a_looping_report_is_bounded_by_its_schema_and_loses_its_repeats(store):
+    """Qwen2.5-Coder 0.5B wrote one summary sentence over and over until max_tokens (a real reply,
+    tests/fixtures/real_model/report_looping_summary.json). The schema now bounds every string and
+    list, so a server that constrains decoding closes the summary; the repeats are dropped."""
+    looping = json.loads((Path(__file__).parents[1] / "fixtures" / "real_model" / "report_looping_summary.json")
+                         .read_text())["reply"]
+    summary = looping.split('"summary": "', 1)[1]
+    summary = summary[: summary.rindex(".") + 1]  # the summary as far as it went, to its last full sentence
+    complete = json.dumps({"title": "Perceptual groups", "summary": summary, "rating": 6})  # the JSON closed, as a
+    # grammar-bounded server returns it
+    rules = [Rule("report", r"You write the report of one community", complete)]
+    with ScriptedLLMServer(rules=rules) as server:
+        llm = LLMClient(LLMSettings(base_url=server.base_url, model="scripted-model", cache=False), cache=store)
+
+        async def go():
+            try:
+                return await update_communities(store, CommunitySettings(reports="llm"), llm, force=True,
+                                                 rebuild=True)
+            finally:
+                await llm.aclose()
+
+        run = asyncio.run(go())
+    schema = server.stats.requests[0]["response_format"]["json_schema"]["schema"]["properties"]
+    assert schema["summary"]["maxLength"] and schema["title"]["maxLength"] and schema["keywords"]["maxItems"] == 8
+    written = [r for r in store.community_reports().values() if r.method == "llm"]
+    assert run.llm_reports and written
+    sentence = "The paper proposes a method utilizing the perceptual groups of objects and n-ary relations among them."
+    assert summary.count(sentence) > 3 and all(r.summary.count(sentence) == 1 for r in written)

@@ -18,10 +18,12 @@ def store(tmp_path):
 
 @pytest.fixture
 def make_engine(store):
-    """``make_engine(llm=None, **query_settings)`` -> a QueryEngine over the hand-built workspace."""
+    """``make_engine(llm=None, plugins=None, **query_settings)`` -> a QueryEngine over the hand-built
+    workspace (``plugins``: the [plugins.*] sections, e.g. {"ppr": {"graph_weight": 0.5}})."""
 
-    def make(llm=None, **query):
-        settings = Settings(workdir=store.workdir, query=QuerySettings(**{**QUERY_DEFAULTS, **query}))
+    def make(llm=None, plugins=None, **query):
+        settings = Settings(workdir=store.workdir, query=QuerySettings(**{**QUERY_DEFAULTS, **query}),
+                            plugins=plugins or {})
         return QueryEngine(store, settings, BagOfWordsEmbedder(), WordTokenizer(), llm)
 
     return make

@@ -260,11 +260,11 @@ def test_above_max_graph_relations_a_mode_answers_from_the_part_the_question_tou
     whole = asyncio.run(make_engine().retrieve(question, mode, top_k=3))
     part = asyncio.run(make_engine(max_graph_relations=0).retrieve(question, mode, top_k=3))
     assert [s.chunk_id for s in part.sources if s.kind == "chunk"]
-    if mode == "ppr":  # the walk stays within ppr_local_hops of its seeds
+    if mode == "ppr":  # the walk stays within plugins.ppr.local_hops of its seeds
         loaded = part.details["passage_graph_loaded"]
         assert loaded["partial"]
-        near = asyncio.run(make_engine(max_graph_relations=0, ppr_seed_passages=1, ppr_local_hops=1).retrieve(
-            question, mode, top_k=3))
+        engine = make_engine(max_graph_relations=0, plugins={"ppr": {"seed_passages": 1, "local_hops": 1}})
+        near = asyncio.run(engine.retrieve(question, mode, top_k=3))
         assert near.details["passage_graph_loaded"]["entities"] < 10, "one hop from c3 is not the whole graph"
         assert [s.chunk_id for s in part.sources][:1] == [s.chunk_id for s in whole.sources][:1]
     else:

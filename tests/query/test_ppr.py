@@ -81,7 +81,7 @@ def test_ppr_ranking_is_fused_with_the_passages_only_when_ppr_graph_weight_is_se
     units = plain.details["graph_text_units"]
     assert [s.chunk_id for s in plain.sources if s.kind == "chunk"] == units[:5]  # default: not fused
 
-    fused = asyncio.run(make_engine(ppr_graph_weight=0.5).retrieve(question, "ppr", top_k=5))
+    fused = asyncio.run(make_engine(plugins={"ppr": {"graph_weight": 0.5}}).retrieve(question, "ppr", top_k=5))
     lists = [[(c, 0.0) for c in fused.details["graph_text_units"]],
              *([(c, 0.0) for c in fused.details["passages"][key]] for key in ("dense", "lexical"))]
     q = QuerySettings()
@@ -223,14 +223,15 @@ def test_a_generic_word_inside_a_name_does_not_carry_the_walk(tmp_path):
 def test_ppr_mode_crosses_the_split_name_unless_ppr_name_links_is_0(tmp_path):
     store = _bridge_store(tmp_path, SPLIT_DOCS)
     try:
-        def top2(**settings):
-            query = QuerySettings(node_threshold=0.9, ppr_seed_passages=1, **settings)  # the walk starts at the song
-            engine = QueryEngine(store, Settings(workdir=store.workdir, query=query), BagOfWordsEmbedder(),
-                                 WordTokenizer(), None)
+        def top2(**ppr):
+            query = QuerySettings(node_threshold=0.9)
+            plugins = {"ppr": {"seed_passages": 1, **ppr}}  # the walk starts at the song
+            engine = QueryEngine(store, Settings(workdir=store.workdir, query=query, plugins=plugins),
+                                 BagOfWordsEmbedder(), WordTokenizer(), None)
             r = asyncio.run(engine.retrieve("Which city is the hometown of the performer of Changed It?", "ppr", top_k=2))
             return [s.chunk_id for s in r.sources if s.kind == "chunk"]
 
         assert top2() == ["song", "minaj"]  # default: linked names
-        assert "minaj" not in top2(ppr_name_links=0)
+        assert "minaj" not in top2(name_links=0)
     finally:
         store.close()

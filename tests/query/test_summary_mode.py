@@ -112,7 +112,7 @@ def test_empty_workspace_says_so(tmp_path):
 
 def test_hybrid_adds_reports_to_broad_questions_only(store):
     from scholargraph.models import Source
-    from scholargraph.profiles.base import QueryContext
+    from scholargraph.plugins.base import QueryContext
     from scholargraph.query.retrieval import Retrieval
     from scholargraph.query.summary import add_reports, is_broad
 

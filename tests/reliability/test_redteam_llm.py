@@ -176,7 +176,7 @@ def test_a_huge_answer_is_cut_noted_and_not_cached(scholar, server, tmp_path):
 
 def test_a_profile_that_cannot_repair_single_chunks_processes_the_paper_again(scholar, server, tmp_path,
                                                                                 monkeypatch):
-    from scholargraph.extract.academic import AcademicExtractor
+    from scholargraph.profiles.academic.extractor import AcademicExtractor
 
     monkeypatch.setattr(AcademicExtractor, "repairs_chunks", False)  # as fastbio: the paper is the unit
     corpus = write_papers(tmp_path / "corpus", 2)

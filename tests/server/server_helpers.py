@@ -7,18 +7,30 @@ from pathlib import Path
 
 import httpx
 
-from scholargraph.config import load_settings
+from scholargraph.config import Settings, load_settings
+from scholargraph.kb import KnowledgeBase
 from scholargraph.server.serve import ServerThread
 
 
-def start_server(workdir: Path, llm_url: str | None = None, **overrides) -> ServerThread:
+def server_settings(workdir: Path, llm_url: str | None = None, **overrides) -> Settings:
     """``overrides`` are settings sections (``server={...}``, ``extraction={...}``)."""
     settings = {"progress": False, "server": {"port": 0, **overrides.pop("server", {})}, **overrides}
     if llm_url:
         settings["llm"] = {"base_url": llm_url, "model": "scripted-model", "timeout": 10, "backoff_base": 0.01,
                            "backoff_max": 0.05, **settings.get("llm", {})}
         settings.setdefault("extraction", {}).setdefault("profile", "academic")
-    return ServerThread(load_settings(workdir, settings)).start()
+    return load_settings(workdir, settings)
+
+
+def start_server(workdir: Path, llm_url: str | None = None, **overrides) -> ServerThread:
+    return ServerThread(server_settings(workdir, llm_url, **overrides)).start()
+
+
+def index_workspace(workdir: Path, papers: list[Path], llm_url: str | None = None, **overrides) -> None:
+    """Index ``papers`` into ``workdir`` with the settings a server over it would have."""
+    with KnowledgeBase(settings=server_settings(workdir, llm_url, **overrides)) as kb:
+        report = kb.insert(papers)
+        assert report.ok, report.to_json()
 
 
 def client(server: ServerThread, key: str | None = None, **kwargs) -> httpx.Client:

@@ -97,3 +97,25 @@ def test_entities_to_resolve_are_shared_in_blocks_and_a_dead_workers_block_is_ta
     finally:
         first.close()
         second.close()
+
+
+def test_workers_that_finish_together_share_the_rebuild_of_dirty_entities(tmp_path, pg_dsn):
+    """Both workers used to rebuild every dirty element at the end of their run, the same ones in the
+    same order (waiting on each other's row locks): now each batch goes to one live worker."""
+    dsn = pg_dsn()
+    first = open_store(tmp_path / "first", "postgres", dsn=dsn)
+    second = open_store(tmp_path / "second", "postgres", dsn=dsn)
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("INSERT INTO entities(id, name, dirty, updated_at) "
+                         "SELECT 'e' || lpad(i::text, 2, '0'), 'E' || i, TRUE, 0 FROM generate_series(0, 9) i")
+        a, b = first.claim_dirty("entities", 4), second.claim_dirty("entities", 4)
+        assert len(a) == len(b) == 4 and not set(a) & set(b)
+        assert sorted(second.claim_dirty("entities", 10)) == sorted(set(b) | {"e08", "e09"})
+        first.write(lambda: first.release_dirty("entities", a))  # rebuilt (still dirty here: nothing stored)
+        assert first.claim_dirty("entities", 10) == sorted(a)  # released, and the rest are the second's
+        second.release_claims()  # the second stops: what it held is anyone's
+        assert first.claim_dirty("entities", 20) == [f"e{i:02d}" for i in range(10)]
+    finally:
+        first.close()
+        second.close()

@@ -357,10 +357,10 @@ def victim_process(corpus, workdir, dsn: str, server_url: str, lease_s: float, *
     return index_process(corpus, workdir, dsn, server_url, *extra, env={"SCHOLARGRAPH_STORE__LEASE_SECONDS": str(lease_s)})
 
 
-def wait_for(condition, what: str, timeout: float = WAIT) -> None:
+def wait_for(condition, what: str, timeout: float = WAIT, state=None) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}" + (f": {state()}" if state else "")
         time.sleep(0.1)
 
 
@@ -427,7 +427,8 @@ def test_a_worker_killed_mid_document_leaves_its_documents_to_a_running_worker(t
         victim_docs = sum(processing_by(dsn).values())
         victim.kill()  # SIGKILL mid-document
         victim.wait(timeout=60)
-        wait_for(lambda: _counts(dsn) == {"PROCESSED": 6}, "the running worker to finish every document")
+        wait_for(lambda: worker.error is not None or _counts(dsn) == {"PROCESSED": 6},
+                 "the running worker to finish every document", state=lambda: (_counts(dsn), processing_by(dsn)))
         report = worker.stop()
     finally:
         gate.set()
@@ -455,7 +456,8 @@ def test_a_frozen_worker_loses_its_documents_after_its_lease_and_commits_nothing
         wait_for(lambda: held and sum(processing_by(dsn).values()) == 4, "the victim to hold every document")
         victim.send_signal(signal.SIGSTOP)
         worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", llm.base_url))
-        wait_for(lambda: _counts(dsn) == {"PROCESSED": 4}, "the running worker to take the documents over")
+        wait_for(lambda: worker.error is not None or _counts(dsn) == {"PROCESSED": 4},
+                 "the running worker to take the documents over")
         report = worker.stop()
         victim.send_signal(signal.SIGCONT)
         gate.set()  # the victim's LLM calls come back: it tries to commit what it no longer holds

@@ -48,3 +48,24 @@ export function throttle(fn, ms) {
     }, ms);
   };
 }
+
+// #/view/rest?a=1&b=2 -> { view, rest, params }
+export function hashRoute() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query] = raw.split("?");
+  const [view, ...rest] = (path || "").split("/");
+  return { view: view || "library", rest: rest.map(decodeURIComponent).join("/"), params: new URLSearchParams(query || "") };
+}
+
+export function paperLink(id, label, attrs = {}) {
+  return h("a", { href: `#/paper/${encodeURIComponent(id)}`, ...attrs }, label || id);
+}
+
+export function entityLink(id, label, attrs = {}) {
+  return h("a", { href: `#/graph?entity=${encodeURIComponent(id)}`, ...attrs }, label || id);
+}
+
+export function authorsText(authors, max = 3) {
+  if (!authors || !authors.length) return "";
+  return authors.slice(0, max).join(", ") + (authors.length > max ? " et al." : "");
+}

@@ -13,7 +13,7 @@ function colourOf(key) {
   return PALETTE[hash % PALETTE.length];
 }
 
-export function graphView(root, info) {
+export function graphView(root, info, where) {
   const admin = info.role === "admin";
   const search = h("input", { type: "search", placeholder: "Search an entity…", "data-testid": "entity-search" });
   const results = h("ul", { class: "results", "data-testid": "entity-results" });
@@ -194,5 +194,7 @@ export function graphView(root, info) {
   });
 
   find();
+  const start = where?.params.get("entity");
+  if (start) expand(start);
   return { unmount: () => { cy.destroy(); delete window.__scholargraph; } };
 }

@@ -1,10 +1,11 @@
-// Library: drag-and-drop upload, live status per paper, scope with "index full text", failures, delete.
+// Library: drag-and-drop upload, live status per paper, scope with "index full text", failures, delete;
+// search, sort by column, filter by status and year, pages served by the server.
 import { api, events } from "./api.js";
-import { clear, h, throttle } from "./dom.js";
+import { authorsText, clear, h, paperLink, throttle } from "./dom.js";
 
 const STATUS_CLASS = { PROCESSED: "ok", FAILED: "bad", PENDING: "wait", PROCESSING: "busy" };
 
-export function libraryView(root, info) {
+export function libraryView(root, info, where) {
   const admin = info.role === "admin";
   const controller = new AbortController();
   const scope = h("select", { "data-testid": "scope" },
@@ -20,10 +21,46 @@ export function libraryView(root, info) {
   const notice = h("div", { class: "notice", "data-testid": "upload-notice" });
   const jobsBox = h("div", { class: "jobs", "data-testid": "jobs" });
   const tbody = h("tbody");
-  const table = h("table", { class: "docs", "data-testid": "documents" },
-    h("thead", {}, h("tr", {}, ["Title", "File", "Status", "Scope", "Chunks", ""].map((t) => h("th", {}, t)))), tbody);
+  const query = { search: "", status: "", year: "", sort: "title", order: "asc", offset: 0,
+    limit: Math.min(Math.max(Number(where?.params.get("limit")) || 50, 1), 500) };
+  const COLUMNS = [["Title", "title"], ["Authors", "authors"], ["Year", "year"], ["File", null], ["Status", "status"],
+    ["Scope", null], ["Chunks", null], ["", null]];
+  const headRow = h("tr");
+  const table = h("table", { class: "docs", "data-testid": "documents" }, h("thead", {}, headRow), tbody);
   const empty = h("p", { class: "muted", "data-testid": "empty" }, "No papers yet.");
-  root.append(h("section", { class: "library" }, admin ? drop : null, input, notice, jobsBox, table, empty));
+  const searchInput = h("input", { type: "search", placeholder: "Search title, authors, venue, DOI, file…", "data-testid": "library-search", size: "40" });
+  const statusSelect = h("select", { "data-testid": "library-status" }, h("option", { value: "" }, "any status"));
+  const yearSelect = h("select", { "data-testid": "library-year" }, h("option", { value: "" }, "any year"));
+  const sizeSelect = h("select", { "data-testid": "library-page-size" }, [...new Set([25, 50, 100, 200, query.limit])].sort((a, b) => a - b).map((n) => h("option", { value: String(n), selected: n === query.limit }, `${n} per page`)));
+  const prev = h("button", { type: "button", "data-testid": "library-prev" }, "‹ Previous");
+  const next = h("button", { type: "button", "data-testid": "library-next" }, "Next ›");
+  const range = h("span", { class: "muted", "data-testid": "library-range" });
+  const controls = h("div", { class: "row" }, searchInput, statusSelect, yearSelect, sizeSelect, prev, range, next);
+  root.append(h("section", { class: "library" }, admin ? drop : null, input, notice, jobsBox, controls, table, empty));
+
+  function header() {
+    clear(headRow, COLUMNS.map(([label, key]) => {
+      if (!key) return h("th", {}, label);
+      const active = query.sort === key;
+      return h("th", {}, h("button", { type: "button", class: "link sort", "data-sort": key, "aria-sort": active ? (query.order === "asc" ? "ascending" : "descending") : "none",
+        onclick: () => { query.order = active && query.order === "asc" ? "desc" : "asc"; query.sort = key; query.offset = 0; header(); refresh(); } },
+      label, active ? (query.order === "asc" ? " ▲" : " ▼") : ""));
+    }));
+  }
+  header();
+  let typing = null;
+  searchInput.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(() => { query.search = searchInput.value.trim(); query.offset = 0; refresh(); }, 250); });
+  statusSelect.addEventListener("change", () => { query.status = statusSelect.value; query.offset = 0; refresh(); });
+  yearSelect.addEventListener("change", () => { query.year = yearSelect.value; query.offset = 0; refresh(); });
+  sizeSelect.addEventListener("change", () => { query.limit = Number(sizeSelect.value); query.offset = 0; refresh(); });
+  prev.addEventListener("click", () => { query.offset = Math.max(0, query.offset - query.limit); refresh(); });
+  next.addEventListener("click", () => { query.offset += query.limit; refresh(); });
+
+  function options(select, counts, current, label) {
+    clear(select, h("option", { value: "" }, label),
+      Object.entries(counts).map(([k, n]) => h("option", { value: k, selected: k === current }, `${k} (${n})`)));
+    if (current && !(current in counts)) select.append(h("option", { value: current, selected: true }, current));
+  }
 
   async function upload(files) {
     if (!files.length) return;
@@ -79,23 +116,37 @@ export function libraryView(root, info) {
         onclick: () => { if (confirm(`Delete "${doc.title}" and everything only it supports?`)) act("Delete", () => api(`/api/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE" })); } },
       "Delete"));
     }
+    const authors = doc.authors || [];
     const main = h("tr", { "data-doc-id": doc.id },
-      h("td", { class: "title" }, doc.title || doc.id, h("div", { class: "muted small" }, doc.id)),
+      h("td", { class: "title" }, doc.status === "PROCESSED" ? paperLink(doc.id, doc.title || doc.id, { "data-testid": "paper-link" }) : doc.title || doc.id,
+        h("div", { class: "muted small" }, doc.id)),
+      h("td", { class: "authors", "data-testid": "authors", title: authors.join(", ") }, authorsText(authors, 2)),
+      h("td", { "data-testid": "year" }, doc.year ? String(doc.year) : ""),
       h("td", {}, doc.file_name || ""),
       h("td", {}, h("span", { class: `status ${STATUS_CLASS[doc.status] || ""}`, "data-testid": "status" }, doc.status)),
       h("td", {}, doc.scope || ""),
       h("td", {}, String(doc.chunks ?? "")),
       actions);
     const rows = [main];
-    if (doc.error) rows.push(h("tr", { class: "error-row" }, h("td", { colspan: "6", class: "error" }, doc.error)));
+    if (doc.error) rows.push(h("tr", { class: "error-row" }, h("td", { colspan: "8", class: "error" }, doc.error)));
     return rows;
   }
 
   async function refresh() {
     try {
-      const data = await api("/api/documents", { signal: controller.signal });
+      const params = new URLSearchParams({ sort: query.sort, order: query.order, offset: String(query.offset), limit: String(query.limit) });
+      for (const key of ["search", "status", "year"]) if (query[key]) params.set(key, query[key]);
+      const data = await api(`/api/library?${params}`, { signal: controller.signal });
+      if (data.total && query.offset >= data.total) { query.offset = Math.max(0, Math.floor((data.total - 1) / query.limit) * query.limit); return refresh(); }
       clear(tbody, data.documents.map(row));
-      empty.hidden = data.documents.length > 0;
+      options(statusSelect, data.statuses, query.status, "any status");
+      options(yearSelect, data.years, query.year, "any year");
+      const filtered = query.search || query.status || query.year;
+      empty.hidden = data.total > 0;
+      empty.textContent = filtered ? "No paper matches." : "No papers yet.";
+      range.textContent = data.total ? `${data.offset + 1}–${data.offset + data.documents.length} of ${data.total}` : "0 of 0";
+      prev.disabled = data.offset === 0;
+      next.disabled = data.offset + data.documents.length >= data.total;
     } catch (err) {
       if (err.name !== "AbortError") clear(notice, h("div", { class: "error" }, err.message));
     }

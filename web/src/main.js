@@ -1,23 +1,29 @@
 import "./style.css";
 import { api } from "./api.js";
-import { clear, h } from "./dom.js";
+import { clear, h, hashRoute } from "./dom.js";
 import { libraryView } from "./library.js";
 import { askView } from "./ask.js";
 import { graphView } from "./graph.js";
+import { overviewView } from "./overview.js";
+import { communitiesView } from "./communities.js";
+import { paperView } from "./paper.js";
 import { statsView } from "./stats.js";
 
-const views = { library: libraryView, ask: askView, graph: graphView, stats: statsView };
+const views = { library: libraryView, ask: askView, overview: overviewView, graph: graphView,
+  communities: communitiesView, paper: paperView, stats: statsView };
+const NAV = { paper: "library" };  // the tab a page belongs to
 const root = document.getElementById("view");
 let current = null;
 let info = null;
 
 function route() {
-  const name = (location.hash.replace(/^#\/?/, "").split("?")[0] || "library").split("/")[0];
-  const view = views[name] ? name : "library";
-  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.view === view);
+  const where = hashRoute();
+  const view = views[where.view] ? where.view : "library";
+  const tab = NAV[view] || view;
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.view === tab);
   if (current && current.unmount) current.unmount();
   clear(root);
-  current = views[view](root, info);
+  current = views[view](root, info, where);
 }
 
 async function start() {

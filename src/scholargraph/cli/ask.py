@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError, ScholarGraphError
 from ..kb import KnowledgeBase
-from ..profiles.registry import mode_names
+from ..plugins.registry import mode_names
 from . import output as show
 from .flags import settings_flags
 from .workspace import command_workspace, read_queries, require_indexed

@@ -1,13 +1,15 @@
-"""Commands that read the workspace: `status`, `stats`, `communities`, `citations`, `plot`,
+"""Commands that read the workspace: `status`, `stats`, `communities`, `summarize`, `citations`, `plot`,
 `entities` (with merge and split), `export` and `config`."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..config import load_settings, settings_origins, settings_summary
 from ..errors import ConfigError
+from ..plugins.registry import check_settings, settings_of_plugins
 from . import analysis as show_analysis
 from . import output as show
 from .flags import settings_flags
@@ -38,6 +40,16 @@ def add_communities_citations_plot(sub: Any) -> None:
     p.add_argument("--members", action="store_true", help="include member entity ids (--json)")
     settings_flags(p)
     p.set_defaults(handler=cmd_communities)
+    p = sub.add_parser("summarize", help="one Markdown summary of the graph around its central concept, by "
+                                         "subtopics, with citations (KG-RAG §III.D)")
+    p.add_argument("--algorithm", choices=["louvain", "leiden"],
+                   help="subtopic detection (default: communities.algorithm; the seed used louvain)")
+    p.add_argument("--depth", type=int, default=3, help="subgraph depth around the central concept (default 3)")
+    p.add_argument("--max-nodes", type=int, default=60, help="concepts summarised, closest first (default 60)")
+    p.add_argument("--root", help="summarise around this entity (name or id) instead of the most connected one")
+    p.add_argument("--out", "-o", help="write the Markdown here (default: standard output)")
+    settings_flags(p)
+    p.set_defaults(handler=cmd_summarize)
     p = sub.add_parser("citations", help="the citation network: papers with in/out citations, or one paper's references")
     p.add_argument("doc_id", nargs="?", help="one paper: its resolved references and the papers citing it")
     p.add_argument("--limit", type=int, default=20, help="most cited papers outside the workspace to list")
@@ -134,6 +146,27 @@ def cmd_communities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     return 0
 
 
+def cmd_summarize(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    if args.depth < 1 or args.max_nodes < 2:
+        raise ConfigError("summarize: --depth must be at least 1 and --max-nodes at least 2")
+    with command_workspace(args, overrides) as kb:
+        summary = kb.summarize(algorithm=args.algorithm, depth=args.depth, max_nodes=args.max_nodes, root=args.root)
+    text = summary.markdown()
+    if args.out and args.out != "-":
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+    if args.json:
+        show.print_json({**summary.to_dict(), **({"path": args.out} if args.out else {})})
+    elif args.out and args.out != "-":
+        show.out.print(f"summary of {summary.root.name!r}: {len(summary.subtopics)} subtopics, "
+                       f"{sum(len(t.nodes) for t in summary.subtopics) + 1} concepts, {summary.method} -> {args.out}")
+    else:
+        print(text)
+    for note in summary.notes:
+        show.out.print(f"[yellow]note:[/yellow] {note}")
+    return 0
+
+
 def cmd_citations(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
         data = kb.citations(args.doc_id, args.limit)
@@ -198,7 +231,9 @@ def cmd_export(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_config(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    data = settings_summary(load_settings(args.workdir, overrides))
+    settings = load_settings(args.workdir, overrides)
+    check_settings(settings)
+    data = {**settings_summary(settings), "plugins": settings_of_plugins(settings)}
     if args.origins:
         data = {"settings": data, "origins": settings_origins(args.workdir, overrides)}
     show.print_json(data)

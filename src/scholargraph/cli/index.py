@@ -10,7 +10,7 @@ from typing import Any
 from ..config import load_settings
 from ..errors import ConfigError
 from ..ingest.registry import missing_paths
-from ..profiles.registry import AUTO, profile_names
+from ..plugins.registry import AUTO, profile_names
 from . import output as show
 from .flags import settings_flags
 from .workspace import command_workspace

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
-from ..profiles.registry import plugins
+from ..plugins.registry import plugins
 from .ask import add_ask_and_retrieve
 from .browse import add_communities_citations_plot, add_entities, add_export_and_config, add_status_and_stats
 from .evaluate import add_eval

@@ -62,7 +62,7 @@ def require_indexed(kb: KnowledgeBase) -> None:
 
 
 class PluginKit:
-    """The :class:`~scholargraph.profiles.base.CommandKit` the CLI lends plug-in commands."""
+    """The :class:`~scholargraph.plugins.base.CommandKit` the CLI lends plug-in commands."""
 
     def open_workspace(self, settings: Settings, *, create: bool = True) -> KnowledgeBase:
         return open_workspace(settings, create=create)

@@ -25,9 +25,14 @@ NAMES = ("Petter", "Bob")  # Appendix A.1.3: the names of the answer shown first
 CRITERION_KEYS = ("Comprehensiveness", "Diversity", "Empowerment", "Overall Winner")  # Appendix A.1.2
 
 
+# a reasoning is a few sentences; the bound stops a looping model (Qwen2.5-Coder 0.5B repeated one
+# sentence until its budget ended, and the verdict was lost)
+REASONING_CHARS = 800
+
+
 def _judge_schema() -> dict[str, Any]:
     part = {"type": "object", "required": ["Reasoning", "Winner"],
-            "properties": {"Reasoning": {"type": "string"},
+            "properties": {"Reasoning": {"type": "string", "maxLength": REASONING_CHARS},
                            "Winner": {"type": "string", "enum": [f"Answer {n}" for n in NAMES]}}}
     return {"type": "object", "required": list(CRITERION_KEYS), "properties": {k: part for k in CRITERION_KEYS}}
 

@@ -68,6 +68,12 @@ QA_PAIRS_SCHEMA = output_schema(QAPairs)
 ENTITIES_SCHEMA = output_schema(QuestionEntities)
 
 
+def _pairs_schema(count: int) -> dict:
+    """The pairs schema asking for exactly ``count`` pairs (Qwen2.5-Coder 0.5B wrote one of two)."""
+    pairs = {**QA_PAIRS_SCHEMA["properties"]["pairs"], "minItems": count, "maxItems": count}
+    return {**QA_PAIRS_SCHEMA, "properties": {**QA_PAIRS_SCHEMA["properties"], "pairs": pairs}}
+
+
 def read_qa_pairs(path: str | Path) -> list[dict[str, str]]:
     """``[{"question", "answer"}]`` as a JSON array or JSON lines (a pair that is not one is skipped)."""
     text = Path(path).read_text(encoding="utf-8")
@@ -106,7 +112,8 @@ async def kg_qa(kb: Any, doc_id: str, pairs: Sequence[dict[str, str]] | None = N
 async def _teacher(kb: Any, kg: PaperKG, count: int) -> list[dict[str, str]]:
     reply = await kb.llm.chat(load_prompt("kgqa_questions").messages(count=count, title=kg.title,
                                                                      text=kg.text[:TEXT_CHARS]),
-                              purpose="kgqa", document_id=kg.doc_id, schema=QA_PAIRS_SCHEMA, schema_name="qa_pairs")
+                              purpose="kgqa", document_id=kg.doc_id, schema=_pairs_schema(count),
+                              schema_name="qa_pairs")
     try:
         pairs = parse_reply(reply.text, QAPairs).pairs
     except ModelOutputError:

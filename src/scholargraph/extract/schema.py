@@ -1,4 +1,4 @@
-"""The JSON schema of the compact extraction reply (``prompts/extract_json.txt``).
+"""The JSON schema of the compact extraction reply (``profiles/academic/prompts/extract_json.txt``).
 
 Each entity is ``[name, type, description]`` and each relation ``[source, relation, target,
 description]`` (``prefixItems`` tuples), so no key is repeated per item: about the completion tokens

@@ -2,10 +2,11 @@
 that summarises the graph around its most connected concept.
 
 1. Graph processing: the **central node** is the entity with the most distinct neighbours (ties:
-   name, id) that is a research theme; its **depth-3 subgraph** (undirected breadth-first) is taken,
+   id) that is a research theme; its **depth-3 subgraph** (undirected breadth-first) is taken,
    and **persons, organisations, locations** (and funding / acknowledgement-only names:
    :func:`.community_reports.off_theme`) are dropped. At most ``max_nodes`` nodes are kept, the
-   closest to the centre first, then the most connected.
+   closest to the centre first, then the most connected (only the first ``CANDIDATES x max_nodes``
+   of them are read and checked).
 2. Subtopics: the nodes other than the centre are split into subtopics by community detection on
    their induced subgraph -- Louvain as the seed did, or Leiden (``communities.algorithm``, or
    ``algorithm``) -- seeded, so the same graph gives the same subtopics. Nodes left alone form
@@ -49,6 +50,7 @@ EXTRACTIVE_NOTE = ("Extractive summary (no LLM configured): subtopics are named 
                    "concepts and each concept is summarised by its stored description.")
 FURTHER = "Further concepts"
 RELATIONS_PER_NODE = 6
+CANDIDATES = 3  # x max_nodes: subgraph nodes read and checked for persons / organisations / places
 
 
 @dataclass
@@ -216,7 +218,9 @@ def _read_topic(text: str) -> _TopicReply:
 
 
 class _Compiler:
-    def __init__(self, store: Store, graph: _Graph, entities: dict[str, Entity], llm: Any | None):
+    def __init__(self, store: Store, graph: _Graph, entities: dict[str, Entity], llm: Any | None,
+                 off: set[str] | frozenset[str] = frozenset()):
+        self.off = off  # persons, organisations, places: never shown, not even in relations
         self.store = store
         self.graph = graph
         self.entities = entities
@@ -252,7 +256,7 @@ class _Compiler:
         for m in members:
             near = sorted(self.graph.neighbours.get(m, {}).items(), key=lambda kv: (-kv[1], kv[0]))
             for other, _ in near[:RELATIONS_PER_NODE]:
-                if other in self.entities:
+                if other in self.entities and other not in self.off:
                     lines.append(f"{self.entities[m].name} — {self.entities[other].name}")
         return list(dict.fromkeys(lines))
 
@@ -292,16 +296,17 @@ async def summarize_graph(store: Store, llm: Any | None = None, *, algorithm: st
         raise NotFoundError("the graph has no relations yet: index papers first")
     centre = _central(store, graph, root)
     distance = graph.around(centre, depth)
-    entities = store.get_entities(list(distance))
+    # the closest, most connected candidates (a large graph's depth-3 subgraph can be most of it):
+    # enough of them that dropping persons, organisations and places still leaves max_nodes
+    ranked = sorted((n for n in distance if n != centre), key=lambda n: (distance[n], -graph.degree(n), n))
+    entities = store.get_entities([centre, *ranked[: CANDIDATES * max_nodes]])
     off = off_theme(store, [e for n, e in entities.items() if n != centre])
     dropped = sorted(entities[n].name for n in off)
-    kept = [n for n in distance if n in entities and n not in off and n != centre]
-    kept.sort(key=lambda n: (distance[n], -graph.degree(n), entities[n].name, n))
-    kept = kept[: max(1, max_nodes - 1)]
+    kept = [n for n in ranked if n in entities and n not in off][: max(1, max_nodes - 1)]
     groups, alone = _subtopics(graph, kept, algorithm, seed, resolution)
     topics = groups + ([alone] if alone else [])
     titles = [_extractive_title([entities[n].name for n in t]) for t in groups] + ([FURTHER] if alone else [])
-    compiler = _Compiler(store, graph, entities, llm)
+    compiler = _Compiler(store, graph, entities, llm, off)
     built = await asyncio.gather(compiler.topic(centre, [centre], entities[centre].name, named=False),
                                  *(compiler.topic(centre, t, title, named=t is not alone)
                                    for t, title in zip(topics, titles, strict=True)))

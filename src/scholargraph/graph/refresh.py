@@ -99,14 +99,16 @@ class GraphRefresher:
         self.failures: list[str] = []
 
     async def refresh(self) -> tuple[int, int]:
-        """Rebuild every dirty entity and relation; returns how many of each were rebuilt."""
+        """Rebuild every dirty entity and relation; returns how many of each were rebuilt. The dirty
+        elements are claimed a batch at a time (``Store.claim_dirty``): workers that finish together
+        share the rebuild rather than each doing all of it."""
         entities = relations = 0
-        while ids := self.store.dirty_ids("entities", BATCH):
+        while ids := self.store.claim_dirty("entities", BATCH):
             done = await self._entities(ids)
             entities += done
             if not done:
                 break
-        while ids := self.store.dirty_ids("relations", BATCH):
+        while ids := self.store.claim_dirty("relations", BATCH):
             done = await self._relations(ids)
             relations += done
             if not done:
@@ -137,6 +139,7 @@ class GraphRefresher:
         def store_rebuilt() -> int:
             rebuilt = [i for i, m in enumerate(merged) if self.store.update_entity(m, versions.get(m.id, 0.0))]
             self.store.put_vectors("entity", [merged[i].id for i in rebuilt], vectors[rebuilt])
+            self.store.release_dirty("entities", ids)
             # a relation's vector text names its ends: an entity that changed name makes them stale
             renamed = [merged[i].id for i in rebuilt if names.get(merged[i].id) != merged[i].name]
             if renamed:
@@ -165,6 +168,7 @@ class GraphRefresher:
         def store_rebuilt() -> int:
             rebuilt = [i for i, m in enumerate(merged) if self.store.update_relation(m, versions.get(m.id, 0.0))]
             self.store.put_vectors("relation", [merged[i].id for i in rebuilt], vectors[rebuilt])
+            self.store.release_dirty("relations", ids)
             return len(rebuilt)
 
         return await self.store.awrite(store_rebuilt)

@@ -20,7 +20,9 @@ from typing import Any
 
 from ..errors import LoadError
 from .pdf_layout import OutlineItem, PageLayout, PdfLayout, Span, is_bold_font
+from .pdf_spacing import prepare_page
 
+log = logging.getLogger(__name__)
 NAME = "pypdf"
 ENCRYPTED = "encrypted PDF: a password is required"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -93,6 +95,10 @@ def _page_spans(page: Any, number: int, fonts: _FontInfo) -> PageLayout:
                 Span(piece, round(size, 2), bold, name, x, y - 0.8 * size, x + width, y + 0.2 * size, number, rotated)
             )
 
+    try:
+        prepare_page(page, getattr(page, "pdf", None))
+    except Exception:  # the rewrite is a refinement: a page it cannot read is extracted as it is
+        log.debug("word spacing not folded on page %d", number, exc_info=True)
     page.extract_text(visitor_text=visit)
     return layout
 

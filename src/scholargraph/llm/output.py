@@ -361,15 +361,54 @@ def validate(data: Any, model: Any, problems: list[str] | None = None, path: str
     return _validate(_adapter(model), data, problems, path)
 
 
-def parse_reply(raw: str, model: type[M], problems: list[str] | None = None) -> M:
+def parse_reply(raw: str, model: type[M], problems: list[str] | None = None,
+                placeholders: frozenset[str] = frozenset()) -> M:
     """A model's raw answer as ``model``: its JSON found and repaired (:func:`~.repair.parse_json`),
-    then validated leniently (:func:`validate`). Raises :class:`ModelOutputError` (why, and the raw
+    without the prompt's example values (``placeholders``: :func:`example_placeholders`), then
+    validated leniently (:func:`validate`). Raises :class:`ModelOutputError` (why, and the raw
     answer) when there is no JSON or it cannot fit: "answer does not match Model: why"."""
     value = parse_json(raw)
+    if placeholders:
+        value = without_placeholders(value, placeholders)
     try:
         return validate(value, model, problems)
     except Invalid as err:
         raise ModelOutputError(f"answer does not match {model.__name__}: {err}", raw) from None
+
+
+# the string values of a prompt's reply example, e.g. {"text": "mention as written", "types": ["parent type"]}:
+# a value follows a colon or opens a list (keys are followed by a colon and are not taken)
+_EXAMPLE_VALUE = re.compile(r'(?::|\[)\s*"([^"]{2,80})"\s*(?=[,}\]])')
+_DROPPED = object()
+
+
+def example_placeholders(instructions: str) -> frozenset[str]:
+    """The example values of the JSON reply format a prompt shows on its "Reply with JSON ..." line
+    ("mention as written", "parent type", "one sentence", "entity"). Small local models copy them as
+    data: Qwen2.5-Coder 0.5B gave "parent type" as a type and "one sentence" as a description."""
+    values: set[str] = set()
+    for line in instructions.splitlines():
+        if "JSON" in line and "{" in line:
+            values.update(v.strip().casefold() for v in _EXAMPLE_VALUE.findall(line))
+    return frozenset(values)
+
+
+def without_placeholders(value: Any, placeholders: frozenset[str]) -> Any:
+    """``value`` (parsed JSON) without the strings that are one of ``placeholders``: such a list item
+    is left out, such an object field is left out (so an item that needed it fails validation and
+    is dropped, with its reason, like any other bad item)."""
+    cleaned = _scrub(value, placeholders)
+    return None if cleaned is _DROPPED else cleaned
+
+
+def _scrub(value: Any, placeholders: frozenset[str]) -> Any:
+    if isinstance(value, str):
+        return _DROPPED if value.strip().casefold() in placeholders else value
+    if isinstance(value, list):
+        return [x for x in (_scrub(v, placeholders) for v in value) if x is not _DROPPED]
+    if isinstance(value, dict):
+        return {k: x for k, x in ((k, _scrub(v, placeholders)) for k, v in value.items()) if x is not _DROPPED}
+    return value
 
 
 def _validate(adapter: TypeAdapter[Any], data: Any, problems: list[str] | None, path: str) -> Any:

@@ -202,6 +202,9 @@ class Router:
         return any(e is not endpoint and not e.out for e in self.endpoints)
 
     def close(self) -> None:
+        """Forget the event loop's timer and waiters (a client used from another loop next)."""
         if self._wakeup is not None:
             self._wakeup.cancel()
             self._wakeup = None
+        self._urgent.clear()
+        self._waiters.clear()

@@ -1,9 +1,8 @@
-"""Extraction profiles and query modes as plug-ins.
+"""The built-in plug-ins: extraction profiles and query modes.
 
-:mod:`.base` is the contract (``Profile``, ``QueryMode``...), :mod:`.registry` finds the plug-ins
-(the built-in modules in ``BUILTIN_PLUGINS``, then the ``scholargraph.profiles`` entry points). Each
-built-in profile is a package here: ``offline`` and ``academic`` (thin: their extractors live in
-``extract/``), ``fastbio`` and ``localkg`` (their code, prompts and CLI commands inside); the
-module ``core`` holds the chunks-only profile ``none`` with the engine's own query modes. See
-``docs/architecture.md``, "Adding a profile".
+The contract and the registry are :mod:`scholargraph.plugins` (``.base`` and ``.registry`` here are
+their old import paths, kept for existing plug-ins). Each built-in profile is a package here owning
+its code, prompts, CLI commands and settings model: ``offline``, ``academic``, ``fastbio`` and
+``localkg``; the module ``core`` holds the chunks-only profile ``none`` with the engine's own query
+modes. See ``docs/architecture.md``, "Adding a profile".
 """

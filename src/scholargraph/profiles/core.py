@@ -6,9 +6,9 @@ modes of the engine itself, which every profile's graph supports: ``naive``, ``l
 from __future__ import annotations
 
 from ..extract.base import NoExtraction
+from ..plugins.base import ExtractorContext, Profile
 from ..query.modes import CORE_MODES
 from ..query.summary import SUMMARY_MODE
-from .base import ExtractorContext, Profile
 
 
 def _make(ctx: ExtractorContext) -> NoExtraction:

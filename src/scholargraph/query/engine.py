@@ -1,7 +1,7 @@
 """Query engine: the mode a user names -> numbered sources -> answer (LLM with verified citations,
 or extractive).
 
-Modes are plug-ins (:mod:`scholargraph.profiles.registry`): the engine looks the mode up by name,
+Modes are plug-ins (:mod:`scholargraph.plugins.registry`): the engine looks the mode up by name,
 checks the common switches against what it can honour, and lets it retrieve. A mode that writes
 its own answer (``QueryMode.answer``) does so; for the others the engine answers from the
 numbered context, with the session's earlier turns. ``Answer.usage`` holds the retrieval's and the
@@ -20,8 +20,8 @@ from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..llm.rerank import Reranker
 from ..models import Answer
-from ..profiles.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
-from ..profiles.registry import get_mode
+from ..plugins.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
+from ..plugins.registry import get_mode
 from ..prompts import load_prompt
 from ..store.base import Store
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations

@@ -162,6 +162,8 @@ def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params:
     part.details["matched"] = top
     rels: dict[str, tuple[float, int]] = {}
     neighbours: dict[str, int] = {}
+    graph.fetch(top)  # a partial graph: the matched entities' edges in one store query, then their neighbours'
+    graph.fetch(nb for node in top for _, nb in incident_rids(graph, node))
     for node in top:
         adj = graph.adjacency(node) or {}
         for rid, nb in incident_rids(graph, node):
@@ -222,6 +224,7 @@ def _expand(store: Store, graph: MemoryGraph, sub: _Subgraph, vecs: QueryVectors
     """Step 5: relevant edges from the matched nodes to their one-hop neighbours, best first, at most
     EXPANSION_PER_NODE per node; also every candidate edge's (node, neighbour)."""
     candidates: dict[str, tuple[str, str]] = {}
+    graph.fetch(sub.seeds)
     for node in sub.seeds:
         for rid, nb in incident_rids(graph, node):
             if rid not in sub.kept and rid not in candidates:
@@ -312,6 +315,7 @@ def global_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params
     rels = store.get_relations(rel)
     # 2.-4. nodes by degree; edges ranked by relevance x weight, with the ends' degree
     composite: dict[str, float] = {}
+    graph.fetch(n for r in rels.values() for n in (r.source_id, r.target_id))
     for rid, r in rels.items():
         degree = graph.degree(r.source_id) + graph.degree(r.target_id)
         composite[rid] = rel[rid] * (1.0 + 0.05 * math.log1p(max(r.weight, 0.0)) + 0.03 * math.log1p(degree))

@@ -21,14 +21,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..config import QuerySettings
+from ..config import Settings
 from ..graph.memory import GraphCache, MemoryGraph, PartialGraph
-from ..profiles.base import QueryContext, QueryMode, QueryRequest
+from ..plugins.base import QueryContext, QueryMode, QueryRequest, plugin_settings
 from .fusion import Budgets, build_sources, fuse
 from .graph_modes import GraphParams, Part, QueryVectors, global_retrieve, local_retrieve, subgraph_retrieve
 from .keywords import Keywords, find_clues, make_keywords, query_terms, question_keyword
 from .passages import PassageLists, depth, fuse_text_units, rerank, search_passages
 from .ppr_mode import ppr_retrieve
+from .ppr_settings import PPRSettings
 from .retrieval import Retrieval, budget_cut, merge_usage
 from .sources import chunk_sources, format_context
 
@@ -124,11 +125,11 @@ async def _query_vectors(ctx: QueryContext, req: QueryRequest, retrieval: Retrie
                         req.question)
 
 
-FuseWeight = Callable[[QuerySettings], float | None]  # None: the mode's text units are not fused
+FuseWeight = Callable[[Settings], float | None]  # None: the mode's text units are not fused
 
 
-def _graph_weight(q: QuerySettings) -> float | None:
-    return q.graph_weight
+def _graph_weight(settings: Settings) -> float | None:
+    return settings.query.graph_weight
 
 
 async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, search: Search,
@@ -170,7 +171,7 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
         retrieval.notes.append("no entity or relation of the graph matched the question's keywords; "
                                "showing the passages that best match the question instead")
         part = Part(retrieval.mode, chunks=passages.fused, details=part.details)
-    elif q.hybrid_passages and (weight := fuse(q)) is not None:  # fused with the question's own passages
+    elif q.hybrid_passages and (weight := fuse(ctx.settings)) is not None:  # fused with the question's own passages
         part.chunks = fuse_text_units(part.chunks, passages, q, depth(q, top_k), weight)
     part.chunks = await _rerank(ctx, retrieval, req.question, part.chunks, top_k)
     retrieval.details["passages"] = passages.details()
@@ -214,11 +215,13 @@ def _search_hybrid(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv:
 
 def _search_ppr(ctx: QueryContext, req: QueryRequest, graph: MemoryGraph, qv: QueryVectors,
                 params: GraphParams, passages: PassageLists) -> Part:
-    return ppr_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim, passages, ctx.settings.query)
+    return ppr_retrieve(ctx.store, graph, qv, params, ctx.embedder.dim, passages, ctx.settings.query,
+                        plugin_settings(ctx.settings, "ppr", PPRSettings))
 
 
 def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool = False,
-                reports: bool = False, fuse: FuseWeight = _graph_weight) -> QueryMode:
+                reports: bool = False, fuse: FuseWeight = _graph_weight,
+                settings: type[PPRSettings] | None = None) -> QueryMode:
     """``fuse``: the RRF weight of the mode's text units when fused with the question's passages;
     None = not fused (``ppr`` by default: its search starts from those passages already)."""
 
@@ -230,7 +233,7 @@ def _graph_mode(name: str, description: str, search: Search, uses_subgraph: bool
             await add_reports(ctx, req.question, retrieval)
         return retrieval
 
-    return QueryMode(name, description, retrieve)
+    return QueryMode(name, description, retrieve, settings=settings)
 
 
 CORE_MODES = (
@@ -244,5 +247,5 @@ CORE_MODES = (
                 _search_hybrid, True, reports=True),
     _graph_mode("ppr", "personalised PageRank over entities and passages from the question's best passages "
                        "(HippoRAG 2-style): finds the passages their names lead to", _search_ppr,
-                fuse=lambda q: q.ppr_graph_weight or None),
+                fuse=lambda s: plugin_settings(s, "ppr", PPRSettings).graph_weight or None, settings=PPRSettings),
 )

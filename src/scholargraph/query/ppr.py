@@ -5,7 +5,7 @@ the relation's weight); an entity joins every chunk that states it with weight 1
 chunks stating it): a passage's rare names (a person, a gene) carry the walk further than its
 common terms, which join it to hundreds of passages. Entity names that contain one another ("Nicki
 Minaj" / "singer Nicki Minaj", "Frank Lloyd" / "Frank William George Lloyd") are joined too
-(:func:`name_links`, weight = the shorter name's specificity times ``ppr_name_links``): HippoRAG's
+(:func:`name_links`, weight = the shorter name's specificity times ``plugins.ppr.name_links``): HippoRAG's
 synonym edges, by words rather than by vectors, because the offline graph's entity vectors embed
 the name with its context sentence (on 2Wiki "Nicki Minaj" / "singer Nicki Minaj" have cosine
 0.53 while unrelated phrases of one sentence reach 0.9) and embedding every name alone would
@@ -13,12 +13,12 @@ cost about as much as embedding the entities again. A walk starts from the seeds
 step, follows an edge with probability ``damping`` or jumps back to a seed; passages are ranked by
 how often the walk visits them.
 
-Seeds: the question's best passages (dense + lexical fusion, the first ``ppr_seed_passages``,
+Seeds: the question's best passages (dense + lexical fusion, the first ``plugins.ppr.seed_passages``,
 weighted by their fused score), so that the walk goes from what the question matches to the
 passages its names lead to (the second hop of a multi-hop question); and the entities the question
 matches, as in HippoRAG 2 (Gutiérrez et al., 2025, §3), each divided by the number of passages
 stating it (node specificity). By default only the entities the question names exactly seed the
-walk (``ppr_entity_min_score`` = 1; an exact match counts only when the question itself says the
+walk (``plugins.ppr.entity_min_score`` = 1; an exact match counts only when the question itself says the
 name, :func:`question_seeds`, not for the graph phrases the offline keywords add): on the offline
 noun-phrase graph the nearest-vector matches and the facts' ends are noisy ("director" matches every "British film director") and lowered
 2Wiki recall@10 of ppr from 0.82 to 0.75 (``docs/benchmarks.md``); with an LLM-built graph a

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..config import QuerySettings
-from ..graph.memory import MemoryGraph
+from ..graph.memory import MemoryGraph, PartialGraph
 from ..store.base import Store
 from .graph_modes import GraphParams, Part, QueryVectors, match_nodes
 from .passages import PassageLists
 from .ppr import PassageGraph, question_seeds
+from .ppr_settings import PPRSettings
 
 DERIVED_KEY = "ppr_passage_graph"
 
@@ -36,57 +37,59 @@ def passage_graph(store: Store, graph: MemoryGraph, name_link_weight: float = 0.
     return built, True
 
 
-def neighbourhood_graph(store: Store, graph: MemoryGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
-                        settings: QuerySettings) -> PassageGraph:
+def neighbourhood_graph(store: Store, graph: PartialGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
+                        settings: PPRSettings) -> PassageGraph:
     """The matrix of a question's part of a large graph: the seed entities and those stated in the
-    seed passages, the entities up to ``ppr_local_hops`` hops from them (at most ``ppr_local_entities``;
+    seed passages, the entities up to ``local_hops`` hops from them (at most ``local_entities``;
     a hop that would pass it is taken only as far as it fits, neighbours in the store's order), the
-    relations between them and the passages stating them."""
+    relations between them that the walk out read (those between two entities of the last hop are
+    not read: the matrix is the hops, not every edge among their ends) and the passages stating them."""
     start = list(dict.fromkeys([*entity_seeds, *(e for es in store.entities_in_chunks(list(passage_seeds)).values()
                                                  for e in es)]))
-    reached = dict.fromkeys(start[: settings.ppr_local_entities])
+    reached = dict.fromkeys(start[: settings.local_entities])
     frontier = list(reached)
-    for _ in range(settings.ppr_local_hops):
+    for _ in range(settings.local_hops):
         graph.fetch(frontier)
         step = [n for u in frontier for n in graph.neighbours(u) if n not in reached]
-        room = settings.ppr_local_entities - len(reached)
+        room = settings.local_entities - len(reached)
         frontier = list(dict.fromkeys(step))[: max(room, 0)]
         reached.update(dict.fromkeys(frontier))
         if not frontier or room <= len(frontier):
             break
     inside = list(reached)
-    edges = [e for e in store.edges_touching(inside) if e[1] in reached and e[2] in reached]
-    return PassageGraph.assemble(store, inside, edges, settings.ppr_name_links)
+    edges = [(data["rid"], a, b, data["weight"]) for a in inside if a in graph.fetched
+             for b, data in (graph.adjacency(a) or {}).items() if b in reached and (b not in graph.fetched or a < b)]
+    return PassageGraph.assemble(store, inside, edges, settings.name_links)
 
 
 def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int,
-                 passages: PassageLists, settings: QuerySettings) -> Part:
+                 passages: PassageLists, settings: QuerySettings, ppr: PPRSettings) -> Part:
     part = Part("ppr")
     seeds = dict(match_nodes(store, vecs, params, dim))
     facts: list[tuple[str, float]] = []
     index = store.vector_index("relation", dim)
-    if settings.ppr_facts and len(index):
-        facts = [(rid, s) for rid, s in index.search(vecs.query, settings.ppr_facts) if s >= params.edge_threshold]
+    if ppr.facts and len(index):
+        facts = [(rid, s) for rid, s in index.search(vecs.query, ppr.facts) if s >= params.edge_threshold]
         for rid, r in store.get_relations([rid for rid, _ in facts], sources=False).items():
             score = dict(facts)[rid]
             for end in (r.source_id, r.target_id):
                 seeds[end] = max(seeds.get(end, 0.0), score)
     best = passages.fused[0][1] if passages.fused else 0.0
-    top = passages.fused[: settings.ppr_seed_passages]
+    top = passages.fused[: ppr.seed_passages]
     passage_seeds = {c: s / best for c, s in top} if best > 0 else {}
     exact = store.get_entities([e for e, w in seeds.items() if w >= 1.0], sources=False)
     entity_seeds = question_seeds(seeds, {e: x.name for e, x in exact.items()}, vecs.text,
-                                  settings.ppr_entity_min_score, settings.ppr_entity_weight)
-    if graph.partial:  # too large to hold whole: the walk stays in the seeds' neighbourhood
-        pgraph = neighbourhood_graph(store, graph, entity_seeds, passage_seeds, settings)
+                                  ppr.entity_min_score, ppr.entity_weight)
+    if isinstance(graph, PartialGraph):  # too large to hold whole: the walk stays in the seeds' neighbourhood
+        pgraph = neighbourhood_graph(store, graph, entity_seeds, passage_seeds, ppr)
         part.details["passage_graph_loaded"] = {"partial": True, "entities": pgraph.n_entities,
                                                 "nodes": len(pgraph.nodes), "edges": int(pgraph.adjacency.nnz // 2),
                                                 "seconds": round(pgraph.load_seconds, 4)}
     else:
-        pgraph, built = passage_graph(store, graph, settings.ppr_name_links)
+        pgraph, built = passage_graph(store, graph, ppr.name_links)
         if built:
             part.details["passage_graph_loaded"] = {"nodes": len(pgraph.nodes), "seconds": round(pgraph.load_seconds, 4)}
-    ranked, entities = pgraph.rank(entity_seeds, passage_seeds, settings.ppr_damping,
+    ranked, entities = pgraph.rank(entity_seeds, passage_seeds, ppr.damping,
                                    max(params.top_k, settings.fusion_depth))
     reached = {c for c, _ in ranked}
     floor = min((sc for _, sc in ranked), default=1.0)

@@ -30,7 +30,7 @@ from ..errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputErro
 from ..llm.output import Items, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Answer, CommunityReport, Source
-from ..profiles.base import QueryContext, QueryMode, QueryRequest
+from ..plugins.base import QueryContext, QueryMode, QueryRequest
 from ..prompts import load_prompt
 from ..store.base import Store
 from ..text.sentences import split_sentences

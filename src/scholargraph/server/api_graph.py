@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from .state import Admin, job_response, state_of
+from .state import Admin, ServerState, job_response, state_of
 
 router = APIRouter(prefix="/api", tags=["graph"])
 
@@ -83,6 +83,47 @@ async def communities(request: Request, level: int | None = Query(None, ge=0),
     the graph)."""
     state = state_of(request)
     return await state.runner.run(state.kb.acommunities(level, members=True, reports=reports))
+
+
+@router.get("/graph/overview")
+async def overview(request: Request, limit: int = Query(1500, ge=10, le=5000),
+                   type: str | None = Query(None, max_length=100), document: str | None = Query(None, max_length=200)) -> dict:
+    """The whole graph for the overview: up to ``limit`` entities (of ``type``, of paper ``document``),
+    the most connected first (``sampled``: more match, ``total_nodes`` of them), each with its
+    level-0 ``community`` and a position (``x``, ``y``) that keeps communities together."""
+    state = state_of(request)
+    return await state.runner.call(state.kb.overview, limit, type or None, document or None)
+
+
+def _reports_state(state: ServerState) -> dict:
+    found = state.kb.reports_status()
+    pending, llm = found["pending"], found["llm"]
+    if not found["communities"]:
+        message = "No communities yet: they are computed when papers are indexed."
+    elif pending == 0:
+        message = "Every community has its report."
+    elif llm:
+        message = f"{pending} report(s) not written yet: writing them calls the LLM once per community."
+    else:
+        message = (f"{pending} report(s) not written yet. No LLM is configured, so reports are extractive "
+                   "(key entities, papers and passages, no written summary); configure [llm] for written ones.")
+    return {"pending": pending, "llm": llm, "message": message}
+
+
+@router.get("/graph/communities/reports")
+async def reports_state(request: Request) -> dict:
+    """Whether community reports are still to be written (``pending``), whether an LLM would write
+    them (``llm``) and a sentence saying so (``message``)."""
+    state = state_of(request)
+    return await state.runner.call(_reports_state, state)
+
+
+@router.post("/graph/communities/reports", dependencies=[Admin])
+async def write_reports(request: Request, wait: float = Query(0.0)) -> JSONResponse:
+    """Write the missing community reports now (a job: LLM calls when one is configured, else
+    extractive reports); its result says how many were written."""
+    state = state_of(request)
+    return await job_response(state, state.jobs.submit("reports"), wait)
 
 
 @router.get("/stats")

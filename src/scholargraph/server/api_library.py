@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from ..analysis.library_view import SORT_KEYS
 from . import sse
 from .jobs import FINAL
 from .multipart import FilePart, FormError, read_form
@@ -32,12 +33,12 @@ async def info(request: Request) -> dict:
     state = state_of(request)
     settings = state.settings
     from ..kb import KnowledgeBase
-    from ..profiles.registry import mode_names
+    from ..plugins.registry import mode_names
 
     return {
         "version": request.app.version, "role": request.scope["state"]["role"],
         "workspace": settings.workdir.name, "modes": mode_names(), "default_mode": settings.query.mode,
-        "llm": settings.llm.configured, "model": settings.llm.model if settings.llm.configured else None,
+        "llm": settings.llm.configured, "model": (settings.llm.model or settings.llm.servers()[0].model) if settings.llm.configured else None,
         "communities": hasattr(KnowledgeBase, "communities"),
         "limits": {"max_file_mb": settings.server.max_file_mb, "max_files": settings.server.max_files,
                    "max_unpacked_mb": settings.server.max_unpacked_mb,
@@ -53,14 +54,59 @@ async def documents(request: Request) -> dict:
     return {"documents": [document_json(r, names) for r in rows]}
 
 
-@router.get("/documents/{doc_id}")
+@router.get("/library")
+async def library(request: Request, search: str = Query("", max_length=200), status: str | None = Query(None, max_length=20),
+                  year: int | None = Query(None, ge=0, le=3000), sort: str = Query("title", pattern=f"^({'|'.join(SORT_KEYS)})$"),
+                  order: Literal["asc", "desc"] = Query("asc"), offset: int = Query(0, ge=0),
+                  limit: int = Query(50, ge=1, le=500)) -> dict:
+    """One page of the library: documents whose title, authors, venue, DOI, id or file holds every
+    word of ``search``, of ``status`` and ``year``, sorted by ``sort``; ``total`` counts the matches,
+    ``statuses`` and ``years`` what the filters offer. Rows as ``/api/documents`` plus ``authors``,
+    ``year``, ``venue``, ``doi``, ``created_at``."""
+    state = state_of(request)
+    page = await state.runner.call(lambda: state.kb.library(search=search, status=status, year=year, sort=sort,
+                                                            descending=order == "desc", offset=offset, limit=limit))
+    names = await run_in_threadpool(state.uploads.names)
+    page["documents"] = [document_json(r, names) for r in page["documents"]]
+    return page
+
+
+@router.get("/documents/{doc_id:path}/page")
+async def paper_page(request: Request, doc_id: str) -> dict:
+    """A paper's page: ``document`` (title, authors, year, venue, DOI, status, ``file_name`` and
+    ``source_file``: its file relative to the workspace), ``sections`` (title, level, pages, passages),
+    ``entities`` (most passages first, ``entities_total`` in all), ``references`` (each resolved to
+    a workspace paper, ``stub: false``, where it matches) and ``cited_by``."""
+    state = state_of(request)
+    page = await state.runner.call(state.kb.paper, doc_id)
+    names = await run_in_threadpool(state.uploads.names)
+    path = page["document"].get("source_path") or ""
+    page["document"] = document_json(page["document"], names)
+    page["document"]["source_file"] = state.public_path(path) if path and not path.startswith("(") else None
+    return page
+
+
+@router.get("/documents/{doc_id:path}/pdf")
+async def pdf(request: Request, doc_id: str, page: int | None = Query(None, ge=1)) -> Response:
+    """The paper's PDF as indexed, or only page ``page`` of it (a one-page PDF)."""
+    state = state_of(request)
+    row = await state.runner.call(state.kb.document, doc_id)
+    data = await run_in_threadpool(_pdf_bytes, row.get("source_path") or "", page)
+    if data is None:
+        raise HTTPException(404, "no PDF is stored for this document")
+    suffix = f"-p{page}" if page else ""
+    return Response(data, media_type="application/pdf",
+                    headers={"Content-Disposition": f'inline; filename="{_safe(doc_id)}{suffix}.pdf"'})
+
+
+@router.get("/documents/{doc_id:path}")
 async def document(request: Request, doc_id: str) -> dict:
     state = state_of(request)
     row = await state.runner.call(state.kb.document, doc_id)
     return document_json(row, await run_in_threadpool(state.uploads.names))
 
 
-@router.delete("/documents/{doc_id}", dependencies=[Admin], status_code=202)
+@router.delete("/documents/{doc_id:path}", dependencies=[Admin], status_code=202)
 async def delete_document(request: Request, doc_id: str, wait: float = Query(30.0)) -> JSONResponse:
     """Remove a paper and everything only it supported (a job: it waits for a running index job)."""
     state = state_of(request)
@@ -124,19 +170,6 @@ def _store_all(state: ServerState, files: list[FilePart]):
 
 def _public(rejected: list[dict]) -> list[dict]:
     return [{"name": r["name"], "error": r["error"]} for r in rejected]
-
-
-@router.get("/documents/{doc_id}/pdf")
-async def pdf(request: Request, doc_id: str, page: int | None = Query(None, ge=1)) -> Response:
-    """The paper's PDF as indexed, or only page ``page`` of it (a one-page PDF)."""
-    state = state_of(request)
-    row = await state.runner.call(state.kb.document, doc_id)
-    data = await run_in_threadpool(_pdf_bytes, row.get("source_path") or "", page)
-    if data is None:
-        raise HTTPException(404, "no PDF is stored for this document")
-    suffix = f"-p{page}" if page else ""
-    return Response(data, media_type="application/pdf",
-                    headers={"Content-Disposition": f'inline; filename="{_safe(doc_id)}{suffix}.pdf"'})
 
 
 def _safe(name: str) -> str:

@@ -53,7 +53,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
         jobs = JobManager(runner, JobJournal(runner.kb.workdir / JOURNAL_DIRECTORY), redactor)
         register_jobs(jobs, uploads)
         jobs.start()
-        app.state.sg = ServerState(settings, runner, jobs, uploads, keys)
+        app.state.sg = ServerState(settings, runner, jobs, uploads, keys, redactor)
         resumed = jobs.resume_journal()  # accepted before a restart: they run first, in their order
         indexing = any(job.kind in ("index", "upgrade", "resume") for job in resumed)  # these take PENDING too
         if settings.server.resume_on_start and not indexing and await runner.call(_has_pending, runner.kb):
@@ -158,7 +158,11 @@ def register_jobs(jobs: JobManager, uploads: UploadStore) -> None:
     async def split(job):
         return {"entities": await kb.asplit_entity(job.params["entity"])}
 
-    jobs.handlers.update(index=index, upgrade=upgrade, resume=resume, delete=delete, merge=merge, split=split)
+    async def reports(job):
+        return await kb.awrite_reports()
+
+    jobs.handlers.update(index=index, upgrade=upgrade, resume=resume, delete=delete, merge=merge, split=split,
+                         reports=reports)
 
 
 def _remove_orphaned_uploads(kb: KnowledgeBase, uploads: UploadStore, paths: list[str]) -> None:

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Answer
-from ..profiles.registry import mode_names
+from ..plugins.registry import mode_names
 from ..query.sources import format_reference
 from . import sse
 from .api_ask import answer_events, check_question

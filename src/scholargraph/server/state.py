@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from ..config import Settings
 from ..kb import KnowledgeBase
 from .jobs import FINAL, Job, JobManager
+from .public_paths import PathRedactor
 from .runner import KBRunner
 from .security import ADMIN, KeyRing
 from .uploads import UploadStore
@@ -25,6 +26,10 @@ class ServerState:
     jobs: JobManager
     uploads: UploadStore
     keys: KeyRing
+    paths: PathRedactor | None = None  # server paths as clients see them (relative to the workspace)
+
+    def public_path(self, path: str) -> str:
+        return self.paths.text(path) if self.paths is not None and path else path
 
     @property
     def kb(self) -> KnowledgeBase:

@@ -248,8 +248,8 @@ class MaintenanceStore(Protocol):
         """Ids queued for the task, sorted."""
 
     def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
-        """Up to ``limit`` queued ids for this process to do (PostgreSQL: none another live worker holds;
-        they stay queued until finished), sorted."""
+        """Queued ids for this process to do, sorted: PostgreSQL: up to ``limit``, none another live worker
+        holds (they stay queued until finished); SQLite (one process): all of them."""
 
     def lock_merges(self) -> None:
         """Inside a unit of work: entity merges of concurrent processes take turns until it commits."""
@@ -309,6 +309,13 @@ class GraphStore(Protocol):
 
     # rebuilding merged values
     def dirty_ids(self, kind: GraphKind, limit: int | None = None) -> list[str]: ...
+
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        """Up to ``limit`` dirty ids for this process to rebuild (PostgreSQL: none another live worker is
+        rebuilding: workers that finish together share the rebuild); ``release_dirty`` (inside the unit
+        of work that stores the rebuilt values) ends the claim."""
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None: ...
 
     def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
         """Opaque version per element: an update lands only if the version did not change."""

@@ -49,11 +49,12 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import WorkspaceError
 from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
 from . import postgres_lexical as lexical
-from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, MaintenanceTask
+from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, GraphKind, MaintenanceTask
 from .postgres_analysis import PostgresAnalysis
 from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .postgres_graph import PostgresGraph
 from .postgres_leases import (
+    CLAIM_DIRTY_SQL,
     CLAIM_MAINTENANCE_SQL,
     CLAIM_SQL,
     DEFAULT_LEASE_S,
@@ -61,6 +62,7 @@ from .postgres_leases import (
     HELD_SQL,
     RELEASE_MAINTENANCE_SQL,
     RELEASE_MINE_SQL,
+    RELEASE_REBUILDS_SQL,
     TAKE_OVER_SQL,
     Heartbeat,
 )
@@ -364,6 +366,7 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
         self._tokens.clear()
 
         def work() -> list[str]:
+            self._exec(RELEASE_REBUILDS_SQL, (self.worker_key,))
             self._exec(RELEASE_MAINTENANCE_SQL, (self.worker_key,))
             return sorted(r[0] for r in self._rows(RELEASE_MINE_SQL, (time.time(), self.worker_key)))
 
@@ -500,6 +503,20 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
         self._heartbeat.start()
         params = {"key": key, "lease": self.lease_s, "task": task, "limit": int(limit)}
         return sorted(r[0] for r in self.write(lambda: self._rows(CLAIM_MAINTENANCE_SQL, params)))
+
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        if kind not in ("entities", "relations"):
+            raise ValueError(kind)
+        key = self._worker_alive()
+        self._heartbeat.start()
+        params = {"key": key, "lease": self.lease_s, "task": f"rebuild:{kind}", "limit": int(limit), "now": time.time()}
+        sql = CLAIM_DIRTY_SQL.replace("{table}", kind)
+        return sorted(r[0] for r in self.write(lambda: self._rows(sql, params)))
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None:
+        if ids:
+            self.write(lambda: self._exec("DELETE FROM maintenance WHERE task = %s AND id = ANY(%s)",
+                                          (f"rebuild:{kind}", list(ids))))
 
     def lock_merges(self) -> None:
         """Inside a unit of work: entity merges of every worker take turns until it commits."""

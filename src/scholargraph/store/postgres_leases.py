@@ -50,8 +50,24 @@ FROM (SELECT task, id FROM maintenance
       ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED) c
 WHERE m.task = c.task AND m.id = c.id RETURNING m.id"""
 
+# dirty graph elements a worker rebuilds, claimed as maintenance rows ('rebuild:<table>') that no other live
+# worker holds: two workers that finish at once share the rebuild instead of both doing all of it
+CLAIM_DIRTY_SQL = f"""
+WITH candidates AS (
+    SELECT g.id FROM {{table}} g WHERE g.dirty AND NOT EXISTS (
+        SELECT 1 FROM maintenance m WHERE m.task = %(task)s AND m.id = g.id AND m.claimed_by <> %(key)s
+            AND m.lease_until >= {NOW})
+    ORDER BY g.id LIMIT %(limit)s)
+INSERT INTO maintenance(task, id, queued_at, claimed_by, lease_until)
+SELECT %(task)s, id, %(now)s, %(key)s, {NOW} + %(lease)s FROM candidates
+ON CONFLICT (task, id) DO UPDATE SET claimed_by = excluded.claimed_by, lease_until = excluded.lease_until
+    WHERE maintenance.claimed_by = excluded.claimed_by OR maintenance.claimed_by IS NULL
+       OR maintenance.lease_until < {NOW}
+RETURNING id"""
+
 RELEASE_MINE_SQL = ("UPDATE documents SET status = 'PENDING', claimed_by = NULL, lease_until = NULL, updated_at = %s "
                     "WHERE status = 'PROCESSING' AND claimed_by = %s RETURNING id")
+RELEASE_REBUILDS_SQL = "DELETE FROM maintenance WHERE claimed_by = %s AND task LIKE 'rebuild:%%'"
 RELEASE_MAINTENANCE_SQL = "UPDATE maintenance SET claimed_by = NULL, lease_until = NULL WHERE claimed_by = %s"
 EXPIRED_SQL = f"SELECT id FROM documents WHERE status = 'PROCESSING' AND lease_until < {NOW}"
 

@@ -350,7 +350,9 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
         return [r[0] for r in self._rows(sql, (task,))]
 
     def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
-        return self.pending_maintenance(task, limit)
+        """Every queued id, whatever ``limit``: one process works on a SQLite workspace, and one pass
+        keeps the resolution's merges independent of where blocks would end."""
+        return self.pending_maintenance(task)
 
     def lock_merges(self) -> None:
         """Nothing to do: one process writes a SQLite workspace at a time."""

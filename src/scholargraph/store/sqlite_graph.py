@@ -170,6 +170,12 @@ class SQLiteGraph:
         sql = f"SELECT id FROM {_table(kind)} WHERE dirty = 1 ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
         return [r[0] for r in self._rows(sql)]
 
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        return self.dirty_ids(kind, limit)  # one process writes a SQLite workspace at a time
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None:
+        """Nothing to release: SQLite claims nothing."""
+
     def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
         out: dict[str, float] = {}
         for part in batches(ids):

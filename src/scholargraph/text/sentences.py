@@ -102,3 +102,17 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text`` as strings (see :func:`sentence_spans`)."""
     return [text[a:b] for a, b in sentence_spans(text)]
+
+
+def without_repeats(text: str) -> str:
+    """``text`` with every sentence that repeats an earlier one (case and spacing ignored) left out:
+    a small model that loops writes the same sentence until its budget ends."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    sentences = split_sentences(text)
+    for sentence in sentences:
+        key = " ".join(sentence.casefold().split())
+        if key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return text if len(kept) == len(sentences) else " ".join(kept)

@@ -10,11 +10,12 @@ import pytest
 from fixtures.localkg_papers import small_paper
 from support.canned_localkg import localkg_rules
 
-from scholargraph.config import EmbeddingSettings, LLMSettings, LocalKGSettings
+from scholargraph.config import EmbeddingSettings, LLMSettings
 from scholargraph.llm.client import LLMClient
 from scholargraph.llm.embeddings import make_embedder
 from scholargraph.profiles.localkg.calls import StageContext
 from scholargraph.profiles.localkg.document import Paper, read_paper
+from scholargraph.profiles.localkg.settings import LocalKGSettings
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ import numpy as np
 from fixtures.localkg_papers import bad_answer
 from support.canned_localkg import DESCRIBE_CONTEXT_MARK
 
-from scholargraph.config import LocalKGSettings
 from scholargraph.models import Chunk, Document, Section
 from scholargraph.profiles.localkg.calls import StageContext
 from scholargraph.profiles.localkg.document import read_paper
 from scholargraph.profiles.localkg.linking import LinkingStage, is_referential
 from scholargraph.profiles.localkg.mentions import FoundMention, MentionStage
+from scholargraph.profiles.localkg.settings import LocalKGSettings
 
 
 def _m(n: int, surface: str, category: str = "named") -> FoundMention:

@@ -1,11 +1,11 @@
 """The academic profile (thesis 000 §3.2, §4.3, §5.2): one LLM call per chunk for entities,
-relations and content keywords, with gleaning (:mod:`scholargraph.extract.academic`)."""
+relations and content keywords, with gleaning (:mod:`.extractor`, prompts in ``prompts/``)."""
 
 from __future__ import annotations
 
-from ...extract.academic import AcademicExtractor
 from ...extract.types import entity_types, relation_types
-from ..base import ExtractorContext, Profile
+from ...plugins.base import ExtractorContext, Profile
+from .extractor import AcademicExtractor
 
 
 def _make(ctx: ExtractorContext) -> AcademicExtractor:

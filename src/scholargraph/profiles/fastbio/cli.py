@@ -14,7 +14,7 @@ main-text refinement) and queried in bio mode. fastbmRAG's other options are acc
   openai``; its dimension from ``--embedding_dim`` or a table of common Ollama models). Without
   it, scholargraph's local embedding model is used (no server needed);
 * ``--embedding_similarity``: the paragraph-selection cutoff of the refinement stage
-  (``extraction.refine_threshold``), as in fastbmRAG;
+  (``plugins.fastbio.refine_threshold``), as in fastbmRAG;
 * ``--top_match``: how many relations the query falls back to when none reaches the similarity
   threshold (``query.top_k``); above the threshold there is no cap.
 
@@ -35,13 +35,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from ...config import ExtractionSettings, QuerySettings, load_settings
+from ...config import load_settings
 from ...errors import ConfigError
 from ...models import Answer
+from ...plugins.base import CommandKit, CommandWorkspace
 from ...query.citations import number_cited_sources
-from ..base import CommandKit, CommandWorkspace
 from .normalise import load_dictionary
 from .query import bio_answer, format_references
 
@@ -55,10 +53,6 @@ FASTBM_SERVED_SIMILARITY = 0.8  # --embedding_similarity, tuned for a served mod
 EMBEDDING_DIMS = {"mxbai-embed-large": 1024, "nomic-embed-text": 768, "all-minilm": 384, "bge-m3": 1024,
                   "bge-large": 1024, "snowflake-arctic-embed": 1024, "snowflake-arctic-embed2": 1024,
                   "granite-embedding": 384, "paraphrase-multilingual": 768}
-# settings fields these options set, when this version of Settings has them
-REFINE_FIELD = "refine_threshold"
-DICTIONARY_FIELD = "bio_dictionary"
-BIO_THRESHOLD_FIELD = "bio_threshold"
 
 
 def _opt(p: argparse.ArgumentParser, name: str, **kwargs: Any) -> None:
@@ -87,7 +81,7 @@ def add_fastbm_parser(subparsers, kit: CommandKit) -> argparse.ArgumentParser:
     _opt(p, "embed_model_name", help="embedding model served by the backend (default: scholargraph's local model)")
     _opt(p, "embedding_dim", type=int, help="its vector size, for models not in the built-in table")
     _opt(p, "embedding_similarity", type=float,
-         help="cosine cutoff for the main-text paragraphs a relation is refined from (extraction.refine_threshold; "
+         help="cosine cutoff for the main-text paragraphs a relation is refined from (plugins.fastbio.refine_threshold; "
               f"default {FASTBM_SERVED_SIMILARITY} with --embed_model_name, as fastbmRAG, else the setting, 0.6 for "
               "the local model)")
     _opt(p, "top_match", type=int, default=FASTBM_TOP_MATCH,
@@ -97,7 +91,7 @@ def add_fastbm_parser(subparsers, kit: CommandKit) -> argparse.ArgumentParser:
     _opt(p, "llm_url", help="any OpenAI-compatible base URL (overrides --backend)")
     _opt(p, "llm_concurrency", type=int, help="max concurrent LLM requests")
     _opt(p, "dictionary", help="CSV/TSV of HGNC symbols / MeSH headings and aliases (| or ; separated)")
-    _opt(p, "similarity", type=float, help="query: min cosine between question and relation (query.bio_threshold)")
+    _opt(p, "similarity", type=float, help="query: min cosine between question and relation (plugins.bio.threshold)")
     _opt(p, "weight_threshold", type=float, help="query: leave out relations whose edge weight is below this")
     _opt(p, "dry_run", action="store_true", help="update: estimate LLM calls and tokens; index nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -110,10 +104,6 @@ def add_fastbm_parser(subparsers, kit: CommandKit) -> argparse.ArgumentParser:
 
 def workspace_of(args: argparse.Namespace) -> Path:
     return Path(args.working_dir).expanduser() / args.collection_name
-
-
-def _has(model: type[BaseModel], field: str) -> bool:
-    return field in model.model_fields
 
 
 def fastbm_overrides(args: argparse.Namespace, notes: list[str]) -> dict[str, Any]:
@@ -151,24 +141,13 @@ def fastbm_overrides(args: argparse.Namespace, notes: list[str]) -> dict[str, An
     similarity = args.embedding_similarity
     if similarity is None and args.embed_model_name:
         similarity = FASTBM_SERVED_SIMILARITY
-    _maybe(extraction, ExtractionSettings, REFINE_FIELD, similarity, "--embedding_similarity", notes)
+    profile: dict[str, Any] = {"refine_threshold": similarity}
     if args.dictionary and args.job == "update":
-        _maybe(extraction, ExtractionSettings, DICTIONARY_FIELD, str(Path(args.dictionary).expanduser()), "--dictionary",
-               notes)
+        profile["dictionary"] = str(Path(args.dictionary).expanduser())
     query: dict[str, Any] = {"mode": "bio", "top_k": args.top_match}
-    if _has(QuerySettings, BIO_THRESHOLD_FIELD) and args.similarity is not None:
-        query[BIO_THRESHOLD_FIELD] = args.similarity
     return {"llm": llm, "embeddings": embeddings, "extraction": extraction, "query": query,
+            "plugins": {"fastbio": profile, "bio": {"threshold": args.similarity}},
             "progress": False if args.quiet or args.json else None}
-
-
-def _maybe(section: dict, model: type, field: str, value: Any, flag: str, notes: list[str]) -> None:
-    if value is None:
-        return
-    if _has(model, field):
-        section[field] = value
-    else:
-        notes.append(f"{flag} is not supported by this version's settings ({field}); ignored")
 
 
 def merge_overrides(base: dict, top: Mapping[str, Any]) -> dict:

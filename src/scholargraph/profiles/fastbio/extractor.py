@@ -35,6 +35,7 @@ import numpy as np
 from ...extract.types import BIO_RELATION_TYPES
 from ...ingest.chunking import layout
 from ...models import Chunk, Document, Extraction, Usage
+from ...plugins.base import plugin_settings
 from ...prompts import load_prompt
 from .draft import (
     DRAFT_SCHEMA,
@@ -61,6 +62,7 @@ from .refine import (
     main_passages,
     terms,
 )
+from .settings import FastBioSettings
 
 Embed = Callable[[Sequence[str]], Awaitable[np.ndarray]]
 
@@ -78,10 +80,11 @@ class FastBioExtractor(DraftStage, RefineStage):
         self.entity_types = bio_entity_types(ext.entity_types)
         self.relation_types = list(ext.relation_types or BIO_RELATION_TYPES)
         self.parse_types = self.entity_types + ([OTHER_TYPE] if OTHER_TYPE not in self.entity_types else [])
-        self.threshold = float(getattr(ext, "refine_threshold", DEFAULT_REFINE_THRESHOLD))
-        self.max_paragraphs = max(1, int(getattr(ext, "refine_paragraphs", DEFAULT_REFINE_PARAGRAPHS)))
+        own = plugin_settings(settings, "fastbio", FastBioSettings)
+        self.threshold = own.refine_threshold
+        self.max_paragraphs = own.refine_paragraphs
         self.max_concurrency = int(getattr(ext, "max_chunk_concurrency", 0) or 0)
-        self.dictionary = dictionary if dictionary is not None else dictionary_from_settings(ext)
+        self.dictionary = dictionary if dictionary is not None else dictionary_from_settings(settings)
         self.embed = embed
         self.similarity = "embedding" if embed is not None else "lexical"
         self.draft_prompt = load_prompt("fastbio_draft", __package__)

@@ -25,10 +25,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...errors import ConfigError
 from ...extract.parse import map_entity_type
 from ...models import EntityRecord, Extraction
+from ...plugins.base import plugin_settings
+from .settings import FastBioSettings
+
+if TYPE_CHECKING:
+    from ...config import Settings
 
 __all__ = ["BioDictionary", "DictEntry", "load_dictionary", "match_key", "normalise_extraction", "dictionary_from_settings"]
 
@@ -180,9 +186,9 @@ def _load_cached(path: str, mtime_ns: int) -> BioDictionary:
     return parse_dictionary(Path(path).read_text(encoding="utf-8-sig"), path)
 
 
-def dictionary_from_settings(extraction_settings) -> BioDictionary | None:
-    """The dictionary named by ``extraction.bio_dictionary`` (None when unset)."""
-    path = getattr(extraction_settings, "bio_dictionary", None)
+def dictionary_from_settings(settings: Settings) -> BioDictionary | None:
+    """The dictionary named by ``plugins.fastbio.dictionary`` (None when unset)."""
+    path = plugin_settings(settings, "fastbio", FastBioSettings).dictionary
     return load_dictionary(path) if path else None
 
 

@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 
 from ...errors import ConfigError, LLMError, LLMUnavailableError, ModelOutputError
 from ...models import Answer
+from ...plugins.base import QueryContext, QueryMode, QueryRequest, plugin_settings
 from ...query.citations import verify_citations
 from ...query.extractive import extractive_answer
 from ...query.retrieval import Retrieval, history_text, merge_usage
-from ..base import QueryContext, QueryMode, QueryRequest
 from .answer import batches, format_papers, format_references, generate_answer
 from .evidence import Evidence, Filters, paper_sources, search_evidence
 from .normalise import BioDictionary, dictionary_from_settings
@@ -51,21 +51,25 @@ from .query_parse import (
     resolve_names,
     vocabulary_parse,
 )
+from .settings import BioModeSettings
 
 DEFAULT_THRESHOLD = 0.3
 
 
-# settings (read with defaults, so the module works before the fields exist)
+def _mode_settings(settings) -> BioModeSettings:
+    return plugin_settings(settings, "bio", BioModeSettings)
+
+
 def _threshold(settings, given: float | None) -> float:
-    return float(given if given is not None else getattr(settings.query, "bio_threshold", DEFAULT_THRESHOLD))
+    return float(given if given is not None else _mode_settings(settings).threshold)
 
 
 def _edge_combine(settings) -> str:
-    return str(getattr(settings.query, "bio_edge_weight", "min"))
+    return _mode_settings(settings).edge_weight
 
 
 def _weight_threshold(settings, given: float | None) -> float | None:
-    return given if given is not None else getattr(settings.query, "bio_min_edge_weight", None)
+    return given if given is not None else _mode_settings(settings).min_edge_weight
 
 
 @dataclass
@@ -98,7 +102,7 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     t0 = time.perf_counter()
     retrieval = Retrieval(question, "bio", [], "", {})
     if dictionary is None:
-        dictionary = dictionary_from_settings(settings.extraction)
+        dictionary = dictionary_from_settings(settings)
     before = llm.usage_snapshot() if llm is not None else {}
     query: BioQuery | None = None
     resolved: dict[str, list[str]] = {}
@@ -208,7 +212,8 @@ async def _answer_mode(ctx: QueryContext, req: QueryRequest) -> Answer:
 
 # the ablation switches concern the graph modes' keywords and subgraph, which bio mode does not use
 BIO_MODE = QueryMode("bio", "fastbmRAG: question parsed into genes/diseases/types -> filtered relations above a "
-                     "similarity threshold -> answers per batch of papers, merged", _retrieve_mode, _answer_mode)
+                     "similarity threshold -> answers per batch of papers, merged", _retrieve_mode, _answer_mode,
+                     settings=BioModeSettings)
 
 
 __all__ = ["BIO_MODE", "DEFAULT_THRESHOLD", "ENTITY_TYPE_HINTS", "MAX_NGRAM", "PARSE_SCHEMA", "BioQuery", "Evidence", "GivenFilters",

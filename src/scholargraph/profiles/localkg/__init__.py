@@ -12,15 +12,16 @@ resolution, so every query mode works over these papers too.
 
 from __future__ import annotations
 
-from ..base import ExtractorContext, Profile
+from ...plugins.base import ExtractorContext, Profile, plugin_settings
 from .calls import STAGES
 from .extractor import LocalKGExtractor
+from .settings import LocalKGSettings
 
 
 def _make(ctx: ExtractorContext) -> LocalKGExtractor:
-    return LocalKGExtractor(ctx.llm, ctx.settings.localkg, ctx.embed)
+    return LocalKGExtractor(ctx.llm, plugin_settings(ctx.settings, "localkg", LocalKGSettings), ctx.embed)
 
 
 PROFILE = Profile("localkg", "paper2lkg: per-paper local KG (mentions, entity linking, local and paper-level "
                   "relations, taxonomy, predicate resolution) with sentence provenance", _make, needs_llm=True,
-                  llm_stages=tuple(STAGES.values()))
+                  llm_stages=tuple(STAGES.values()), settings=LocalKGSettings)

@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
-from ...config import LocalKGSettings
 from ...errors import ModelOutputError
-from ...llm.output import output_schema, parse_reply
+from ...llm.output import example_placeholders, output_schema, parse_reply
 from ...models import ChunkFailure
 from ...prompts import Prompt, load_prompt
 from .outputs import plain_text
+from .settings import LocalKGSettings
 
 M = TypeVar("M", bound=BaseModel)
 REPAIR_NOTE = "Your previous reply was not valid JSON in the required format. Reply with the JSON object only."
@@ -56,11 +56,12 @@ class StageContext:
         """Prompt ``name`` filled with ``values``; the answer as ``output``, or None (recorded) when
         the model's answer is unusable."""
         messages = prompt(name).messages(**values)
+        examples = example_placeholders(messages[0]["content"])  # values a small model copies as data
         schema = output_schema(output)
         result = await self.llm.chat(messages, purpose=purpose, schema=schema, schema_name=output.__name__,
                                      document_id=self.doc_id)
         try:
-            return parse_reply(result.text, output)
+            return parse_reply(result.text, output, placeholders=examples)
         except ModelOutputError as first:
             if self.settings.repair:
                 retry = [*messages, {"role": "assistant", "content": result.text[:4000]},
@@ -68,7 +69,7 @@ class StageContext:
                 again = await self.llm.chat(retry, purpose=purpose, schema=schema, schema_name=output.__name__,
                                             document_id=self.doc_id)
                 try:
-                    return parse_reply(again.text, output)
+                    return parse_reply(again.text, output, placeholders=examples)
                 except ModelOutputError:
                     pass
             self.fail(purpose, where, chunk_id, first.reason, result.text)

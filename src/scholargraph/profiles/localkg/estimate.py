@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ...config import LocalKGSettings
 from ...models import Usage
 from .calls import prompt
 from .document import LEVELS, Paper, Unit, by_paragraph
 from .global_relations import pair_count
+from .settings import LocalKGSettings
 
 MENTIONS_PER_SENTENCE = 4.0
 TRIPLES_PER_SENTENCE = 1.2

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 
-from ...config import LocalKGSettings
 from ...models import Chunk, Document, Extraction, Usage
 from .calls import StageContext
 from .document import read_paper
@@ -25,6 +24,7 @@ from .linking import LinkingStage
 from .local_relations import RelationStage
 from .mentions import MentionStage
 from .records import to_extraction
+from .settings import LocalKGSettings
 from .taxonomy import PredicateStage, TaxonomyStage
 
 

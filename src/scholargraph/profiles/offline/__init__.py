@@ -1,13 +1,13 @@
 """The offline profile: a draft graph without an LLM -- terms, acronyms, co-occurrence relations
-and keyphrases (:mod:`scholargraph.extract.offline`). Instant, deterministic, honest about being a
+and keyphrases (:mod:`.extractor`). Instant, deterministic, honest about being a
 draft."""
 
 from __future__ import annotations
 
-from ...extract.offline import OfflineExtractor
 from ...extract.types import entity_types
 from ...models import Chunk, Document, Extraction
-from ..base import ExtractorContext, Profile
+from ...plugins.base import ExtractorContext, Profile
+from .extractor import OfflineExtractor
 
 
 class OfflineProfile:

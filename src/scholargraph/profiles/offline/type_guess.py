@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..text.acronyms import is_acronym
-from ..text.names import fold_plural
-from .offline_words import HAS_DIGIT_RE, MIXED_RE, word_set
+from ...text.acronyms import is_acronym
+from ...text.names import fold_plural
+from .words import HAS_DIGIT_RE, MIXED_RE, word_set
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = ("Task", "Method", "Model", "Dataset", "Metric", "Concept")
 

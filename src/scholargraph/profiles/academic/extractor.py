@@ -2,7 +2,7 @@
 relations and the chunk's content keywords; optional gleaning rounds ask only for what was missed.
 
 Two reply formats (``extraction.format``): compact JSON tuples under a JSON schema that the server
-enforces (``prompts/extract_json.txt``, :mod:`.schema`; the default where the server takes a
+enforces (``prompts/extract_json.txt``, :mod:`scholargraph.extract.schema`; the default where the server takes a
 schema: real small models follow it, and its bounds stop a looping reply), or one |-separated
 record per line (``prompts/extract.txt``; for servers without structured output). The parser reads
 both, and JSON in any usual shape.
@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import asyncio
 
-from ..config import ExtractionSettings
-from ..errors import ModelOutputError
-from ..llm.accounting import CutReply
-from ..models import Chunk, ChunkFailure, Document, Extraction, Usage
-from ..prompts import load_prompt
-from ..text.names import normalise_name
-from .echo import drop_echoes
-from .examples import domain_examples
-from .parse import parse_extraction
-from .schema import compact_extraction_schema
+from ...config import ExtractionSettings
+from ...errors import ModelOutputError
+from ...extract.echo import drop_echoes
+from ...extract.examples import domain_examples
+from ...extract.parse import parse_extraction
+from ...extract.schema import compact_extraction_schema
+from ...llm.accounting import CutReply
+from ...models import Chunk, ChunkFailure, Document, Extraction, Usage
+from ...prompts import load_prompt
+from ...text.names import normalise_name
 
 REPAIR_NOTES = {
     "records": ("Your previous reply could not be read. Reply with the records only, one per line: "
@@ -53,8 +53,8 @@ class AcademicExtractor:
         self.settings = settings
         self.entity_types = entity_types
         self.relation_types = list(relation_types or [])  # typed relations (kgrag preset, seed 001 §III.B.2)
-        self.glean_prompt = load_prompt("glean")
-        self._prompts = {"records": load_prompt("extract"), "json": load_prompt("extract_json")}
+        self.glean_prompt = load_prompt("glean", __package__)
+        self._prompts = {"records": load_prompt("extract", __package__), "json": load_prompt("extract_json", __package__)}
         self._examples = {fmt: domain_examples(settings.examples, fmt) for fmt in self._prompts}
 
     @property

@@ -34,8 +34,8 @@ Deterministic and pure Python (regexes + small word lists from :mod:`scholargrap
 Output order never depends on set iteration or hashing: everything is ordered by position in the
 text, then by explicit sort keys.
 
-Modules: :mod:`.offline_words` (word lists), :mod:`.offline_terms` (candidate terms),
-:mod:`.offline_types` (:func:`guess_type`), :mod:`.offline_relations`, :mod:`.offline_keywords`;
+Modules: :mod:`.words` (word lists), :mod:`.terms` (candidate terms),
+:mod:`.type_guess` (:func:`guess_type`), :mod:`.relations`, :mod:`.keywords`;
 this one merges mentions over a document and emits the records.
 """
 
@@ -44,14 +44,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ..models import EntityRecord, Extraction
-from ..text.names import normalise_name
-from ..text.stopwords import STOPWORDS
-from .offline_keywords import keywords
-from .offline_relations import relations
-from .offline_terms import ChunkAnalysis, Mention, TermFinder, clean_ws, shorten
-from .offline_types import DEFAULT_ENTITY_TYPES, GENE_CUES, fallback_type, guess_type, name_categories, resolve_type
-from .offline_words import GENERIC_ADJECTIVES, GENERIC_WORDS, HAS_ALPHA_RE, LEADING_MODIFIERS, looks_adjective
+from ...models import EntityRecord, Extraction
+from ...text.names import normalise_name
+from ...text.stopwords import STOPWORDS
+from .keywords import keywords
+from .relations import relations
+from .terms import ChunkAnalysis, Mention, TermFinder, clean_ws, shorten
+from .type_guess import DEFAULT_ENTITY_TYPES, GENE_CUES, fallback_type, guess_type, name_categories, resolve_type
+from .words import GENERIC_ADJECTIVES, GENERIC_WORDS, HAS_ALPHA_RE, LEADING_MODIFIERS, looks_adjective
 
 __all__ = ["DEFAULT_ENTITY_TYPES", "OfflineExtractor", "guess_type"]
 

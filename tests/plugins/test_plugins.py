@@ -11,8 +11,8 @@ import pytest
 from scholargraph import KnowledgeBase
 from scholargraph.errors import ConfigError
 from scholargraph.models import EntityRecord, Extraction, Source
-from scholargraph.profiles import registry
-from scholargraph.profiles.base import Profile, QueryMode
+from scholargraph.plugins import registry
+from scholargraph.plugins.base import Profile, QueryMode
 from scholargraph.query.retrieval import Retrieval
 
 

@@ -4,8 +4,8 @@ from dataclasses import asdict
 
 import pytest
 
-from scholargraph.extract.offline import DEFAULT_ENTITY_TYPES, OfflineExtractor, guess_type
 from scholargraph.models import Extraction
+from scholargraph.profiles.offline.extractor import DEFAULT_ENTITY_TYPES, OfflineExtractor, guess_type
 from scholargraph.text.names import normalise_name
 
 PARAGRAPH = (

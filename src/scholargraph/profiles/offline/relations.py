@@ -9,9 +9,9 @@ short distances.
 
 from __future__ import annotations
 
-from ..models import RelationRecord
-from .offline_terms import VERB, WORD, ChunkAnalysis, Mention, shorten
-from .offline_words import GENERIC_ADJECTIVES, LEADING_MODIFIERS
+from ...models import RelationRecord
+from .terms import VERB, WORD, ChunkAnalysis, Mention, shorten
+from .words import GENERIC_ADJECTIVES, LEADING_MODIFIERS
 
 RELATION_DESCRIPTION_CHARS = 600
 PAIR_WINDOW = 15

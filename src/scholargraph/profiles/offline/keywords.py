@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from ..models import KeywordRecord
-from ..text.stopwords import STOPWORDS
-from .offline_terms import IGNORED, PUNCT, ChunkAnalysis, Mention
-from .offline_words import GENERIC_WORDS
+from ...models import KeywordRecord
+from ...text.stopwords import STOPWORDS
+from .terms import IGNORED, PUNCT, ChunkAnalysis, Mention
+from .words import GENERIC_WORDS
 
 WORDS_PER_KEYWORD = 12
 

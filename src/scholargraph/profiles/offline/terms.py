@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..text.acronyms import find_acronym_definition_spans, is_acronym
-from ..text.names import fold_plural, normalise_name
-from ..text.sentences import sentence_spans
-from ..text.stopwords import STOPWORDS
-from ..text.tokens import Token, tokenize_with_offsets
-from .offline_types import ORGANISM_WORDS
-from .offline_words import (
+from ...text.acronyms import find_acronym_definition_spans, is_acronym
+from ...text.names import fold_plural, normalise_name
+from ...text.sentences import sentence_spans
+from ...text.stopwords import STOPWORDS
+from ...text.tokens import Token, tokenize_with_offsets
+from .type_guess import ORGANISM_WORDS
+from .words import (
     ADVERB_STOPWORDS,
     AUXILIARIES,
     DETERMINERS,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..text.tokens import Token
+from ...text.tokens import Token
 
 # --------------------------------------------------------------------------------------------
 # Word lists
