@@ -195,7 +195,7 @@ async def ask_set(name: str, workdir: Path, questions: list[dict[str, Any]], mod
                     print(json.dumps({"set": name, "mode": mode, **{k: v for k, v in per_question[-1].items()
                                                                       if k not in ("answer", "sources")}}),
                           flush=True)
-                await kb.aclose_clients()
+                await kb.workspace.aclose_clients()
             finally:
                 kb.close()
             answer_calls = recorded_calls(recorder.path)

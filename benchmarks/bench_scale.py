@@ -313,7 +313,7 @@ def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir:
             times.append(1000 * (time.perf_counter() - t))
         result["p50_ms"] = round(float(np.percentile(times, 50)), 1)
         result["p95_ms"] = round(float(np.percentile(times, 95)), 1)
-        await kb.aclose_clients()
+        await kb.workspace.aclose_clients()
 
     try:
         asyncio.run(run())

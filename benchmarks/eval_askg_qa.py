@@ -84,7 +84,7 @@ async def run(args) -> dict:
             vecs = await embed([b["answers"].get(q["question"], "") for q in qa])
             result["baselines"][name] = {"answer_similarity": round(float(np.mean(np.sum(vecs * gold_vecs, axis=1))), 4),
                                          "their_reported_similarity": round(b["reported_mean"], 4)}
-        await kb.aclose_clients()
+        await kb.workspace.aclose_clients()
         return result
     finally:
         kb.close()

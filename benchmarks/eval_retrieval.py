@@ -208,7 +208,7 @@ async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[s
                     sources[row][kk].append(score(name, q, [d for d, _ in source_list[:kk]],
                                                   [x for _, x in source_list[:kk]]))
         stats = kb.stats()
-        await kb.aclose_clients()
+        await kb.workspace.aclose_clients()
         kb.close()
     finally:
         if not keep:

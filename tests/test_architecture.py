@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "scholargraph.evaluation")),
     ("retrieval", ("scholargraph.query",)),
     ("plug-ins", ("scholargraph.profiles",)),
-    ("application", ("scholargraph.pipeline", "scholargraph.reembed", "scholargraph.demo")),
+    ("application", ("scholargraph.app", "scholargraph.pipeline", "scholargraph.demo")),
     ("facade", ("scholargraph.kb",)),
     ("interfaces", ("scholargraph.cli", "scholargraph.__main__", "scholargraph.server", "scholargraph.testing",
                     "scholargraph.fastbmrag")),
@@ -221,3 +221,55 @@ def test_the_architecture_page_lists_the_layers_in_order():
     section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|", section, re.M)
     assert [name for _, name in rows] == [name for name, _ in LAYERS]
+
+
+def _facade_methods() -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    tree = ast.parse((PACKAGE / "kb.py").read_text(encoding="utf-8"))
+    facade = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "KnowledgeBase")
+    return {f.name: f for f in facade.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+            and not f.name.startswith("_") and not any(ast.unparse(d).endswith(("property", "setter")) for d in f.decorator_list)}
+
+
+def test_the_facade_is_thin_and_its_sync_twins_keep_their_types():
+    """KnowledgeBase delegates to the application services (app/): at most 25 public methods, an
+    async method and its sync twin counted once; a twin spells out its parameters (no **kwargs)."""
+    methods = _facade_methods()
+    operations = {name.removeprefix("a") if name.startswith("a") and name.removeprefix("a") in methods else name
+                  for name in methods}
+    assert len(operations) <= 25, sorted(operations)
+    untyped = [name for name, f in methods.items() if f.args.kwarg is not None]
+    assert untyped == []
+
+
+def test_application_services_never_use_the_facade():
+    users = sorted(str(i) for i in _scan()[0] if _under(i.importer, ("scholargraph.app",))
+                   and _under(i.imported, ("scholargraph.kb", "scholargraph.cli", "scholargraph.server")))
+    assert users == []
+
+
+# Modules outside store/ still typed against the aggregate Store rather than the roles they use
+# (store/base.py); the list only shrinks. The facade and the composition root may name it.
+STORE_AGGREGATE_USERS = frozenset({
+    "scholargraph.analysis.overview", "scholargraph.analysis.paper_page", "scholargraph.evaluation.kgfacts", "scholargraph.export", "scholargraph.graph.citations",
+    "scholargraph.graph.community_reports", "scholargraph.graph.community_update", "scholargraph.graph.edit",
+    "scholargraph.graph.kg_summary", "scholargraph.graph.memory", "scholargraph.graph.refresh",
+    "scholargraph.graph.resolution_pass", "scholargraph.graph.weights", "scholargraph.pipeline",
+    "scholargraph.plugins.base", "scholargraph.profiles.fastbio.evidence", "scholargraph.query.engine",
+    "scholargraph.query.fusion", "scholargraph.query.graph_modes", "scholargraph.query.keywords",
+    "scholargraph.query.passages", "scholargraph.query.ppr", "scholargraph.query.ppr_mode",
+    "scholargraph.query.sources", "scholargraph.query.summary", "scholargraph.query.trace",
+})
+STORE_COMPOSITION = frozenset({"scholargraph.kb", "scholargraph.app.workspace"})
+
+
+def test_consumers_name_the_storage_roles_they_use():
+    users = set()
+    for module, path in _modules().items():
+        if _under(module, ("scholargraph.store",)) or module in STORE_COMPOSITION:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("store.base") \
+                    and any(a.name == "Store" for a in node.names):
+                users.add(module)
+    assert sorted(users - STORE_AGGREGATE_USERS) == [], "type against the roles (store/base.py), not Store"
+    assert sorted(STORE_AGGREGATE_USERS - users) == [], "no longer uses Store: drop it from the list"

@@ -139,14 +139,10 @@ def test_embedding_model_mismatch_is_a_clear_error(corpus, workdir):
 
 
 def test_reembed_restores_a_working_workspace(corpus, workdir):
-    import asyncio
-
-    from scholargraph.reembed import reembed
-
     with make_kb(workdir) as kb:
         kb.insert([corpus])
         kb.store.set_meta("embedding_model", "local:old-model")
-        counts = asyncio.run(reembed(kb))
+        counts = kb.run(kb.indexing.reembed())
         assert counts["chunk"] == kb.stats()["chunks"] and counts["entity"] == kb.stats()["entities"]
         assert kb.retrieve("knowledge graph genes", mode="naive").sources
 

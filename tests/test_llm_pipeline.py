@@ -92,7 +92,7 @@ def test_unknown_model_is_refused_before_any_work(llm_server, workdir):
 def test_server_going_away_leaves_documents_pending(llm_server, workdir):
     server = llm_server(rules=default_rules())
     with kb_for(server, workdir, llm={"retries": 0}, max_parallel_documents=1) as kb:
-        kb._llm_checked = True  # pretend the health check passed, then the server disappears
+        kb.workspace._llm_checked = True  # pretend the health check passed, then the server disappears
         server.stop()
         report = kb.insert(texts=[TEXT_A, TEXT_B])
         assert report.stopped and "PENDING" in report.stopped

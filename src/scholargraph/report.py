@@ -77,7 +77,8 @@ class FileLedger:
     def __init__(self) -> None:
         self._files: dict[str, FileOutcome] = {}
         self._first_path: dict[str, str] = {}  # document id -> the first path of this run that holds it
-        self._document_outcome: dict[str, tuple[str, str | None]] = {}  # id -> (outcome, duplicate_of | error)
+        # (path, id) -> (outcome, duplicate_of | error); keyed by the strings held anyway (a CSV of 1M rows)
+        self._document_outcome: dict[tuple[str, str], tuple[str, str | None]] = {}
 
     def failed_file(self, path: str, reason: str) -> None:
         self._files[path] = FileOutcome(path, "failed", error=reason)
@@ -94,14 +95,14 @@ class FileLedger:
         first = self._first_path.setdefault(doc_id, path)
         if first != path:
             outcome, detail = "duplicate", first
-        self._document_outcome[f"{path}\0{doc_id}"] = (outcome, detail)
+        self._document_outcome[(entry.path, doc_id)] = (outcome, detail)
 
     def first_path(self, doc_id: str) -> str | None:
         return self._first_path.get(doc_id)
 
     def queued_ids(self) -> set[str]:
         """Documents of this run's files that were to be processed (by this worker or another)."""
-        return {key.split("\0", 1)[1] for key, (outcome, _) in self._document_outcome.items() if outcome == "queued"}
+        return {doc_id for (_, doc_id), (outcome, _) in self._document_outcome.items() if outcome == "queued"}
 
     def outcomes(self, report: IndexReport, pending: set[str], others: dict[str, DocumentRow] | None = None
                  ) -> list[FileOutcome]:
@@ -117,7 +118,7 @@ class FileLedger:
                 continue
             worst, detail = "already indexed", None
             for doc_id in entry.documents:
-                outcome, extra = self._document_outcome[f"{path}\0{doc_id}"]
+                outcome, extra = self._document_outcome[(path, doc_id)]
                 if outcome == "queued":
                     outcome, extra = _queued_outcome(doc_id, failed, incomplete, processed, pending, others.get(doc_id))
                 if FILE_OUTCOMES.index(outcome) < FILE_OUTCOMES.index(worst):

@@ -196,7 +196,7 @@ def test_every_format_loads_in_its_reference_reader_with_characters_xml_forbids(
         for fmt in ("graphml", "turtle", "jsonld", "json"):
             kb.export(fmt, tmp_path / f"kg.{fmt}")
         kb.export("neo4j-csv", tmp_path / "neo")
-        web = kb.export_graph("graphml")  # the web app's export button
+        web = kb.browse.export_graph("graphml")  # the web app's export button
     etree.fromstring(web.encode())
     etree.parse(str(tmp_path / "kg.graphml"))  # lxml: well-formed XML 1.0
     g = nx.read_graphml(tmp_path / "kg.graphml")

@@ -44,7 +44,7 @@ def fastbio_kb(server, workdir, embed: str = "server", **extra) -> KnowledgeBase
         extra.setdefault("embeddings", {"provider": "openai", "base_url": server.base_url, "model": "emb",
                                         "dimension": 384})
     kb = KnowledgeBase(workdir, llm=llm, extraction={"profile": "fastbio", **extra.pop("extraction", {})}, **extra)
-    original = kb._extractor
+    original = kb.workspace.extractor
 
     def wired(profile):
         ex = original(profile)
@@ -52,7 +52,7 @@ def fastbio_kb(server, workdir, embed: str = "server", **extra) -> KnowledgeBase
             return FastBioExtractor(kb.llm, kb.settings, embed=kb.embedder.embed)
         return ex
 
-    kb._extractor = wired
+    kb.workspace.extractor = wired
     return kb
 
 
@@ -287,8 +287,8 @@ def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server
     papers = [("N1", "Interleukin-1 beta in endometriotic disease.", []), ("N2", "Interleukin-1 beta and ovarian cancer.", [])]
     csv_path = write_csv(tmp_path / "n.csv", papers)
     with fastbio_kb(server, workdir) as kb:
-        original = kb._extractor
-        kb._extractor = lambda profile: _with_dictionary(original(profile), load_dictionary(dictionary))
+        original = kb.workspace.extractor
+        kb.workspace.extractor = lambda profile: _with_dictionary(original(profile), load_dictionary(dictionary))
         report = kb.insert([csv_path])
         assert report.ok
         ents = {e["name"]: e for e in kb.entities(limit=20)}

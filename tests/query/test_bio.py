@@ -98,8 +98,8 @@ def write_csv(path, ids):
 
 def stub_kb(workdir, **extra) -> KnowledgeBase:
     kb = KnowledgeBase(workdir, extraction={"profile": "none", "entity_types": "biomedical"}, **extra)
-    kb._extractor = lambda profile: GraphStub()
-    kb._embedder = BagEmbedder()
+    kb.workspace.extractor = lambda profile: GraphStub()
+    kb.workspace.use_embedder(BagEmbedder())
     return kb
 
 
@@ -307,7 +307,7 @@ def test_ask_bio_top_k_returns_k_papers(workdir, tmp_path, capsys, monkeypatch):
     from scholargraph.cli import main
 
     kb = KnowledgeBase(workdir, extraction={"profile": "none", "entity_types": "biomedical"})  # the real embedder
-    kb._extractor = lambda profile: GraphStub()
+    kb.workspace.extractor = lambda profile: GraphStub()
     assert kb.insert([write_csv(tmp_path / "papers.csv", list(PAPERS))]).ok
     kb.close()
     monkeypatch.setenv("SCHOLARGRAPH_QUERY__BIO_THRESHOLD", "-1")  # every relation is similar enough

@@ -57,7 +57,7 @@ def test_kill_during_entities_merge_is_finished_by_the_next_write(scholar, clean
         "delete", "no-such-paper"]
     scholar.workdir = copy_workspace(clean, tmp_path / "victim")
     # the merge committed, the rebuild of what it touched had not started
-    check_crash(scholar, merge, KillPoint("scholargraph.kb:KnowledgeBase.refresh_graph"), merged.workdir,
+    check_crash(scholar, merge, KillPoint("scholargraph.app.indexing:Indexing.refresh_graph"), merged.workdir,
                 recover=recover)
 
 
@@ -67,7 +67,7 @@ def test_kill_during_delete_is_all_or_nothing(scholar, clean, tmp_path):
     assert gone("delete", doc_id).code == 0
     scholar.workdir = copy_workspace(clean, tmp_path / "victim")
     # inside the unit of work: nothing happened
-    run_killed(scholar, ["delete", doc_id], KillPoint("scholargraph.store.sqlite:SQLiteStore.delete_chunks_of",
+    run_killed(scholar, ["delete", doc_id], KillPoint("scholargraph.store.sqlite.store:SQLiteStore.delete_chunks_of",
                                                       when="return"))
     assert not differences(snapshot(scholar.workdir), snapshot(clean))
     # after its commit, before the rebuild: rerunning the command finishes it

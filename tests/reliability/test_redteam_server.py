@@ -16,7 +16,7 @@ from scholargraph.cli import main
 from scholargraph.config import load_settings
 from scholargraph.errors import ConfigError
 from scholargraph.server.serve import ServerThread
-from scholargraph.store.sqlite_lock import FileLock
+from scholargraph.store.sqlite.lock import FileLock
 
 
 def test_uploads_accepted_with_202_are_indexed_after_a_restart(server, tmp_path):

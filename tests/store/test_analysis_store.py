@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from scholargraph.store import open_store
-from scholargraph.store.schema import MIGRATIONS, SCHEMA_VERSION
+from scholargraph.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def test_v2_workspace_is_migrated(tmp_path):

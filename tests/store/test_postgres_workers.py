@@ -264,7 +264,7 @@ def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, 
     other = open_store(tmp_path / "other", "postgres", dsn=dsn)
     kb = worker_kb(dsn, tmp_path / "this", server.base_url)
     events: list[str] = []
-    real_refresh, real_claim = kb.refresh_graph, kb.store.claim_pending
+    real_refresh, real_claim = kb.indexing.refresh_graph, kb.store.claim_pending
 
     async def refresh_graph(refresher=None):
         events.append("refresh")
@@ -274,7 +274,7 @@ def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, 
         events.append("claim")
         return real_claim(limit, only)
 
-    monkeypatch.setattr(kb, "refresh_graph", refresh_graph)
+    monkeypatch.setattr(kb.indexing, "refresh_graph", refresh_graph)
     monkeypatch.setattr(kb.store, "claim_pending", claim_pending)
     try:
         other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
@@ -294,7 +294,7 @@ def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, 
 def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
     """Every paper of ``papers`` registered and claimed by the ``other`` worker (live, mid-run)."""
     for paper in sorted(papers.iterdir()):
-        for doc in load_file(paper, kb.load_options()):
+        for doc in load_file(paper, kb.indexing.load_options()):
             other.add_pending(doc, "full", "academic")
     return sorted(other.write(lambda: other.claim_pending(100)))
 
@@ -384,7 +384,7 @@ def assert_each_document_indexed_once(dsn: str, n: int) -> None:
 
 
 class LongLivedWorker:
-    """``KnowledgeBase.awork`` in a thread of the test process, stopped with ``stop()``."""
+    """``Indexing.awork`` in a thread of the test process, stopped with ``stop()``."""
 
     def __init__(self, kb: KnowledgeBase):
         import asyncio
@@ -397,7 +397,7 @@ class LongLivedWorker:
 
     def _run(self) -> None:
         try:
-            self.report = self._loop.run_until_complete(self.kb._closing(self.kb.awork(self._stop)))
+            self.report = self._loop.run_until_complete(self.kb.workspace._closing(self.kb.indexing.awork(self._stop)))
         except BaseException as exc:  # noqa: BLE001 - reported by stop()
             self.error = exc
 

@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 
 from scholargraph.models import DocStatus, Document, Section
-from scholargraph.store import sqlite_records as records
 from scholargraph.store.base import CachedResponse, CallRecord
-from scholargraph.store.schema import SCHEMA_V1, SCHEMA_VERSION
-from scholargraph.store.sqlite import DB_NAME, SQLiteStore
-from scholargraph.store.sqlite_records import RECORDS_DB_NAME
+from scholargraph.store.sqlite import DB_NAME, SQLiteStore, records
+from scholargraph.store.sqlite.records import RECORDS_DB_NAME
+from scholargraph.store.sqlite.schema import SCHEMA_V1, SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -173,7 +172,7 @@ def test_a_workspace_from_before_the_split_keeps_its_cache(tmp_path):
 def test_an_interrupted_migration_is_done_again_without_duplicates(tmp_path, monkeypatch):
     path = tmp_path / "old"
     _v1_workspace(path)
-    from scholargraph.store import schema
+    from scholargraph.store.sqlite import schema
 
     monkeypatch.setattr(schema, "MIGRATIONS", [schema.SCHEMA_V1, "SELECT crash_here();"])  # copied, then the step fails
     with pytest.raises(Exception, match="crash_here|not a usable"):

@@ -7,8 +7,8 @@ import pytest
 
 from scholargraph.errors import WorkspaceError
 from scholargraph.models import EntityRecord, RelationRecord
-from scholargraph.store.schema import SCHEMA_VERSION
 from scholargraph.store.sqlite import SQLiteStore
+from scholargraph.store.sqlite.schema import SCHEMA_VERSION
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from scholargraph.store.schema import MIGRATIONS, SCHEMA_VERSION
 from scholargraph.store.sqlite import DB_NAME, SQLiteStore
+from scholargraph.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def _v2_workspace(path):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sqlite3
 
 from scholargraph.models import Community
-from scholargraph.store.schema import MIGRATIONS
 from scholargraph.store.sqlite import DB_NAME, SQLiteStore
+from scholargraph.store.sqlite.schema import MIGRATIONS
 
 
 def _integrity(path) -> list[str]:

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
-from typing import Any
+from typing import Any, Protocol
 
 import igraph as ig
 
 from ..graph.citations import citation_counts
 from ..graph.community_update import state
 from ..models import DocStatus
-from ..store.base import Store
+from ..store.base import CitationStore, CommunityStore, DocumentStore, GraphStore, MetaStore
+
+
+class StoreReads(CitationStore, CommunityStore, DocumentStore, GraphStore, MetaStore, Protocol):
+    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
+
 
 TOP = 10
 
@@ -37,7 +42,7 @@ def _sizes(sizes: list[int]) -> dict[str, Any]:
             "min_size": min(sizes)}
 
 
-def community_levels(store: Store) -> list[dict[str, Any]]:
+def community_levels(store: StoreReads) -> list[dict[str, Any]]:
     info = state(store)
     by_level: dict[int, list[int]] = {}
     for c in store.list_communities(None, members=True):
@@ -47,7 +52,7 @@ def community_levels(store: Store) -> list[dict[str, Any]]:
             for lv, sizes in sorted(by_level.items())]
 
 
-def type_distributions(store: Store, entity_ids: list[str], relation_ids: list[str]) -> dict[str, Any]:
+def type_distributions(store: StoreReads, entity_ids: list[str], relation_ids: list[str]) -> dict[str, Any]:
     entities = store.get_entities(entity_ids, sources=False)
     relations = store.get_relations(relation_ids, sources=False)
     entity_types = Counter(e.type or "(untyped)" for e in entities.values())
@@ -57,12 +62,12 @@ def type_distributions(store: Store, entity_ids: list[str], relation_ids: list[s
             "relation_keywords": dict(keywords.most_common(30)), "names": {i: (e.name, e.type) for i, e in entities.items()}}
 
 
-def papers_per_year(store: Store) -> dict[str, int]:
+def papers_per_year(store: StoreReads) -> dict[str, int]:
     years = Counter(str(d.year) if d.year else "unknown" for d in store.list_documents() if d.status == DocStatus.PROCESSED)
     return dict(sorted(years.items()))
 
 
-def citation_summary(store: Store) -> dict[str, Any]:
+def citation_summary(store: StoreReads) -> dict[str, Any]:
     refs = store.references()
     docs = {d.id for d in store.list_documents() if d.status == DocStatus.PROCESSED}
     cited_by, cites = citation_counts(refs)
@@ -75,7 +80,7 @@ def citation_summary(store: Store) -> dict[str, Any]:
     }
 
 
-def graph_stats(store: Store) -> dict[str, Any]:
+def graph_stats(store: StoreReads) -> dict[str, Any]:
     """Every measure of ``stats --graph``; the keys are stable (see docs/cli.md)."""
     edges = store.all_edges()
     entity_ids = store.all_entity_ids()

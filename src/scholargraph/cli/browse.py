@@ -103,9 +103,9 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         stats = kb.stats()
         if args.cost:
             stats["cost_by_document"] = kb.cost_by_document()
-            stats["cost_outside_documents"] = kb.cost_outside_documents()
-            stats["cost_by_endpoint"] = kb.cost_by_endpoint()
-            stats["community_reports"] = kb.report_cost()
+            stats["cost_outside_documents"] = kb.browse.cost_outside_documents()
+            stats["cost_by_endpoint"] = kb.browse.cost_by_endpoint()
+            stats["community_reports"] = kb.browse.report_cost()
         if args.graph:
             stats["graph"] = kb.graph_stats()
     if args.json:

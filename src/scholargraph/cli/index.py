@@ -84,7 +84,7 @@ def cmd_index(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         manifest = read_manifest(Path(args.manifest))
     missing_paths(args.paths)  # before the workspace is created
     with command_workspace(args, overrides, create=True) as kb:
-        options = kb.load_options(manifest, args.exclude) if manifest or args.exclude else None
+        options = kb.indexing.load_options(manifest, args.exclude) if manifest or args.exclude else None
         report = kb.insert(args.paths, scope=args.scope, only=args.only, force=args.force, dry_run=args.dry_run,
                            options=options, wait=not args.no_wait)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
@@ -122,7 +122,7 @@ async def _work_until_stopped(kb: Any) -> Any:
         kb.progress.log(f"worker: {len(batch.added)} document(s) indexed, {len(batch.failed)} failed")
 
     try:
-        return await kb.awork(stop, on_batch=batch_done)
+        return await kb.indexing.awork(stop, on_batch=batch_done)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -176,10 +176,8 @@ def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
-    from ..reembed import reembed
-
     with command_workspace(args, overrides) as kb:
-        counts = kb.run(reembed(kb))
+        counts = kb.run(kb.indexing.reembed())
     show.print_json(counts) if args.json else show.out.print(f"re-embedded: {counts}")
     return 0
 

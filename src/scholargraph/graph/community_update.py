@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import CommunitySettings
 from ..models import Community
-from ..store.base import Store
+from ..store.base import MetaStore, Store
 from .communities import HierarchyParams, detect_hierarchy, memberships
 from .community_reports import ReportParams, write_reports
 
@@ -55,7 +55,7 @@ def hierarchy_params(settings: CommunitySettings) -> HierarchyParams:
                            algorithm=settings.algorithm)
 
 
-def state(store: Store) -> dict[str, Any]:
+def state(store: MetaStore) -> dict[str, Any]:
     """What the last computation recorded (empty when never computed)."""
     raw = store.get_meta(META_KEY)
     return json.loads(raw) if raw else {}

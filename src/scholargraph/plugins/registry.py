@@ -13,7 +13,7 @@ import logging
 from functools import lru_cache
 from importlib.metadata import entry_points
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -139,7 +139,7 @@ def check_settings(settings: Settings) -> None:
         plugin_settings(settings, name, models[name])
 
 
-def settings_of_plugins(settings: Settings) -> dict[str, dict]:
+def settings_of_plugins(settings: Settings) -> dict[str, dict[str, Any]]:
     """Every plug-in's effective settings (defaults filled in), as JSON data by section name."""
     return {name: plugin_settings(settings, name, model).model_dump(mode="json")
             for name, model in settings_models().items()}

@@ -141,7 +141,7 @@ async def session(request: Request, name: str = Path(pattern=SESSION_PATTERN)) -
     """The turns of a conversation (question and answer), oldest first; only the key that made the
     session sees it (another key finds it empty)."""
     state = state_of(request)
-    turns = await state.runner.call(state.kb.session_history, session_of(request, name), 100)
+    turns = await state.runner.call(state.kb.browse.session_history, session_of(request, name), 100)
     return {"session": name, "turns": turns}
 
 

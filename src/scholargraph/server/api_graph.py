@@ -52,7 +52,7 @@ async def neighbourhood(request: Request, entity: str = Query(min_length=1), dep
                         limit: int = Query(60, ge=1, le=500)) -> dict:
     """An entity (name or id) and its neighbours: ``{"nodes", "edges", "center", "truncated"}``."""
     state = state_of(request)
-    return await state.runner.call(state.kb.neighbourhood, entity, depth, limit)
+    return await state.runner.call(state.kb.browse.neighbourhood, entity, depth, limit)
 
 
 class SubgraphRequest(BaseModel):
@@ -65,14 +65,14 @@ class SubgraphRequest(BaseModel):
 async def subgraph(request: Request, body: SubgraphRequest) -> dict:
     """The entities and the shortest paths joining them: ``{"nodes", "edges", "paths"}``."""
     state = state_of(request)
-    return await state.runner.call(state.kb.subgraph, body.entities, body.max_length)
+    return await state.runner.call(state.kb.browse.subgraph, body.entities, body.max_length)
 
 
 @router.get("/graph/relations/{relation_id}")
 async def relation(request: Request, relation_id: str) -> dict:
     """A relation with its evidence sentences, each with paper, section and pages."""
     state = state_of(request)
-    return await state.runner.call(state.kb.relation, relation_id)
+    return await state.runner.call(state.kb.browse.relation, relation_id)
 
 
 @router.get("/graph/communities")
@@ -92,11 +92,11 @@ async def overview(request: Request, limit: int = Query(1500, ge=10, le=5000),
     the most connected first (``sampled``: more match, ``total_nodes`` of them), each with its
     level-0 ``community`` and a position (``x``, ``y``) that keeps communities together."""
     state = state_of(request)
-    return await state.runner.call(state.kb.overview, limit, type or None, document or None)
+    return await state.runner.call(state.kb.browse.overview, limit, type or None, document or None)
 
 
 def _reports_state(state: ServerState) -> dict:
-    found = state.kb.reports_status()
+    found = state.kb.browse.reports_status()
     pending, llm = found["pending"], found["llm"]
     if not found["communities"]:
         message = "No communities yet: they are computed when papers are indexed."
@@ -135,7 +135,7 @@ async def stats(request: Request) -> dict:
     def gather() -> dict:
         titles = {row["id"]: row["title"] for row in kb.status()}
         cost = kb.cost_by_document()
-        return {**kb.stats(), "entity_types": kb.entity_types(),
+        return {**kb.stats(), "entity_types": kb.browse.entity_types(),
                 "cost_by_document": [{"id": doc, "title": titles.get(doc), **usage} for doc, usage in cost.items()]}
 
     data = await state.runner.call(gather)
@@ -147,7 +147,7 @@ async def stats(request: Request) -> dict:
 async def export(request: Request, format: Literal["json", "graphml"] = Query("json")) -> Response:
     """The whole graph as node-link JSON or GraphML (Gephi, Cytoscape, yEd)."""
     state = state_of(request)
-    text = await state.runner.call(state.kb.export_graph, format)
+    text = await state.runner.call(state.kb.browse.export_graph, format)
     media = "application/json" if format == "json" else "application/graphml+xml"
     return Response(text, media_type=media,
                     headers={"Content-Disposition": f'attachment; filename="scholargraph-graph.{format}"'})

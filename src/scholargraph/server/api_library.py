@@ -64,7 +64,7 @@ async def library(request: Request, search: str = Query("", max_length=200), sta
     ``statuses`` and ``years`` what the filters offer. Rows as ``/api/documents`` plus ``authors``,
     ``year``, ``venue``, ``doi``, ``created_at``."""
     state = state_of(request)
-    page = await state.runner.call(lambda: state.kb.library(search=search, status=status, year=year, sort=sort,
+    page = await state.runner.call(lambda: state.kb.browse.library(search=search, status=status, year=year, sort=sort,
                                                             descending=order == "desc", offset=offset, limit=limit))
     names = await run_in_threadpool(state.uploads.names)
     page["documents"] = [document_json(r, names) for r in page["documents"]]
@@ -78,7 +78,7 @@ async def paper_page(request: Request, doc_id: str) -> dict:
     ``entities`` (most passages first, ``entities_total`` in all), ``references`` (each resolved to
     a workspace paper, ``stub: false``, where it matches) and ``cited_by``."""
     state = state_of(request)
-    page = await state.runner.call(state.kb.paper, doc_id)
+    page = await state.runner.call(state.kb.browse.paper, doc_id)
     names = await run_in_threadpool(state.uploads.names)
     path = page["document"].get("source_path") or ""
     page["document"] = document_json(page["document"], names)

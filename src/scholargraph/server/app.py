@@ -62,7 +62,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
             yield
         finally:
             await runner.run(jobs.stop())
-            runner.stop(runner.kb.aclose_clients)
+            runner.stop(runner.kb.workspace.aclose_clients)
             runner.kb.close()
 
     app = FastAPI(
@@ -159,7 +159,7 @@ def register_jobs(jobs: JobManager, uploads: UploadStore) -> None:
         return {"entities": await kb.asplit_entity(job.params["entity"])}
 
     async def reports(job):
-        return await kb.awrite_reports()
+        return await kb.browse.awrite_reports()
 
     jobs.handlers.update(index=index, upgrade=upgrade, resume=resume, delete=delete, merge=merge, split=split,
                          reports=reports)

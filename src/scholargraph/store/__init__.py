@@ -16,7 +16,7 @@ from .base import Store
 
 
 def _sqlite(workdir: Path, create: bool = True, **options: Any) -> Store:
-    from .sqlite import SQLiteStore
+    from .sqlite.store import SQLiteStore
 
     if options:
         raise ConfigError(f"the sqlite store takes no options (got {', '.join(sorted(options))})")
@@ -30,7 +30,7 @@ def _postgres(workdir: Path, create: bool = True, dsn: str | None = None, **opti
     except ImportError as exc:
         raise ConfigError(f"the postgres store needs psycopg 3 and psycopg_pool ({exc}); "
                           "install them with: pip install 'scholargraph[postgres]'") from exc
-    from .postgres import PostgresStore
+    from .postgres.store import PostgresStore
 
     if not dsn:
         raise ConfigError("the postgres store needs store.dsn (e.g. --db postgresql://user@host/dbname)")

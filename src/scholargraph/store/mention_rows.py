@@ -1,5 +1,5 @@
 """Rows of the sentence and mention tables, and keyset paging, shared by both backends'
-``MentionStore`` / ``ExportReads`` (:mod:`.sqlite_mentions`, :mod:`.postgres_mentions`): only the
+``MentionStore`` / ``ExportReads`` (:mod:`.sqlite.mentions`, :mod:`.postgres.mentions`): only the
 SQL dialect differs between them, not what a row holds."""
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ import numpy as np
 import psycopg
 
 from ..errors import WorkspaceError
-from .postgres_conn import redacted, register_vector
-from .postgres_schema import (
+from .postgres.conn import redacted, register_vector
+from .postgres.schema import (
     HNSW_MIN_ROWS,
     NAMESPACES,
     ensure_extension,
@@ -36,8 +36,8 @@ from .postgres_schema import (
     vector_table,
     vector_tables_ddl,
 )
-from .sqlite import DB_NAME
-from .sqlite_records import RECORDS_DB_NAME
+from .sqlite.records import RECORDS_DB_NAME
+from .sqlite.store import DB_NAME
 
 BATCH = 5000
 # (table, columns, ORDER BY of the source); booleans are converted, sequences follow the order
@@ -132,7 +132,7 @@ def copy_workspace(workdir: Path, dsn: str, sample: int = 200, log: Callable[[st
     main_path, records_path = Path(workdir) / DB_NAME, Path(workdir) / RECORDS_DB_NAME
     if not main_path.exists():
         raise WorkspaceError(f"no SQLite workspace at {workdir} (nothing to migrate)")
-    from .sqlite import SQLiteStore
+    from .sqlite.store import SQLiteStore
 
     SQLiteStore(Path(workdir), create=False).close()  # brings an older workspace to the current schema first
     report = MigrationReport(str(workdir), redacted(dsn))

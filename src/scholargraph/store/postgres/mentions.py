@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
-from ..models import Entity, LocalGraph, MentionRecord, Relation, SentenceRecord
-from .mention_rows import (
+from ...models import Entity, LocalGraph, MentionRecord, Relation, SentenceRecord
+from ..mention_rows import (
     LOCAL_ENTITY_COLUMNS,
     LOCAL_RELATION_COLUMNS,
     MENTION_COLUMNS,

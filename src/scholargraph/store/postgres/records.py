@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from ..models import Usage
-from .base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord
+from ...models import Usage
+from ..base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord
 
 FLUSH_ROWS = 4096
 FLUSH_SECONDS = 2.0

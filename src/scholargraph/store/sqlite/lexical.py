@@ -14,9 +14,9 @@ import json
 import sqlite3
 from collections.abc import Collection, Sequence
 
-from ..models import Chunk
-from ..text.lexical import LEXICAL_VERSION, lexical_terms, query_terms_lexical
-from .base import batches
+from ...models import Chunk
+from ...text.lexical import LEXICAL_VERSION, lexical_terms, query_terms_lexical
+from ..base import batches
 
 META_KEY = "lexical_version"
 REBUILD_BATCH = 2000

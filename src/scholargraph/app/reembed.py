@@ -4,19 +4,21 @@ marked for rebuild, which embeds them again. Nothing is re-extracted."""
 
 from __future__ import annotations
 
-from .llm.embeddings import make_embedder
+import functools
+from typing import TYPE_CHECKING
+
+from ..llm.embeddings import make_embedder
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 BATCH = 512
 
 
-async def reembed(kb, wait: bool = True) -> dict[str, int]:
-    async with kb.exclusive_indexing(wait):  # no indexing run may add vectors of the old model meanwhile
-        return await _reembed(kb)
-
-
-async def _reembed(kb) -> dict[str, int]:
-    store = kb.store
-    embedder = make_embedder(kb.settings.embeddings, store)
+async def reembed_vectors(ws: Workspace) -> dict[str, int]:
+    """Every vector again with the configured model (the caller holds the indexing lock)."""
+    store = ws.store
+    embedder = make_embedder(ws.settings.embeddings, store)
 
     def reset() -> None:
         store.clear_vectors()
@@ -31,9 +33,9 @@ async def _reembed(kb) -> dict[str, int]:
             part = rows[i : i + BATCH]
             vectors = await embedder.embed([text for _, text in part])
             ids = [id_ for id_, _ in part]
-            await store.awrite(lambda ids=ids, vectors=vectors, namespace=namespace: store.put_vectors(namespace, ids, vectors))
+            await store.awrite(functools.partial(store.put_vectors, namespace, ids, vectors))
         counts[namespace] = len(rows)
-    kb._embedder = embedder
-    entities, relations = await kb._refresher().refresh()
+    ws.use_embedder(embedder)
+    entities, relations = await ws.refresher().refresh()
     counts.update({"entity": entities, "relation": relations})
     return counts

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import psycopg
 
-from ..errors import WorkspaceError
+from ...errors import WorkspaceError
 
 SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -248,7 +248,7 @@ DO $$ DECLARE d TEXT; BEGIN
 END $$;
 """
 
-# v3: full-text search with the engine's own terms (store/postgres_lexical.py): the store
+# v3: full-text search with the engine's own terms (store/postgres/lexical.py): the store
 # writes ``terms`` with each chunk and fills it for chunks stored before (meta ``lexical_version``)
 V2_TO_V3 = """
 ALTER TABLE chunks ADD COLUMN terms TSVECTOR;

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import WorkspaceError
-from ..models import Usage
-from .base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord, batches
+from ...errors import WorkspaceError
+from ...models import Usage
+from ..base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord, batches
 from .schema import migrate_records
-from .sqlite_writer import Readers, Writer, connect
+from .writer import Readers, Writer, connect
 
 RECORDS_DB_NAME = "llm.sqlite"
 FLUSH_ROWS = 4096  # ~6 MB of 384-d vectors at most

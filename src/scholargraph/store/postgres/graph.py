@@ -4,7 +4,7 @@
 Records keep their order of arrival in a ``seq`` column. Merged rows carry a ``version`` that every
 new record or edit raises; a rebuild lands only if the version it read is still there. Several
 workers write the same entities: each statement takes its row locks in id order, and a unit of
-work that still deadlocks with another worker's is run again (:mod:`.postgres_conn`).
+work that still deadlocks with another worker's is run again (:mod:`.conn`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ..models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from .base import GraphKind, GraphRemoval, SourceDescriptions
+from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
+from ..base import GraphKind, GraphRemoval, SourceDescriptions
 
 _KINDS = {"entities": "entities", "relations": "relations"}
 _ENTITY_COLUMNS = "id, name, type, description, aliases, weight"

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ..models import Community, CommunityReport, PaperReference, StubPaper
+from ...models import Community, CommunityReport, PaperReference, StubPaper
 
 _REFERENCE_COLUMNS = "citing_id, ordinal, raw, target_id, doi, pmid, title, year"
 _STUB_COLUMNS = "id, title, doi, pmid, year, raw"

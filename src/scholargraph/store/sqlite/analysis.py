@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ..models import Community, CommunityReport, PaperReference, StubPaper
-from .base import batches
+from ...models import Community, CommunityReport, PaperReference, StubPaper
+from ..base import batches
 
 
 def _in(ids: Sequence) -> str:

@@ -3,22 +3,22 @@
 Concurrency model (the one place it is described)
 -------------------------------------------------
 * ``scholargraph.sqlite`` holds documents, chunks, graph, vectors, sessions. ONE writer thread
-  owns its only write connection (:class:`~.sqlite_writer.Writer`) and takes units of work from
+  owns its only write connection (:class:`~.writer.Writer`) and takes units of work from
   a queue, one transaction each: ``store.write(work)`` waits for the commit, ``submit`` returns a
   future, ``awrite`` awaits it without blocking the event loop. A store write method called
   alone is a unit of work of its own; called inside one, it joins it. Nothing else writes.
-* Reads use one connection per reading thread (:class:`~.sqlite_writer.Readers`). In WAL mode
+* Reads use one connection per reading thread (:class:`~.writer.Readers`). In WAL mode
   they never wait for the writer: a read sees the last commit (inside a unit of work, on the
   writer thread, it also sees the work's own writes).
 * ``llm.sqlite`` holds the LLM response cache, the call log and the embedding cache, with its own
-  writer thread (:mod:`.sqlite_records`): rows are produced on the event loop, held in memory and
+  writer thread (:mod:`.records`): rows are produced on the event loop, held in memory and
   written behind, so they never wait for nor delay a graph commit. A workspace made before the
   split has these tables in ``scholargraph.sqlite``; opening it copies them over (schema v2).
 * Vectors live in the ``vectors`` table as float32 blobs; an in-process exact index per
   namespace is built lazily from it. A unit of work's vector changes reach the index after its
   commit (a rollback never leaves ghosts in memory).
 * Processes: any number may read a workspace while one indexes (``ask``, ``status``, ``serve``).
-  Indexing runs take ``index.lock`` (:mod:`.sqlite_lock`): a second ``index`` waits for the first
+  Indexing runs take ``index.lock`` (:mod:`.lock`): a second ``index`` waits for the first
   (or stops with ``--no-wait``), naming the process that holds it; the OS drops the lock of a
   killed process. Writes from other processes (``ask --session``, ``delete``) are serialised by
   SQLite itself (busy timeout 30 s). What a process keeps in memory follows the others' commits:
@@ -42,19 +42,20 @@ from typing import TypeVar, cast
 
 import numpy as np
 
-from ..errors import WorkspaceError
-from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
-from . import sqlite_lexical as lexical
-from .base import COUNTABLE, NAMESPACES, CachedResponse, CallRecord, DocumentRow, MaintenanceTask, batches
+from ...errors import WorkspaceError
+from ...models import Chunk, ChunkFailure, DocStatus, Document
+from ..base import COUNTABLE, NAMESPACES, DocumentRow, MaintenanceTask, batches
+from ..records_role import KeepsRecords
+from ..vectors import ExactVectorIndex
+from . import lexical
+from .analysis import SQLiteAnalysis
+from .graph import SQLiteGraph
+from .lock import COMMUNITIES_LOCK_NAME, FileLock
+from .mentions import SQLiteMentions
+from .records import TABLES as RECORD_TABLES
+from .records import SQLiteRecords
 from .schema import migrate
-from .sqlite_analysis import SQLiteAnalysis
-from .sqlite_graph import SQLiteGraph
-from .sqlite_lock import COMMUNITIES_LOCK_NAME, FileLock
-from .sqlite_mentions import SQLiteMentions
-from .sqlite_records import TABLES as RECORD_TABLES
-from .sqlite_records import SQLiteRecords
-from .sqlite_writer import Readers, Writer, connect
-from .vectors import ExactVectorIndex
+from .writer import Readers, Writer, connect
 
 DB_NAME = "scholargraph.sqlite"
 _GENERATION = "vectors_generation:"  # meta key prefix, one per namespace
@@ -77,8 +78,10 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
+class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
+
+    records: SQLiteRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, create: bool = True):
         self.workdir = Path(workdir)
@@ -537,31 +540,4 @@ class SQLiteStore(SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
         self.write(work)
 
-    # -- LLM cache, call log, embedding cache (their own file: store.sqlite_records) ---------
 
-    def cache_get(self, key: str) -> CachedResponse | None:
-        return self.records.cache_get(key)
-
-    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
-        self.records.cache_put(key, model, purpose, response)
-
-    def log_call(self, record: CallRecord) -> None:
-        self.records.log_call(record)
-
-    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
-        return self.records.usage_by_purpose(document_id)
-
-    def usage_by_document(self) -> dict[str, dict[str, Usage]]:
-        return self.records.usage_by_document()
-
-    def usage_by_endpoint(self) -> dict[str, Usage]:
-        return self.records.usage_by_endpoint()
-
-    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return self.records.embedding_get(model, hashes)
-
-    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None:
-        self.records.embedding_put(model, items)
-
-    def flush_records(self) -> None:
-        self.records.flush_records()

@@ -1,18 +1,18 @@
 """The PostgreSQL + pgvector store, for knowledge bases shared by people, processes and machines.
 
 Selected with ``store.backend = "postgres"`` and ``store.dsn`` (or ``--db postgresql://...``). The
-schema is created and migrated by the tool (:mod:`.postgres_schema`); the database needs the
+schema is created and migrated by the tool (:mod:`.schema`); the database needs the
 pgvector extension (``CREATE EXTENSION vector``).
 
 Concurrency model
 -----------------
 * Units of work are transactions: ``store.write(work)`` runs ``work()`` in one transaction on the
-  process's writer connection (one writer thread, :class:`~.postgres_conn.UnitsOfWork`); a unit
+  process's writer connection (one writer thread, :class:`~.conn.UnitsOfWork`); a unit
   of work that deadlocks with another worker's is rolled back and run again.
 * Reads use pooled connections (psycopg_pool) in autocommit mode and see the last commit.
 * Several indexing processes, on one machine or many, share a database: each claims PENDING
   documents with ``FOR UPDATE SKIP LOCKED`` and marks them with its worker key and a lease that a
-  thread of the worker renews (:mod:`.postgres_leases`). A worker that stops renewing (``kill -9``,
+  thread of the worker renews (:mod:`.leases`). A worker that stops renewing (``kill -9``,
   a lost machine, a frozen process) loses its documents to the next claim of any running worker
   once the leases run out; a lease token checked at commit keeps a worker that was only slow from
   committing a document another one took over. The worker also holds a session advisory lock on
@@ -24,7 +24,7 @@ Concurrency model
   entities to resolve are claimed in blocks by every worker that has finished its documents
   (``claim_maintenance``), and merges take turns (``lock_merges``).
 * The LLM cache, call log and embedding cache are tables of the same database, written behind
-  by their own thread and connection (:mod:`.postgres_records`): the event loop never waits for
+  by their own thread and connection (:mod:`.records`): the event loop never waits for
   them and they never hold a graph transaction open.
 * Vectors: one table per namespace, searched in the database; a namespace gets its HNSW index
   (cosine) when it reaches ``hnsw_min_rows`` vectors (exact scans below: inserts stay cheap).
@@ -46,14 +46,15 @@ import numpy as np
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import WorkspaceError
-from ..models import Chunk, ChunkFailure, DocStatus, Document, Usage
-from . import postgres_lexical as lexical
-from .base import COUNTABLE, CachedResponse, CallRecord, DocumentRow, GraphKind, MaintenanceTask
-from .postgres_analysis import PostgresAnalysis
-from .postgres_conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
-from .postgres_graph import PostgresGraph
-from .postgres_leases import (
+from ...errors import WorkspaceError
+from ...models import Chunk, ChunkFailure, DocStatus, Document
+from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
+from ..records_role import KeepsRecords
+from . import lexical
+from .analysis import PostgresAnalysis
+from .conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
+from .graph import PostgresGraph
+from .leases import (
     CLAIM_DIRTY_SQL,
     CLAIM_MAINTENANCE_SQL,
     CLAIM_SQL,
@@ -66,9 +67,9 @@ from .postgres_leases import (
     TAKE_OVER_SQL,
     Heartbeat,
 )
-from .postgres_mentions import PostgresMentions
-from .postgres_records import PostgresRecords
-from .postgres_schema import (
+from .mentions import PostgresMentions
+from .records import PostgresRecords
+from .schema import (
     HNSW_MIN_ROWS,
     NAMESPACES,
     ddl_lock,
@@ -78,7 +79,7 @@ from .postgres_schema import (
     vector_table,
     vector_tables_ddl,
 )
-from .postgres_vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
+from .vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
 
 T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
@@ -146,8 +147,10 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
+class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMentions):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
+
+    records: PostgresRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
                  hnsw_min_rows: int = HNSW_MIN_ROWS, ef_search: int = EF_SEARCH_DEFAULT,
@@ -711,31 +714,4 @@ class PostgresStore(PostgresGraph, PostgresAnalysis, PostgresMentions):
 
         self.write(work)
 
-    # -- LLM cache, call log, embedding cache (store.postgres_records) -----------------------
 
-    def cache_get(self, key: str) -> CachedResponse | None:
-        return self.records.cache_get(key)
-
-    def cache_put(self, key: str, model: str, purpose: str, response: CachedResponse) -> None:
-        self.records.cache_put(key, model, purpose, response)
-
-    def log_call(self, record: CallRecord) -> None:
-        self.records.log_call(record)
-
-    def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
-        return self.records.usage_by_purpose(document_id)
-
-    def usage_by_document(self) -> dict[str, dict[str, Usage]]:
-        return self.records.usage_by_document()
-
-    def usage_by_endpoint(self) -> dict[str, Usage]:
-        return self.records.usage_by_endpoint()
-
-    def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        return self.records.embedding_get(model, hashes)
-
-    def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None:
-        self.records.embedding_put(model, items)
-
-    def flush_records(self) -> None:
-        self.records.flush_records()

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .postgres_schema import vector_table
+from .schema import vector_table
 
 EF_SEARCH_DEFAULT = 100  # set on every connection (store.hnsw_ef_search); larger k sets it per query
 EF_SEARCH_MAX = 1000  # pgvector's limit

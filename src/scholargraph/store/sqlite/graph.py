@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from ..models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from .base import GraphKind, GraphRemoval, SourceDescriptions, batches
+from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
+from ..base import GraphKind, GraphRemoval, SourceDescriptions, batches
 
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}

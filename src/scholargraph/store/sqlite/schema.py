@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ..errors import WorkspaceError
-from ..text.lexical import FTS5_TOKENIZE
+from ...errors import WorkspaceError
+from ...text.lexical import FTS5_TOKENIZE
 
 SCHEMA_V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -184,7 +184,7 @@ CREATE TABLE sessions (
 );
 """
 
-# v2: the LLM cache, call log and embedding cache moved to their own file (store.sqlite_records),
+# v2: the LLM cache, call log and embedding cache moved to their own file (store.sqlite.records),
 # so their writes never contend with graph commits. Their rows are copied there first (see
 # ``migrate``), then the tables go. Documents get their size, so claiming the largest pending
 # ones is an index walk instead of measuring every payload.

@@ -12,8 +12,8 @@ from collections.abc import Collection, Sequence
 
 import psycopg
 
-from ..models import Chunk
-from ..text.lexical import LEXICAL_VERSION, lexical_terms, query_terms_lexical
+from ...models import Chunk
+from ...text.lexical import LEXICAL_VERSION, lexical_terms, query_terms_lexical
 
 META_KEY = "lexical_version"
 MAX_POSITION = 16383  # PostgreSQL's largest tsvector position

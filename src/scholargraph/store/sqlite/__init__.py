@@ -1,0 +1,8 @@
+"""The embedded SQLite backend: one workspace folder, WAL, one writer thread (:mod:`.writer`), the
+store itself (:mod:`.store`) composed of its role parts (:mod:`.graph`, :mod:`.analysis`,
+:mod:`.mentions`, :mod:`.records`, :mod:`.lexical`), the schema and its migrations (:mod:`.schema`)
+and the file lock of an indexing run (:mod:`.lock`)."""
+
+from .store import DB_NAME, SQLiteStore
+
+__all__ = ["DB_NAME", "SQLiteStore"]
