@@ -30,7 +30,7 @@ def _systems(server, workdir, **extraction) -> list[str]:
 
 @pytest.mark.parametrize("fmt, prompt", [("json", "extract_json"), ("records", "extract")])
 def test_examples_are_off_by_default_and_added_in_the_reply_format(llm_server, tmp_path, fmt, prompt):
-    default = load_prompt(prompt).system.format(types=", ".join(entity_types("paper")))
+    default = load_prompt(prompt, "scholargraph.profiles.academic").system.format(types=", ".join(entity_types("paper")))
     [plain] = _systems(llm_server(rules=default_rules()), tmp_path / "a", format=fmt)
     assert plain == default  # unchanged when the option is off
     [cs] = _systems(llm_server(rules=default_rules()), tmp_path / "b", format=fmt, examples="cs")
