@@ -54,6 +54,7 @@ bench: dev
 bench-llm: dev
 	$(BIN)/pip install --quiet -e '.[local]'
 	$(BIN)/python -m benchmarks.bench_llm
+	$(BIN)/python -m benchmarks.bench_llm_answers
 
 clean:
 	rm -rf $(VENV) demo_workspace .pytest_cache test-artifacts .mypy_cache
