@@ -147,6 +147,7 @@ class Pipeline:
         self.files = FileLedger()  # input path -> documents and outcome, for report.files
         self.taken: set[str] = set()  # documents this run claimed (the others' are another worker's)
         self._in_flight: set[str] = set()  # documents this run registered from its files, not processed yet
+        self.running: set[asyncio.Task] = set()  # the documents being processed now (at most parallel_documents)
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -367,15 +368,15 @@ class Pipeline:
               ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
               _long_lived_objects_frozen()):
             intake = asyncio.create_task(self._intake(arriving, only, arrived, counted))
-            tasks: list[asyncio.Task] = []
+            self.running.clear()
             try:
-                await self._feed(report, reading, only, arrived, tasks, counted)
+                await self._feed(report, reading, only, arrived, counted)
                 await intake
-                await asyncio.gather(*tasks)
+                await asyncio.gather(*self.running)
             except BaseException:
-                for task in [intake, *tasks]:
+                for task in [intake, *self.running]:
                     task.cancel()
-                await asyncio.gather(intake, *tasks, return_exceptions=True)
+                await asyncio.gather(intake, *self.running, return_exceptions=True)
                 raise
         report.stopped = self._stop
         self.progress.phase("rebuilding merged entities and relations")
@@ -396,7 +397,7 @@ class Pipeline:
             arrived.put_nowait(None)
 
     async def _feed(self, report: IndexReport, reading: _Slots, only: set[str] | None,
-                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task], counted: set[str]) -> None:
+                    arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
         """Claim pending documents (any worker's, largest first) and start one task per document as
         ``reading`` lets them in; claim only what can start now, plus one ready for the next free slot
         (other workers find the rest). While nothing is pending, wait for this run's next parsed file
@@ -431,14 +432,16 @@ class Pipeline:
                 doc_id = claimed.popleft()
                 task = asyncio.create_task(self._process(doc_id, report, reading))
                 task.add_done_callback(functools.partial(self._done, doc_id))
-                tasks.append(task)
+                self.running.add(task)
         finally:
             if next_file is not None:
                 next_file.cancel()
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
-    def _done(self, doc_id: str, _task: asyncio.Task) -> None:
+    def _done(self, doc_id: str, task: asyncio.Task) -> None:
+        if task.cancelled() or task.exception() is None:  # a finished task is not kept (1M CSV rows: 1M tasks);
+            self.running.discard(task)  # one that crashed stays, for run_pending to raise
         self._in_flight.discard(doc_id)
         self.progress.advance()  # documents done / total
 

@@ -130,29 +130,43 @@ def resolve(doc_id: str, entries: Sequence[str], matcher: _Matcher) -> tuple[lis
     return refs, list(stubs.values())
 
 
-def _stubs_now_indexed(store: Store, new: list[_Paper]) -> dict[str, str]:
-    """Stub id -> the new document that is that paper."""
-    matcher = _Matcher(new)
-    mapping = {}
-    for stub in store.stub_papers():
-        hit = matcher.match(stub.raw, stub.doi, stub.pmid, stub.title, "")
-        if hit:
-            mapping[stub.id] = hit
+NEW_PAPERS_BLOCK = 5000  # papers of a run matched against the stub papers at a time
+
+
+def _stubs_now_indexed(store: Store, doc_ids: Sequence[str]) -> dict[str, str]:
+    """Stub id -> the new document that is that paper (none asked when there is no stub)."""
+    if not store.count("stub_papers"):
+        return {}
+    stubs = store.stub_papers()
+    mapping: dict[str, str] = {}
+    for start in range(0, len(doc_ids), NEW_PAPERS_BLOCK):
+        rows = sorted(store.documents_by_id(doc_ids[start:start + NEW_PAPERS_BLOCK]).values(),
+                      key=lambda r: (r.created_at, r.id))  # the workspace's order: the first of two papers matching wins
+        matcher = _Matcher([_paper(r) for r in rows if r.status == DocStatus.PROCESSED])
+        for stub in stubs:
+            if stub.id not in mapping and (hit := matcher.match(stub.raw, stub.doi, stub.pmid, stub.title, "")):
+                mapping[stub.id] = hit
     return mapping
 
 
+def _workspace_matcher(store: Store) -> _Matcher:
+    return _Matcher([_paper(r) for r in store.list_documents(DocStatus.PROCESSED)])
+
+
 def _update(store: Store, doc_ids: Sequence[str]) -> CitationRun:
+    """The run's documents' reference lists resolved; the workspace's papers are indexed for it only
+    when one of them has a reference list (a CSV of 1M abstracts has none: nothing is held per row)."""
     run = CitationRun()
-    rows = [r for r in store.list_documents() if r.status == DocStatus.PROCESSED]
-    matcher = _Matcher([_paper(r) for r in rows])
-    wanted = set(doc_ids)
-    new = [p for p in matcher.papers if p.id in wanted]
-    mapping = _stubs_now_indexed(store, new)
+    doc_ids = list(dict.fromkeys(doc_ids))
+    mapping = _stubs_now_indexed(store, doc_ids)
+    matcher: _Matcher | None = None
     for doc_id in doc_ids:
         doc = store.load_document(doc_id)
-        if doc is None:
+        entries = reference_entries(doc) if doc is not None else []
+        if not entries:
             continue
-        refs, stubs = resolve(doc_id, reference_entries(doc), matcher)
+        matcher = matcher or _workspace_matcher(store)
+        refs, stubs = resolve(doc_id, entries, matcher)
         run.references += len(refs)
         run.matched += sum(1 for r in refs if not r.target_id.startswith("ref:"))
         known = {s.id for s in store.stub_papers([s.id for s in stubs])}

@@ -53,7 +53,7 @@ VectorNamespace = Literal["chunk", "entity", "relation", "keyword", "community"]
 NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "community")
 # what ``Store.count`` counts
 COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "sentences", "llm_cache",
-             "llm_calls", "chunk_failures")
+             "llm_calls", "chunk_failures", "stub_papers")
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
 # "resolve": entities the resolution pass has not compared with the graph yet;
 # "communities": documents committed since the communities (and their reports) were last brought up to date

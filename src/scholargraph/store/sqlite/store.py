@@ -272,7 +272,11 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
             venue=r["venue"], doi=r["doi"], pmid=r["pmid"], metadata=json.loads(r["metadata"]),
         )
 
-    _DOC_SELECT = """SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks FROM documents d"""
+    # the row's columns, never the parsed document (``payload``) nor its abstract: listing the documents of a
+    # workspace of 1M CSV rows would otherwise hold every row's text at once
+    _DOC_SELECT = ("SELECT d.id, d.title, d.status, d.source_path, d.scope, d.profile, d.error, d.created_at, "
+                   "d.updated_at, d.content_md5, d.authors, d.year, d.venue, d.doi, d.pmid, d.metadata, "
+                   "(SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks FROM documents d")
 
     def get_document(self, doc_id: str) -> DocumentRow | None:
         rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = ?", (doc_id,))
