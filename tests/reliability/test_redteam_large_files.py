@@ -5,15 +5,18 @@ waiting, and a run killed mid-file keeps what it committed and a rerun finishes 
 
 from __future__ import annotations
 
+import asyncio
 import csv
+import gc
 from pathlib import Path
 
 import pytest
 from crashtest import KillPoint, run_killed
 from redteam import SENTENCES
 
+from scholargraph.graph import citations
 from scholargraph.ingest import csvfile
-from scholargraph.pipeline import REGISTER_BATCH
+from scholargraph.pipeline import REGISTER_BATCH, Pipeline
 from scholargraph.store import open_store
 
 ROWS = 3 * REGISTER_BATCH + 40  # several batches, the last one short
@@ -56,6 +59,42 @@ def test_rows_are_committed_before_the_last_row_is_read(scholar, tmp_path, monke
     assert counts(scholar.workdir) == {"PROCESSED": ROWS}
     [outcome] = result.json["files"]
     assert outcome["outcome"] == "indexed" and len(outcome["documents"]) == ROWS
+
+
+def live_document_tasks() -> int:
+    """asyncio tasks of documents (finished or not) still held by someone."""
+    return sum(1 for o in gc.get_objects() if isinstance(o, asyncio.Task) and "_process" in o.get_coro().__qualname__)
+
+
+def test_a_run_keeps_no_per_row_objects_beyond_a_bound(scholar, tmp_path, monkeypatch):
+    """Memory after warm-up stays flat: what the run holds per row while it goes on (one task per
+    document) is let go when the row is done, and the end of the run lists no document: a CSV of
+    abstracts has no reference list to match against the workspace (before: every document's
+    finished task was kept to the end, and the citation step listed every document with its text:
+    ~7 KB per row at the peak)."""
+    path = write_csv(tmp_path / "big.csv", ROWS)
+    held: list[int] = []
+    done = Pipeline._done
+
+    def watching(self, doc_id, task):
+        done(self, doc_id, task)
+        if len(self.taken) == ROWS and len(held) < 1:  # the last documents are being finished
+            held.append(live_document_tasks())
+
+    matched: list[int] = []  # papers indexed for citation matching
+    index_papers = citations._Matcher.__post_init__
+
+    def indexing(matcher):
+        matched.append(len(matcher.papers))
+        index_papers(matcher)
+
+    monkeypatch.setattr(Pipeline, "_done", watching)
+    monkeypatch.setattr(citations._Matcher, "__post_init__", indexing)
+    result = scholar("index", str(path), *NONE, llm=False)
+    assert result.code == 0, result.err
+    assert counts(scholar.workdir) == {"PROCESSED": ROWS}
+    assert held and held[0] <= 2 * REGISTER_BATCH < ROWS  # at most the documents in flight, not one per row
+    assert sum(matched) == 0  # no reference list in the run: the workspace's papers were not indexed to match them
 
 
 @pytest.mark.slow
