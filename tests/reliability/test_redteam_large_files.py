@@ -15,7 +15,7 @@ from crashtest import KillPoint, run_killed
 from redteam import SENTENCES
 
 from scholargraph.graph import citations
-from scholargraph.ingest import csvfile
+from scholargraph.ingest import csvfile, pubmed
 from scholargraph.pipeline import REGISTER_BATCH, Pipeline
 from scholargraph.store import open_store
 
@@ -59,6 +59,35 @@ def test_rows_are_committed_before_the_last_row_is_read(scholar, tmp_path, monke
     assert counts(scholar.workdir) == {"PROCESSED": ROWS}
     [outcome] = result.json["files"]
     assert outcome["outcome"] == "indexed" and len(outcome["documents"]) == ROWS
+
+
+def write_medline(path: Path, articles: int) -> Path:
+    entries = "".join(
+        f"<PubmedArticle><MedlineCitation><PMID>{90000000 + i}</PMID><Article><ArticleTitle>Paper {i}</ArticleTitle>"
+        f"<Abstract><AbstractText>{SENTENCES[i % len(SENTENCES)]}</AbstractText></Abstract></Article>"
+        "</MedlineCitation></PubmedArticle>\n" for i in range(articles))
+    path.write_text(f"<?xml version='1.0'?>\n<PubmedArticleSet>\n{entries}</PubmedArticleSet>\n", encoding="utf-8")
+    return path
+
+
+def test_medline_articles_are_committed_before_the_last_is_read(scholar, tmp_path, monkeypatch):
+    """A MEDLINE file of many citations streams as a CSV does: read article by article, never
+    parsed whole before the first is indexed."""
+    path = write_medline(tmp_path / "pubmed.xml", ROWS)
+    seen_at_last: dict[str, int] = {}
+    to_document = pubmed._medline_document
+
+    def watching(entry, source):
+        if entry.findtext("MedlineCitation/PMID") == str(90000000 + ROWS - 1):  # the file's last article
+            seen_at_last.update(counts(scholar.workdir))
+        return to_document(entry, source)
+
+    monkeypatch.setattr(pubmed, "_medline_document", watching)
+    result = scholar("index", str(path), *NONE, llm=False)
+    assert result.code == 0, result.err
+    assert seen_at_last.get("PROCESSED", 0) > 0  # indexed while the file was still being read
+    assert seen_at_last.get("PENDING", 0) + seen_at_last.get("PROCESSING", 0) <= 2 * REGISTER_BATCH
+    assert counts(scholar.workdir) == {"PROCESSED": ROWS}
 
 
 def live_document_tasks() -> int:
