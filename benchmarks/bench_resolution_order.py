@@ -1,5 +1,6 @@
 """Building incrementally gives the graph building at once gives (issue 27, item 11): the same
-papers indexed in one ``index`` run, one run per paper, and one run per paper in reverse order,
+papers indexed in one ``index`` run (twice: concurrent papers commit in any order), one run per
+paper, and one run per paper in reverse order,
 with the offline profile (no LLM), for each embedding runtime; compares the entity and relation
 counts and the sets of entity names (with their aliases) and relation endpoints (by name).
 
@@ -66,7 +67,7 @@ def main() -> None:
     out: dict = {"machine": machine(), "papers": [f.name for f in files], "runtimes": {}}
     with tempfile.TemporaryDirectory(prefix="bench_resolution_order_") as tmp:
         for runtime in args.runtimes.split(","):
-            orders = {"together": [files], "one_by_one": [[f] for f in files],
+            orders = {"together": [files], "together_again": [files], "one_by_one": [[f] for f in files],
                       "reverse_one_by_one": [[f] for f in reversed(files)]}
             graphs = {label: build(Path(tmp) / f"{runtime}-{label}", runtime, runs) for label, runs in orders.items()}
             together = graphs["together"]
