@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import gc
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from crashtest import KillPoint, run_killed
 from redteam import SENTENCES
 
 from scholargraph.graph import citations
-from scholargraph.ingest import csvfile, pubmed
+from scholargraph.ingest import csvfile, jsonfile, pubmed
 from scholargraph.pipeline import REGISTER_BATCH, Pipeline
 from scholargraph.store import open_store
 
@@ -83,6 +84,29 @@ def test_medline_articles_are_committed_before_the_last_is_read(scholar, tmp_pat
         return to_document(entry, source)
 
     monkeypatch.setattr(pubmed, "_medline_document", watching)
+    result = scholar("index", str(path), *NONE, llm=False)
+    assert result.code == 0, result.err
+    assert seen_at_last.get("PROCESSED", 0) > 0  # indexed while the file was still being read
+    assert seen_at_last.get("PENDING", 0) + seen_at_last.get("PROCESSING", 0) <= 2 * REGISTER_BATCH
+    assert counts(scholar.workdir) == {"PROCESSED": ROWS}
+
+
+@pytest.mark.parametrize("layout", ["array", "lines"])
+def test_json_records_are_committed_before_the_last_is_read(scholar, tmp_path, layout, monkeypatch):
+    """A JSON array (or JSON Lines) of many records streams as a CSV does."""
+    records = [{"id": f"rec{i}", "title": f"Paper {i}", "abstract": SENTENCES[i % len(SENTENCES)]} for i in range(ROWS)]
+    path = tmp_path / ("papers.json" if layout == "array" else "papers.jsonl")
+    path.write_text(json.dumps(records, indent=1) if layout == "array" else "\n".join(map(json.dumps, records)),
+                    encoding="utf-8")
+    seen_at_last: dict[str, int] = {}
+    to_document = jsonfile.record_to_document
+
+    def watching(raw, fallback_id, source, options):
+        if raw.get("id") == f"rec{ROWS - 1}":  # the file's last record
+            seen_at_last.update(counts(scholar.workdir))
+        return to_document(raw, fallback_id, source, options)
+
+    monkeypatch.setattr(jsonfile, "record_to_document", watching)
     result = scholar("index", str(path), *NONE, llm=False)
     assert result.code == 0, result.err
     assert seen_at_last.get("PROCESSED", 0) > 0  # indexed while the file was still being read
