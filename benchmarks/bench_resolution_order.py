@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 from benchmarks.common import machine, require_dev, write_result
-
 from scholargraph import KnowledgeBase
 
 
