@@ -451,15 +451,17 @@ class Pipeline:
         cfg = self.settings.extraction
         if not cfg.resolve or not self.store.pending_maintenance("resolve", 1):
             return
-        from .graph.resolution_pass import resolve_touched
+        from .graph.resolution_pass import NameMates, resolve_touched
         from .graph.resolve import ResolutionSettings
 
         self.progress.phase("resolving entities")
         settings = ResolutionSettings(threshold=cfg.resolution_threshold)
         groups: list[list[str]] = []
+        mates: NameMates | None = None  # the stored entities by name: read once per run, when there is work
         while block := await asyncio.to_thread(self.store.claim_maintenance, "resolve", RESOLVE_BLOCK):
             # a block at a time, claimed: workers that finish together share the pass, none redoes a block
-            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings)
+            mates = mates or await asyncio.to_thread(NameMates, self.store)
+            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings, mates)
         if groups:
             report.notes.append(resolution_note(groups))
         await self.refresher.refresh()  # what it merged or gave its canonical id

@@ -178,6 +178,41 @@ def test_the_end_of_run_pass_visits_the_runs_entities_and_their_neighbours_only(
     assert set(renamed_from) - set(compared) == set()  # what it reads back is what it compared, never the rest
 
 
+def test_a_new_name_meets_the_stored_entity_of_the_same_name_beyond_its_vector_neighbours(tmp_path):
+    """Issue 27 item 11, measured on the ASKG papers: "JSONObject" (paper 0) and "JSON objects"
+    (paper 1) merged when the papers were indexed together (both in one pass) but not one by one:
+    the later pass compared "JSON objects" with its nearest vectors only, and "JSONObject" was not
+    among them. A pass now also compares each entity with the stored ones of the same compact name."""
+    import numpy as np
+
+    from scholargraph.graph import resolution_pass
+    from scholargraph.graph.merge import entity_id_for
+    from scholargraph.graph.resolve import ResolutionSettings
+    from scholargraph.models import EntityRecord
+    from scholargraph.store import open_store
+
+    store = open_store(tmp_path / "ws")
+    try:
+        store.set_meta("embedding_dim", "8")
+        names = ["JSONObject", *(f"alpha ring {i}" for i in range(20)), "JSON objects"]
+        records = [EntityRecord(n, "Concept", f"entity {i}", f"c{i}", id=entity_id_for(n), key=n, document_id=f"d{i}")
+                   for i, n in enumerate(names)]
+        store.write(lambda: store.write_entities(records))
+        vectors = np.zeros((len(names), 8), dtype=np.float32)
+        vectors[0, 0] = 1.0  # "JSONObject": far from the rest
+        vectors[1:, 1] = 1.0
+        vectors[1:, 2] = np.linspace(0.0, 0.1, len(names) - 1)  # the decoys are nearer "JSON objects"
+        store.put_vectors("entity", [r.id for r in records], vectors)
+        store.finish_maintenance("resolve", store.pending_maintenance("resolve"))
+        store.queue_maintenance("resolve", [records[-1].id])  # the later paper's entity
+        groups = resolution_pass.resolve_pending(store, ResolutionSettings(k=3))
+        entities = store.get_entities(store.all_entity_ids(), sources=False).values()
+    finally:
+        store.close()
+    assert len(groups) == 1 and {records[0].id, records[-1].id} <= set(groups[0])
+    assert len([e for e in entities if "JSON" in e.name]) == 1 and len(entities) == len(names) - 1  # one entity now
+
+
 # the order dependence left (measured on the six ASKG papers: docs/reliability.md, issue 27 item 11)
 OWL_PAPERS = [
     "We use an OWL2 ontology with Protege, Jena, SPARQL, RDF Schema, SHACL, JSON-LD, Apache Kafka, "
