@@ -32,13 +32,11 @@ Concurrency model
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,7 +47,9 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
+from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
+from ..units import RunsUnitsOfWork, SqlSeam
 from . import lexical
 from .analysis import PostgresAnalysis
 from .conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
@@ -67,7 +67,6 @@ from .leases import (
     TAKE_OVER_SQL,
     Heartbeat,
 )
-from .mentions import PostgresMentions
 from .records import PostgresRecords
 from .schema import (
     HNSW_MIN_ROWS,
@@ -147,9 +146,11 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMentions):
+class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, PostgresGraph, PostgresAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
+    units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
     records: PostgresRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
@@ -177,8 +178,10 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
         self.pool = ConnectionPool(dsn, min_size=1, max_size=max(2, pool_size), open=True, configure=self._configure,
                                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
                                    name="scholargraph")
-        self._work = UnitsOfWork(self._open_writer, after=self._after_work)
+        self.units = UnitsOfWork(self._open_writer, after=self._after_work)
         self.records = PostgresRecords(self._open_writer, self.pool)
+        self.mentions = Mentions(SqlSeam("%s", self._rows, self._exec, self._many, self.write, arrays=True),
+                                 self.get_entities, self.get_relations)
         self.worker_key = secrets.randbits(62)
         self.lease_s = float(lease_s)
         self._heartbeat = Heartbeat(self._open_writer, self.worker_key, self.lease_s)
@@ -207,19 +210,10 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
 
     # -- units of work and connections ---------------------------------------------------
 
-    def write(self, work: Callable[[], T]) -> T:
-        return self._work.write(work)
-
-    def submit(self, work: Callable[[], T]) -> Future[T]:
-        return self._work.submit(work)
-
-    async def awrite(self, work: Callable[[], T]) -> T:
-        return await asyncio.wrap_future(self.submit(work))
-
     def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None) -> list:
         """A read (or a write returning rows): on the unit of work's connection inside one, else pooled."""
-        if self._work.in_work():
-            return self._fetch(self._work.conn, sql, params, ef_search)
+        if self.units.in_work():
+            return self._fetch(self.units.conn, sql, params, ef_search)
         try:
             with self.pool.connection() as conn:
                 return self._fetch(conn, sql, params, ef_search)
@@ -236,10 +230,10 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
             return conn.execute(sql, params).fetchall()
 
     def _wconn(self) -> psycopg.Connection:
-        if not self._work.in_work():
+        if not self.units.in_work():
             raise RuntimeError("a store write outside a unit of work")
-        assert self._work.conn is not None
-        return self._work.conn
+        assert self.units.conn is not None
+        return self.units.conn
 
     def _exec(self, sql: str, params: Sequence | None = None) -> psycopg.Cursor:
         return self._wconn().execute(sql, params)
@@ -252,7 +246,7 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
     def close(self) -> None:
         try:
             self._heartbeat.stop()
-            self._work.close()
+            self.units.close()
             self.records.close()
         finally:
             self.pool.close()

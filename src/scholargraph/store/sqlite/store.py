@@ -29,14 +29,12 @@ Concurrency model (the one place it is described)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -45,13 +43,14 @@ import numpy as np
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..base import COUNTABLE, NAMESPACES, DocumentRow, MaintenanceTask, batches
+from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
+from ..units import RunsUnitsOfWork, SqlSeam
 from ..vectors import ExactVectorIndex
 from . import lexical
 from .analysis import SQLiteAnalysis
 from .graph import SQLiteGraph
 from .lock import COMMUNITIES_LOCK_NAME, FileLock
-from .mentions import SQLiteMentions
 from .records import TABLES as RECORD_TABLES
 from .records import SQLiteRecords
 from .schema import migrate
@@ -78,9 +77,11 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
+class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, SQLiteGraph, SQLiteAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
+    units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
     records: SQLiteRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, create: bool = True):
@@ -118,10 +119,13 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
         self._indexes: dict[str, ExactVectorIndex] = {}
         self._generations: dict[str, int] = {}  # per loaded index: the vectors generation it reflects
         self._index_lock = threading.RLock()
-        self._writer = Writer(conn, "workspace", after=self._after_work)
+        self.units = Writer(conn, "workspace", after=self._after_work)
         self._readers = Readers(self.path)
+        self.mentions = Mentions(SqlSeam("?", self._rows, lambda sql, params: self._wconn().execute(sql, params),
+                                         lambda sql, rows: self._wconn().executemany(sql, rows), self.write),
+                                 self.get_entities, self.get_relations)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
-        self._finalizer = weakref.finalize(self, _shutdown, self._writer, self._readers, self.records)
+        self._finalizer = weakref.finalize(self, _shutdown, self.units, self._readers, self.records)
 
     def _before_migration_step(self, version: int) -> None:
         if version == 1:  # v1 -> v2: the cache and call log move to their own file
@@ -129,24 +133,15 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
     # -- units of work and connections ---------------------------------------------------
 
-    def write(self, work: Callable[[], T]) -> T:
-        return self._writer.write(work)
-
-    def submit(self, work: Callable[[], T]) -> Future[T]:
-        return self._writer.submit(work)
-
-    async def awrite(self, work: Callable[[], T]) -> T:
-        return await asyncio.wrap_future(self.submit(work))
-
     def _rows(self, sql: str, params: Sequence | dict = ()) -> list[sqlite3.Row]:
         """A read: on the write connection inside a unit of work, else on this thread's reader."""
-        conn = self._writer.conn if self._writer.in_work() else self._readers.get()
+        conn = self.units.conn if self.units.in_work() else self._readers.get()
         return conn.execute(sql, params).fetchall()
 
     def _wconn(self) -> sqlite3.Connection:
-        if not self._writer.in_work():
+        if not self.units.in_work():
             raise RuntimeError("a store write outside a unit of work")
-        return self._writer.conn
+        return self.units.conn
 
     def _after_work(self, committed: bool) -> None:
         ops, self._pending_index_ops = self._pending_index_ops, []
@@ -383,7 +378,7 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
     def lexical_search(self, query: str, k: int, *, documents: Collection[str] | None = None,
                        chunk_ids: Collection[str] | None = None) -> list[tuple[str, float]]:
-        conn = self._writer.conn if self._writer.in_work() else self._readers.get()
+        conn = self.units.conn if self.units.in_work() else self._readers.get()
         return lexical.search(conn, query, k, documents, chunk_ids)
 
     @staticmethod
