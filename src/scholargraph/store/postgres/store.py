@@ -46,12 +46,12 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
+from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
 from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
 from ..units import RunsUnitsOfWork, SqlSeam
 from . import lexical
-from .analysis import PostgresAnalysis
 from .conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .graph import PostgresGraph
 from .leases import (
@@ -146,10 +146,12 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, PostgresGraph, PostgresAnalysis):
+class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis, PostgresGraph):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    communities: Communities  # communities and their reports (KeepsAnalysis answers from it)
+    citations: Citations  # the citation network (likewise)
     mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
     records: PostgresRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
@@ -180,8 +182,10 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, PostgresGraph,
                                    name="scholargraph")
         self.units = UnitsOfWork(self._open_writer, after=self._after_work)
         self.records = PostgresRecords(self._open_writer, self.pool)
-        self.mentions = Mentions(SqlSeam("%s", self._rows, self._exec, self._many, self.write, arrays=True),
-                                 self.get_entities, self.get_relations)
+        sql = SqlSeam("%s", self._rows, self._exec, self._many, self.write, arrays=True, ordered=True,
+                      take_turns=lambda name: self._exec(f"SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-{name}', 0))"))
+        self.mentions = Mentions(sql, self.get_entities, self.get_relations)
+        self.communities, self.citations = Communities(sql), Citations(sql)
         self.worker_key = secrets.randbits(62)
         self.lease_s = float(lease_s)
         self._heartbeat = Heartbeat(self._open_writer, self.worker_key, self.lease_s)

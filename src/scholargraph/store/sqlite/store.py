@@ -42,13 +42,13 @@ import numpy as np
 
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
+from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, NAMESPACES, DocumentRow, MaintenanceTask, batches
 from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
 from ..units import RunsUnitsOfWork, SqlSeam
 from ..vectors import ExactVectorIndex
 from . import lexical
-from .analysis import SQLiteAnalysis
 from .graph import SQLiteGraph
 from .lock import COMMUNITIES_LOCK_NAME, FileLock
 from .records import TABLES as RECORD_TABLES
@@ -77,10 +77,12 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, SQLiteGraph, SQLiteAnalysis):
+class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis, SQLiteGraph):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    communities: Communities  # communities and their reports (KeepsAnalysis answers from it)
+    citations: Citations  # the citation network (likewise)
     mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
     records: SQLiteRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
@@ -121,9 +123,10 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, SQLiteGraph, SQL
         self._index_lock = threading.RLock()
         self.units = Writer(conn, "workspace", after=self._after_work)
         self._readers = Readers(self.path)
-        self.mentions = Mentions(SqlSeam("?", self._rows, lambda sql, params: self._wconn().execute(sql, params),
-                                         lambda sql, rows: self._wconn().executemany(sql, rows), self.write),
-                                 self.get_entities, self.get_relations)
+        sql = SqlSeam("?", self._rows, lambda text, params: self._wconn().execute(text, params),
+                      lambda text, rows: self._wconn().executemany(text, rows), self.write)
+        self.mentions = Mentions(sql, self.get_entities, self.get_relations)
+        self.communities, self.citations = Communities(sql), Citations(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
         self._finalizer = weakref.finalize(self, _shutdown, self.units, self._readers, self.records)
 
