@@ -100,7 +100,7 @@ class GraphRefresher:
 
     async def refresh(self) -> tuple[int, int]:
         """Rebuild every dirty entity and relation; returns how many of each were rebuilt. The dirty
-        elements are claimed a batch at a time (``GraphStore.claim_dirty``): workers that finish together
+        elements are claimed a batch at a time (``MaintenanceStore.claim_dirty``): workers that finish together
         share the rebuild rather than each doing all of it."""
         entities = relations = 0
         while ids := self.store.claim_dirty("entities", BATCH):

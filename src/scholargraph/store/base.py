@@ -259,6 +259,14 @@ class MaintenanceStore(Protocol):
     def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
         """The task was done for these ids: remove them (ids not queued are ignored)."""
 
+    # rebuilding merged graph values marked dirty (``GraphStore.dirty_ids``)
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        """Up to ``limit`` dirty ids for this process to rebuild (PostgreSQL: none another live worker is
+        rebuilding: workers that finish together share the rebuild); ``release_dirty`` (inside the unit
+        of work that stores the rebuilt values) ends the claim."""
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None: ...
+
 
 class ChunkStore(Protocol):
     def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None: ...
@@ -311,13 +319,6 @@ class GraphStore(Protocol):
 
     # rebuilding merged values
     def dirty_ids(self, kind: GraphKind, limit: int | None = None) -> list[str]: ...
-
-    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
-        """Up to ``limit`` dirty ids for this process to rebuild (PostgreSQL: none another live worker is
-        rebuilding: workers that finish together share the rebuild); ``release_dirty`` (inside the unit
-        of work that stores the rebuilt values) ends the claim."""
-
-    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None: ...
 
     def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
         """Opaque version per element: an update lands only if the version did not change."""

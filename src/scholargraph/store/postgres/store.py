@@ -48,6 +48,7 @@ from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
+from ..graph_role import KeepsGraph
 from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
 from ..units import RunsUnitsOfWork, SqlSeam
@@ -146,10 +147,11 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis, PostgresGraph):
+class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    graph: PostgresGraph  # entities, relations, keywords and their provenance (KeepsGraph answers from it)
     communities: Communities  # communities and their reports (KeepsAnalysis answers from it)
     citations: Citations  # the citation network (likewise)
     mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
@@ -184,6 +186,7 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis,
         self.records = PostgresRecords(self._open_writer, self.pool)
         sql = SqlSeam("%s", self._rows, self._exec, self._many, self.write, arrays=True, ordered=True,
                       take_turns=lambda name: self._exec(f"SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-{name}', 0))"))
+        self.graph = PostgresGraph(self._rows, self._exec, self._many, self.write)
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
         self.communities, self.citations = Communities(sql), Citations(sql)
         self.worker_key = secrets.randbits(62)

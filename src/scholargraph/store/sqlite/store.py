@@ -43,7 +43,8 @@ import numpy as np
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
-from ..base import COUNTABLE, NAMESPACES, DocumentRow, MaintenanceTask, batches
+from ..base import COUNTABLE, NAMESPACES, DocumentRow, GraphKind, MaintenanceTask, batches
+from ..graph_role import KeepsGraph
 from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
 from ..units import RunsUnitsOfWork, SqlSeam
@@ -77,10 +78,11 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis, SQLiteGraph):
+class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    graph: SQLiteGraph  # entities, relations, keywords and their provenance (KeepsGraph answers from it)
     communities: Communities  # communities and their reports (KeepsAnalysis answers from it)
     citations: Citations  # the citation network (likewise)
     mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
@@ -125,6 +127,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis, S
         self._readers = Readers(self.path)
         sql = SqlSeam("?", self._rows, lambda text, params: self._wconn().execute(text, params),
                       lambda text, rows: self._wconn().executemany(text, rows), self.write)
+        self.graph = SQLiteGraph(self._rows, self._wconn, self.write, self.delete_vectors)
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
         self.communities, self.citations = Communities(sql), Citations(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
@@ -349,6 +352,12 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsMentions, KeepsAnalysis, S
     def pending_maintenance(self, task: MaintenanceTask, limit: int | None = None) -> list[str]:
         sql = "SELECT id FROM maintenance WHERE task = ? ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
         return [r[0] for r in self._rows(sql, (task,))]
+
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        return self.dirty_ids(kind, limit)  # one process writes a SQLite workspace at a time
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None:
+        """Nothing to release: SQLite claims nothing."""
 
     def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
         """Every queued id, whatever ``limit``: one process works on a SQLite workspace, and one pass
