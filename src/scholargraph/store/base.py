@@ -59,7 +59,7 @@ COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentio
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
 # "resolve": entities the resolution pass has not compared with the graph yet;
 # "communities": documents committed since the communities (and their reports) were last brought up to date
-MaintenanceTask = Literal["resolve", "communities"]
+MaintenanceTask = Literal["resolve", "communities", "reports"]
 
 
 def batches(ids: Iterable, size: int = 500) -> list[list]:
@@ -603,11 +603,11 @@ class GraphSearch(PaperReads, VectorStore, Counts, Protocol):
     reads (the graph query modes, clues, the in-memory graph and its weights)."""
 
 
-class QueryStore(GraphSearch, CommunityStore, MentionStore, MetaStore, Writes, Protocol):
+class QueryStore(GraphSearch, CommunityStore, MentionStore, MetaStore, MaintenanceStore, Writes, Protocol):
     """What a query mode may use (``plugins.base.QueryContext.store``): ``GraphSearch``, the
     communities and their reports, sentence-level provenance, the workspace facts, and units of
-    work for what a query stores on the way (the summary mode's communities, reports and their
-    vectors, brought up to date on first use)."""
+    work and maintenance for what a query stores on the way (the summary mode's communities,
+    reports and their vectors, brought up to date on first use)."""
 
 
 class BrowseStore(PaperReads, VectorStore, CommunityStore, CitationStore, MentionStore, ExportReads, MetaStore,
@@ -621,8 +621,9 @@ class GraphUpkeep(Writes, MetaStore, MaintenanceStore, GraphStore, GraphEdits, V
     and splitting entities."""
 
 
-class CommunityUpkeep(Writes, MetaStore, ChunkStore, GraphStore, CommunityStore, Protocol):
-    """What bringing the communities and their reports up to date uses."""
+class CommunityUpkeep(Writes, MetaStore, MaintenanceStore, ChunkStore, GraphStore, CommunityStore, Protocol):
+    """What bringing the communities and their reports up to date uses (the reports a level still
+    needs are queued as maintenance, so that workers finishing together share them)."""
 
 
 class CitationUpkeep(Writes, DocumentStore, CitationStore, Protocol):
