@@ -262,3 +262,17 @@ def test_consumers_name_the_storage_roles_they_use():
                     and any(a.name == "Store" for a in node.names):
                 users.add(module)
     assert sorted(users) == [], "type against the roles (store/base.py), not the aggregate Store"
+
+
+def test_backends_are_composed_of_role_objects_not_mixins_that_declare_their_host():
+    """A backend's part gets what it needs of the store in its constructor; a class that only declares
+    callables its host provides (``_rows: Callable[...]``) is a mixin reaching into its host."""
+    found = []
+    for module, path in _modules().items():
+        if not _under(module, ("scholargraph.store.sqlite", "scholargraph.store.postgres")):
+            continue
+        for cls in (n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.ClassDef)):
+            found += [f"{module}.{cls.name}.{node.target.id}" for node in cls.body
+                      if isinstance(node, ast.AnnAssign) and node.value is None and isinstance(node.target, ast.Name)
+                      and ast.unparse(node.annotation).startswith("Callable")]
+    assert found == []
