@@ -152,9 +152,6 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
     units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
     graph: PostgresGraph  # entities, relations, keywords and their provenance (KeepsGraph answers from it)
-    communities: Communities  # communities and their reports (KeepsAnalysis answers from it)
-    citations: Citations  # the citation network (likewise)
-    mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
     records: PostgresRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,

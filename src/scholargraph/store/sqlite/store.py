@@ -83,9 +83,6 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
 
     units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
     graph: SQLiteGraph  # entities, relations, keywords and their provenance (KeepsGraph answers from it)
-    communities: Communities  # communities and their reports (KeepsAnalysis answers from it)
-    citations: Citations  # the citation network (likewise)
-    mentions: Mentions  # sentences, mentions, local KGs and paged reads (KeepsMentions answers from it)
     records: SQLiteRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, create: bool = True):
