@@ -48,6 +48,7 @@ from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
+from ..facts_role import KeepsFacts, Meta, Sessions
 from ..graph_role import KeepsGraph
 from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
@@ -147,7 +148,7 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis):
+class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
@@ -182,10 +183,12 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         self.units = UnitsOfWork(self._open_writer, after=self._after_work)
         self.records = PostgresRecords(self._open_writer, self.pool)
         sql = SqlSeam("%s", self._rows, self._exec, self._many, self.write, arrays=True, ordered=True,
-                      take_turns=lambda name: self._exec(f"SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-{name}', 0))"))
+                      take_turns=lambda name: self._exec(
+                          "SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-' || %s, 0))", (name,)))
         self.graph = PostgresGraph(self._rows, self._exec, self._many, self.write)
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
         self.communities, self.citations = Communities(sql), Citations(sql)
+        self.meta, self.sessions = Meta(sql), Sessions(sql)
         self.worker_key = secrets.randbits(62)
         self.lease_s = float(lease_s)
         self._heartbeat = Heartbeat(self._open_writer, self.worker_key, self.lease_s)
@@ -264,17 +267,6 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
     def communities_lock(self) -> _DatabaseLock:
         return _DatabaseLock(self.dsn, "communities")
-
-    # -- meta ------------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
-        return rows[0][0] if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.write(lambda: self._exec(
-            "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value)))
 
     # -- documents -----------------------------------------------------------------------
 
@@ -696,20 +688,3 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
             return {}
         rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),))
         return {r[0]: r[1] for r in rows}
-
-    # -- conversation sessions -------------------------------------------------------------
-
-    def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]:
-        rows = self._rows("SELECT question, answer FROM sessions WHERE name = %s ORDER BY turn DESC LIMIT %s", (name, limit))
-        return [(r[0], r[1]) for r in reversed(rows)]
-
-    def add_session_turn(self, name: str, question: str, answer: str) -> None:
-        def work() -> None:
-            self._exec("SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-session:' || %s, 0))", (name,))
-            self._exec("INSERT INTO sessions(name, turn, question, answer, created_at) "
-                       "SELECT %s, COALESCE(MAX(turn), 0) + 1, %s, %s, %s FROM sessions WHERE name = %s",
-                       (name, question, answer, time.time(), name))
-
-        self.write(work)
-
-

@@ -44,6 +44,7 @@ from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, NAMESPACES, DocumentRow, GraphKind, MaintenanceTask, batches
+from ..facts_role import KeepsFacts, Meta, Sessions
 from ..graph_role import KeepsGraph
 from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
@@ -78,7 +79,7 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis):
+class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
@@ -127,6 +128,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
         self.graph = SQLiteGraph(self._rows, self._wconn, self.write, self.delete_vectors)
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
         self.communities, self.citations = Communities(sql), Citations(sql)
+        self.meta, self.sessions = Meta(sql), Sessions(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
         self._finalizer = weakref.finalize(self, _shutdown, self.units, self._readers, self.records)
 
@@ -159,16 +161,6 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
 
     def communities_lock(self) -> FileLock:
         return FileLock(self.workdir, COMMUNITIES_LOCK_NAME)
-
-    # -- meta ------------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.write(lambda: self._wconn().execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)))
 
     # -- documents -----------------------------------------------------------------------
 
@@ -529,19 +521,3 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         index = self.vector_index(namespace)
         return {i: v for i in ids if (v := index.get(i)) is not None}
-
-    # -- conversation sessions -------------------------------------------------------------
-
-    def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]:
-        rows = self._rows("SELECT question, answer FROM sessions WHERE name = ? ORDER BY turn DESC LIMIT ?", (name, limit))
-        return [(r[0], r[1]) for r in reversed(rows)]
-
-    def add_session_turn(self, name: str, question: str, answer: str) -> None:
-        def work() -> None:
-            turn = self._rows("SELECT COALESCE(MAX(turn), 0) + 1 FROM sessions WHERE name = ?", (name,))[0][0]
-            self._wconn().execute("INSERT INTO sessions(name, turn, question, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-                                  (name, turn, question, answer, time.time()))
-
-        self.write(work)
-
-
