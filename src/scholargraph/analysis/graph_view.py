@@ -12,24 +12,18 @@ import html
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
 
 import igraph as ig
 import numpy as np
 
-from ..store.base import CommunityStore, DocumentStore, GraphStore
-
-
-class StoreReads(CommunityStore, DocumentStore, GraphStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
+from ..store.base import BrowseStore
 
 DESCRIPTION_CHARS = 300
 HELP = ("Drag to pan, scroll to zoom, click a node for its description, papers and neighbours; click a community "
         "in the legend to hide it; type in the search box to find entities.")
 
 
-def graph_view_data(store: StoreReads, max_nodes: int = 1500, seed: int = 42) -> dict:
+def graph_view_data(store: BrowseStore, max_nodes: int = 1500, seed: int = 42) -> dict:
     edges = store.all_edges()
     degree: dict[str, set[str]] = {}
     for _, s, t, _ in edges:
@@ -96,7 +90,7 @@ body {{ margin: 0; font: 13px sans-serif; display: flex; height: 100vh; }}
 """
 
 
-def write_graph_view(store: StoreReads, path: Path, max_nodes: int = 1500, seed: int = 42) -> Path:
+def write_graph_view(store: BrowseStore, path: Path, max_nodes: int = 1500, seed: int = 42) -> Path:
     data = graph_view_data(store, max_nodes, seed)
     script = resources.files(__package__).joinpath("assets/graph_view.js").read_text(encoding="utf-8")
     subtitle = (f"{data['shown']} most connected of {data['total']} connected entities, "

@@ -12,7 +12,7 @@ import math
 import igraph as ig
 import numpy as np
 
-from ..store.base import Store
+from ..store.base import BrowseStore
 
 LAYOUT_ITERATIONS = 200
 
@@ -39,7 +39,7 @@ def _placement(n: int, pairs: list[tuple[int, int]], group: list[int], seed: int
     return [(round(float(x) * 500 / span, 1), round(float(y) * 500 / span, 1)) for x, y in coords]
 
 
-def overview(store: Store, limit: int = 1500, type_: str | None = None, document: str | None = None,
+def overview(store: BrowseStore, limit: int = 1500, type_: str | None = None, document: str | None = None,
              seed: int = 42) -> dict:
     """``{"nodes", "edges", "communities", "types", "total_nodes", "total_edges", "sampled", "limit"}``:
     nodes ``{id, name, type, degree, community, x, y}`` (community: its level-0 id, or None), edges

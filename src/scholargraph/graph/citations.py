@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..ingest.references import normalise_doi, normalise_title, parse_reference
 from ..models import DocStatus, Document, PaperReference, StubPaper
-from ..store.base import DocumentRow, Store
+from ..store.base import CitationStore, CitationUpkeep, DocumentRow
 
 MIN_TITLE_WORDS = 4  # shorter titles ("Introduction", "Working memory") are matched only exactly
 
@@ -133,11 +133,11 @@ def resolve(doc_id: str, entries: Sequence[str], matcher: _Matcher) -> tuple[lis
 NEW_PAPERS_BLOCK = 5000  # papers of a run matched against the stub papers at a time
 
 
-def _stubs_now_indexed(store: Store, doc_ids: Sequence[str]) -> dict[str, str]:
+def _stubs_now_indexed(store: CitationUpkeep, doc_ids: Sequence[str]) -> dict[str, str]:
     """Stub id -> the new document that is that paper (none asked when there is no stub)."""
-    if not store.count("stub_papers"):
-        return {}
     stubs = store.stub_papers()
+    if not stubs:
+        return {}
     mapping: dict[str, str] = {}
     for start in range(0, len(doc_ids), NEW_PAPERS_BLOCK):
         rows = sorted(store.documents_by_id(doc_ids[start:start + NEW_PAPERS_BLOCK]).values(),
@@ -149,11 +149,11 @@ def _stubs_now_indexed(store: Store, doc_ids: Sequence[str]) -> dict[str, str]:
     return mapping
 
 
-def _workspace_matcher(store: Store) -> _Matcher:
+def _workspace_matcher(store: CitationUpkeep) -> _Matcher:
     return _Matcher([_paper(r) for r in store.list_documents(DocStatus.PROCESSED)])
 
 
-def _update(store: Store, doc_ids: Sequence[str]) -> CitationRun:
+def _update(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
     """The run's documents' reference lists resolved; the workspace's papers are indexed for it only
     when one of them has a reference list (a CSV of 1M abstracts has none: nothing is held per row)."""
     run = CitationRun()
@@ -189,12 +189,12 @@ def _update(store: Store, doc_ids: Sequence[str]) -> CitationRun:
     return run
 
 
-async def update_citations(store: Store, doc_ids: Sequence[str]) -> CitationRun:
+async def update_citations(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
     """Resolve the reference lists of ``doc_ids`` (just indexed) and connect the stubs they are."""
     return await asyncio.to_thread(_update, store, list(doc_ids))
 
 
-def document_deleted(store: Store, row: DocumentRow) -> None:
+def document_deleted(store: CitationStore, row: DocumentRow) -> None:
     """Before ``row``'s document is deleted: the papers citing it cite a stub of it instead; stubs
     only it cited go. Call inside the deletion's unit of work."""
     stub = StubPaper(stub_id(normalise_doi(row.doi), row.pmid, row.title, row.title), row.title or None,
