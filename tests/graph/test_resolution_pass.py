@@ -1,8 +1,6 @@
 """Entity resolution runs after indexing and merges names of one thing across papers."""
 
 
-import pytest
-
 from scholargraph import KnowledgeBase
 
 DOC_A = "Large language models generate fluent text. Large language models are trained on web corpora."
@@ -159,14 +157,14 @@ def test_the_end_of_run_pass_visits_the_runs_entities_and_their_neighbours_only(
     searches: list[int] = []
     compared: list[str] = []
     renamed_from: list[str] = []
-    real_search, real_many, real_resolve = ExactVectorIndex.search, ExactVectorIndex.search_many, resolution_pass.resolve
+    real_search, real_many, real_link = ExactVectorIndex.search, ExactVectorIndex.search_many, resolution_pass.link_pairs
     real_sources = store.entity_sources
     monkeypatch.setattr(ExactVectorIndex, "search", lambda self, q, k, allowed=None: searches.append(1) or
                         real_search(self, q, k, allowed))
     monkeypatch.setattr(ExactVectorIndex, "search_many", lambda self, q, k: searches.append(len(q)) or
                         real_many(self, q, k))
-    monkeypatch.setattr(resolution_pass, "resolve", lambda cands, s: compared.extend(c.id for c in cands) or
-                        real_resolve(cands, s))
+    monkeypatch.setattr(resolution_pass, "link_pairs", lambda cands, s: compared.extend(c.id for c in cands) or
+                        real_link(cands, s))
     monkeypatch.setattr(store, "entity_sources", lambda ids: renamed_from.extend(ids) or real_sources(ids))
     settings = ResolutionSettings(k=3)
     try:
@@ -213,7 +211,7 @@ def test_a_new_name_meets_the_stored_entity_of_the_same_name_beyond_its_vector_n
     assert len([e for e in entities if "JSON" in e.name]) == 1 and len(entities) == len(names) - 1  # one entity now
 
 
-# the order dependence left (measured on the six ASKG papers: docs/reliability.md, issue 27 item 11)
+# greedy grouping (measured on the six ASKG papers: docs/reliability.md, issue 27 item 11)
 OWL_PAPERS = [
     "We use an OWL2 ontology with Protege, Jena, SPARQL, RDF Schema, SHACL, JSON-LD, Apache Kafka, "
     "PostgreSQL, Neo4j, GraphDB, Stardog, Virtuoso, Blazegraph and Ontop to map JSON data.",
@@ -222,13 +220,13 @@ OWL_PAPERS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="incremental resolution is greedy: a group merged by an earlier run is "
-                   "never re-partitioned when a later paper brings a name that forms another clique with it")
 def test_a_later_paper_can_regroup_what_an_earlier_run_merged(tmp_path):
     """Paper 1 alone: "OWL2 ontology" and "OWL2" merge (a code and a generic head noun). Both papers
     at once: "OWL2 ontology" and "OWL 2 ontology" form the clique instead (same compact key), and
     "OWL2" stays apart. Indexed one by one, the second paper's "OWL 2 ontology" cannot join the
-    merged entity (it does not link to its member "OWL2"), so the two orders give two graphs."""
+    merged entity (it does not link to its member "OWL2"), so the two orders gave two graphs. A pass
+    now re-partitions the names of the groups it touches with the new ones, by the rule one pass
+    over them all uses, and splits "OWL2" back off."""
     settings = {"extraction": {"profile": "offline"}, "embeddings": {"runtime": "numpy"}}
 
     def owl(kb) -> set:

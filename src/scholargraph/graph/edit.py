@@ -73,15 +73,25 @@ def rename_entity(store: GraphUpkeep, old: str, new: str) -> None:
 def split_entity(store: GraphUpkeep, entity_id: str) -> list[str]:
     """Undo merges: one entity per distinct name key among the entity's records. Relations follow
     the name that occurs in the same chunk (else the most frequent name). Returns the new ids."""
+    return split_parts(store, entity_id, None)
+
+
+def split_parts(store: GraphUpkeep, entity_id: str, parts: list[list[str]] | None) -> list[str]:
+    """Split an entity into one entity per part, a list of the name keys its records hold (``None``:
+    one part per key); keys no part names stay with the entity. Relations follow the name that
+    occurs in the same chunk (else the most frequent name). Returns the id of each part, in order."""
     rows = store.entity_name_keys(entity_id)
     keys = Counter(key for _, key in rows if key)
-    if len(keys) < 2:
-        return [entity_id]
-    # The entity keeps the name its id was made from (when it still has records of it), else its
-    # most frequent one; every other name gets the id its own key implies.
+    parts = [[k] for k in keys] if parts is None else [[k for k in part if k in keys] for part in parts]
+    if len([p for p in parts if p]) < 2:
+        return [entity_id] * len(parts)
+    # The entity keeps the part holding the name its id was made from (when it still has records
+    # of it), else the part of its most frequent name; every other part gets the id its smallest
+    # key implies (or, where another entity has that id, the id of another of its keys).
     own = [k for k in keys if entity_id_for(k) == entity_id]
     main_key = own[0] if own else keys.most_common(1)[0][0]
-    new_ids = {k: (entity_id if k == main_key else entity_id_for(k)) for k in keys}
+    part_ids = [entity_id if main_key in part else _free_id(store, part) for part in parts]
+    new_ids = {k: part_id for part, part_id in zip(parts, part_ids, strict=True) for k in part}
     by_chunk: dict[str, str] = {}
     for chunk_id, key in rows:
         by_chunk.setdefault(chunk_id, key)
@@ -100,7 +110,15 @@ def split_entity(store: GraphUpkeep, entity_id: str) -> list[str]:
             store.set_relation_end(rid, entity_id, ends[rid])
         gone = _rekey_relations(store, moved)
         store.delete_vectors("relation", gone)
-        store.touch_entities(list(new_ids.values()))
-        return list(new_ids.values())
+        store.touch_entities(list(dict.fromkeys([entity_id, *part_ids])))
+        return part_ids
 
     return store.write(work)
+
+
+def _free_id(store: GraphUpkeep, keys: list[str]) -> str:
+    """The id of the smallest of ``keys`` that no entity holds (a split part never joins another entity)."""
+    ids = [entity_id_for(k) for k in sorted(keys)]
+    taken = store.get_entities(ids, sources=False)
+    free = [i for i in ids if i not in taken]
+    return free[0] if free else entity_id_for(min(keys) + "#split")

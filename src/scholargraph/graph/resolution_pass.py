@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..models import Entity
 from ..store.base import GraphUpkeep, SourceDescriptions, batches
-from .edit import merge_entities, rename_entity
+from .edit import merge_entities, rename_entity, split_parts
 from .merge import entity_id_for
-from .resolve import Candidate, ResolutionSettings, resolve
+from .resolve import Candidate, ResolutionSettings, clique_partition, link_pairs
 from .resolve_names import compact_key, surface_texts
 
 NAME_MATES_LIMIT = 64  # a compact key held by more entities than this adds none of them (like a large name block)
@@ -45,6 +46,12 @@ class NameMates:
                 for key in _compact_keys(entity):
                     self._ids[key].add(entity.id)
 
+    def add(self, names: list[str], entity_id: str) -> None:
+        """``entity_id`` now holds ``names`` (a part split off another entity)."""
+        for text in names:
+            if key := compact_key(text):
+                self._ids[key].add(entity_id)
+
     def moved(self, old: str, new: str) -> None:
         if old != new:
             self._moved[old] = new
@@ -66,7 +73,16 @@ class NameMates:
         return out
 
 
-def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMates | None = None) -> list[Candidate]:
+@dataclass
+class Pool:
+    """The candidates of a pass and, per candidate, the name groups it was merged from (keys and
+    names: a paper's aliases joined to the name they were given for; one group when it never merged)."""
+
+    candidates: list[Candidate]
+    parts: dict[str, list[tuple[list[str], list[str]]]]
+
+
+def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMates | None = None) -> Pool:
     index = store.vector_index("entity")
     pool = dict.fromkeys(sorted(touched))
     found = [(entity_id, vector) for entity_id in pool if (vector := index.get(entity_id)) is not None]
@@ -79,13 +95,14 @@ def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMat
         pool.update(dict.fromkeys(named))
         entities.update(store.get_entities(named))
     sources = store.entity_sources([i for i in pool if i in entities])
-    return [Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id), _members(sources[e.id]))
-            for e in (entities[i] for i in pool if i in entities)]
+    parts = {i: _member_groups(sources[i]) for i in pool if i in entities}
+    return Pool([Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id))
+                 for e in (entities[i] for i in pool if i in entities)], parts)
 
 
-def _members(src: SourceDescriptions) -> list[list[str]] | None:
-    """The names of each entity this one was merged from: its records' name keys, a paper's aliases
-    joined to the name they were given for (an alias record follows its canonical one)."""
+def _member_groups(src: SourceDescriptions) -> list[tuple[list[str], list[str]]]:
+    """The name keys and names of each entity this one was merged from: its records' name keys, a
+    paper's aliases joined to the name they were given for (an alias record follows its canonical one)."""
     parent: dict[str, str] = {}
 
     def find(key: str) -> str:
@@ -103,39 +120,129 @@ def _members(src: SourceDescriptions) -> list[list[str]] | None:
                 parent[max(a, b)] = min(a, b)
         elif role == "canonical":
             canonical = key
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, tuple[list[str], list[str]]] = {}
     for name, key in zip(src.names, src.keys, strict=False):
-        names = groups.setdefault(find(key), [])
+        keys, names = groups.setdefault(find(key), ([], []))
+        if key and key not in keys:
+            keys.append(key)
         if name not in names:
             names.append(name)
-    return list(groups.values()) if len(groups) > 1 else None
+    return list(groups.values())
+
+
+@dataclass
+class Regrouping:
+    """What a pass changes: stored entities to split (entity -> its parts' key lists, the part that
+    keeps the entity first) and groups to merge (of (entity, part index) nodes)."""
+
+    splits: dict[str, list[list[str]]]
+    merges: list[list[tuple[str, int]]]
+
+
+def regroup(pool: Pool, touched: set[str], settings: ResolutionSettings) -> Regrouping:
+    """Partition the names of the pool with the rule a single pass over all of them uses: every
+    merged entity is taken apart into the entities it was merged from (its parts, which stay
+    linked to one another: they were when they merged), all are linked by the rules and cut into
+    maximum cliques, in the order of the ids their names imply (as a pass over them all orders
+    them). Where the partition of a part of the link graph that holds a touched entity differs
+    from the stored groups, the difference is what to split and merge: a later paper's name can
+    take a member from the group an earlier run merged it into (issue 27 item 11)."""
+    nodes: list[tuple[str, int]] = []
+    cands: list[Candidate] = []
+    order: list[str] = []
+    for c in pool.candidates:
+        groups = pool.parts.get(c.id) or [([], [c.name])]
+        for n, (keys, names) in enumerate(groups):
+            nodes.append((c.id, n))
+            cands.append(c if len(groups) == 1 else
+                         Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:], c.vector))
+            order.append(entity_id_for(min(keys)) if keys else c.id)
+    ranked = sorted(range(len(nodes)), key=lambda i: (order[i], nodes[i]))
+    nodes, cands = [nodes[i] for i in ranked], [cands[i] for i in ranked]
+    node_of = {c.id: node for c, node in zip(cands, nodes, strict=True)}
+    label = {node: c.id for c, node in zip(cands, nodes, strict=True)}
+    links = [(node_of[a], node_of[b]) for a, b in link_pairs(cands, settings)]
+    by_entity: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for node in nodes:
+        by_entity[node[0]].append(node)
+    links += [(a, b) for parts in by_entity.values() for i, a in enumerate(parts) for b in parts[i + 1:]]
+    cliques = [[node_of[i] for i in g] for g in
+               clique_partition([c.id for c in cands], [(label[a], label[b]) for a, b in links], settings.max_group)]
+    group_of = {node: n for n, g in enumerate(cliques) for node in g}
+    live = _components_touching(nodes, links, touched)
+    splits: dict[str, list[list[str]]] = {}
+    for entity, parts in by_entity.items():
+        if len(parts) < 2 or parts[0] not in live:
+            continue
+        into: dict[object, list[str]] = {}
+        for node in parts:
+            into.setdefault(group_of.get(node, node), []).extend(pool.parts[entity][node[1]][0])
+        if len(into) > 1:
+            splits[entity] = list(into.values())
+    merges = [g for g in cliques if g[0] in live]  # a group of one entity's parts leaves it as it is
+    return Regrouping(splits, merges)
+
+
+def _components_touching(nodes: list[tuple[str, int]], links: list[tuple[tuple[str, int], tuple[str, int]]],
+                         touched: set[str]) -> set[tuple[str, int]]:
+    """The nodes connected by links to a node of a touched entity."""
+    adj: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
+    for a, b in links:
+        adj[a].append(b)
+        adj[b].append(a)
+    seen = {node for node in nodes if node[0] in touched}
+    frontier = list(seen)
+    while frontier:
+        for other in adj[frontier.pop()]:
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return seen
 
 
 def resolve_touched(store: GraphUpkeep, touched: set[str], settings: ResolutionSettings,
                     mates: NameMates | None = None) -> list[list[str]]:
-    """Merge what the resolver links among ``touched`` entities, their neighbours and (``mates``)
-    the stored entities of the same compact names, and take them off the resolution queue: every
-    merge and the queue's update are ONE unit of work, so a process killed here leaves either all
-    of it or none (the queue then still holds the entities). Returns the groups."""
-    groups: list[list[str]] = []
+    """Regroup what the resolver links among ``touched`` entities, their neighbours and (``mates``)
+    the stored entities of the same compact names (``regroup``: split what a later name takes a
+    member from, merge the new groups), and take them off the resolution queue: every edit and the
+    queue's update are ONE unit of work, so a process killed here leaves either all of it or none
+    (the queue then still holds the entities). Returns the groups merged."""
+    plan = Regrouping({}, [])
+    pool = Pool([], {})
     if touched and store.get_meta("embedding_dim"):
-        groups = [g for g in resolve(candidate_pool(store, touched, settings.k, mates), settings) if touched & set(g)]
+        pool = candidate_pool(store, touched, settings.k, mates)
+        plan = regroup(pool, touched, settings)
+    groups: list[list[str]] = []
 
     def work() -> None:
+        at: dict[tuple[str, int], str] = {}  # node -> the entity holding it after the splits
+        created: set[str] = set()
+        for entity, parts in plan.splits.items():
+            ids = split_parts(store, entity, parts)
+            created.update(ids)
+            part_id = {key: i for part, i in zip(parts, ids, strict=True) for key in part}
+            for n, (keys, names) in enumerate(pool.parts[entity]):
+                at[(entity, n)] = part_id.get(keys[0], entity) if keys else entity
+                if mates is not None:
+                    mates.add(names, at[(entity, n)])
         merged: set[str] = set()
         kept: set[str] = set()
-        for group in groups:
+        for nodes in plan.merges:
+            group = list(dict.fromkeys(at.get(node, node[0]) for node in nodes))
+            if len(group) < 2:
+                continue
             # ids come from name keys: the group keeps the id its names imply where one of its entities
             # has it (canonical_ids gives it otherwise), so the ids do not depend on the order of papers
             keep = canonical_id(store, group)
             keep = keep if keep in group else min(group)
             merge_entities(store, keep, [g for g in group if g != keep])
+            groups.append([keep, *(g for g in group if g != keep)])
             merged.update(g for g in group if g != keep)
             kept.add(keep)
             if mates is not None:
                 for g in group:
                     mates.moved(g, keep)
-        renamed = canonical_ids(store, (touched - merged) | kept)
+        renamed = canonical_ids(store, ((touched | created) - merged) | kept)
         if mates is not None:
             for old, new in renamed.items():
                 mates.moved(old, new)
