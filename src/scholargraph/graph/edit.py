@@ -16,7 +16,8 @@ from .merge import entity_id_for, relation_id_for
 
 
 def _rekey_relations(store: GraphUpkeep, relation_ids: list[str]) -> list[str]:
-    """Give relations the ids their (possibly new) endpoints imply; merge ones that collide.
+    """Give relations the ids their (possibly new) endpoints imply; merge ones that collide; an
+    undirected relation gets the smaller id of its ends as its source (``merge.plan_writes``).
     Returns the relation ids that stopped existing (their vectors must go)."""
     gone: list[str] = []
     for rid in relation_ids:
@@ -31,6 +32,7 @@ def _rekey_relations(store: GraphUpkeep, relation_ids: list[str]) -> list[str]:
         if new_id != rid:
             store.rekey_relation(rid, new_id)
             gone.append(rid)
+        store.orient_relation(new_id)  # an undirected one: ends in id order, whichever paper wrote the pair first
     return gone
 
 

@@ -92,6 +92,8 @@ def plan_writes(doc_id: str, extraction: Extraction, key_fn: KeyFn, known: Mappi
                 out.entities.append(EntityRecord(name.strip(), "", "", r.chunk_id, id=ids[key], key=key, document_id=doc_id))
                 seen.add(ids[key])
         src, tgt = ids[src_key], ids[tgt_key]
+        if not r.directed:  # ends in id order: the stored edge does not depend on which paper wrote the pair first
+            src, tgt = min(src, tgt), max(src, tgt)
         out.relations.append(RelationRecord(
             r.source, r.target, r.description.strip(), r.chunk_id, list(r.keywords), r.strength, list(r.types), r.directed,
             r.confidence, id=relation_id_for(src, tgt, r.directed), source_id=src, target_id=tgt, document_id=doc_id,

@@ -405,6 +405,9 @@ class GraphEdits(Protocol):
     def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
         """Replace the end ``old`` of a relation by ``new``."""
 
+    def orient_relation(self, relation_id: str) -> None:
+        """Give an undirected relation the smaller entity id as its source (a directed one is left)."""
+
     def touch_entities(self, ids: Sequence[str]) -> None:
         """Mark for rebuild; a rebuild of them already in flight will not land."""
 

@@ -124,6 +124,9 @@ class KeepsGraph:
     def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
         self.graph.set_relation_end(relation_id, old, new)
 
+    def orient_relation(self, relation_id: str) -> None:
+        self.graph.orient_relation(relation_id)
+
     def touch_entities(self, ids: Sequence[str]) -> None:
         self.graph.touch_entities(ids)
 

@@ -68,12 +68,33 @@ def test_edit_primitives(store):
                                                    ("d2-c0", "llms")]
     store.split_off(llm, "llms", llms)
     assert store.entity_name_keys(llms) == [("d2-c0", "llms")] and llms in store.dirty_ids("entities")
-    rid = next(r for r in touched if store.get_relations([r])[r].target_id == tr)
+    rid = next(r for r in touched if tr in (store.get_relations([r])[r].source_id, store.get_relations([r])[r].target_id))
     store.set_relation_end(rid, llm, llms)
-    assert (store.get_relations([rid])[rid].source_id, store.get_relations([rid])[rid].target_id) == (llms, tr)
+    assert {store.get_relations([rid])[rid].source_id, store.get_relations([rid])[rid].target_id} == {llms, tr}
     store.set_relation_end(rid, llms, llm)
     new_id = relation_id_for(llm, tr, False)
     store.rekey_relation(rid, new_id)
     assert store.get_relations([rid]) == {} and new_id in store.get_relations([new_id])
     store.delete_relations([new_id])
     assert new_id not in {r for r, *_ in store.all_edges()}
+
+
+def test_an_undirected_relation_keeps_its_ends_in_id_order_whoever_wrote_it_first(store):
+    """Issue 27 item 11: the stored direction of an undirected edge was that of the paper that wrote
+    the pair first, so papers indexed in another order gave edges pointing the other way. Its ends
+    are now in id order, as written and after a merge re-keys it; a directed edge keeps its own."""
+    llm, llms, tr = _two_papers(store)
+    names = {llm: "large language models", llms: "LLMs", tr: "transformers"}
+    high, low = max(llms, tr), min(llms, tr)
+    index_document(store, "d3", Extraction(
+        entities=[EntityRecord(names[high], "Model", "x", "d3-c0"), EntityRecord(names[low], "Model", "y", "d3-c0")],
+        relations=[RelationRecord(names[high], names[low], "written the other way", "d3-c0"),
+                   RelationRecord(names[high], names[low], "a directed edge", "d3-c0", directed=True)]))
+    ends = {r.id: (r.source_id, r.target_id) for r in store.get_relations(
+        [rid for rid, *_ in store.all_edges()], sources=False).values()}
+    assert ends[relation_id_for(llms, tr, False)] == (low, high)
+    assert ends[relation_id_for(high, low, True)] == (high, low)
+    keep, other = (llms, llm) if llms > llm else (llm, llms)  # the kept id is the larger: merged edges turn
+    merge_entities(store, keep, [other])
+    relations = store.get_relations([rid for rid, *_ in store.all_edges()], sources=False).values()
+    assert all(r.source_id < r.target_id for r in relations if not r.directed)

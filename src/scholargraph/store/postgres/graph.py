@@ -436,6 +436,11 @@ class PostgresGraph:
 
         self.write(work)
 
+    def orient_relation(self, relation_id: str) -> None:
+        self.write(lambda: self._exec("UPDATE relations SET source_id = target_id, target_id = source_id "
+                                      "WHERE id = %s AND NOT directed "
+                                      'AND source_id COLLATE "C" > target_id COLLATE "C"', (relation_id,)))
+
     def touch_entities(self, ids: Sequence[str]) -> None:
         self.write(lambda: self._touch("entities", list(ids)))
 

@@ -467,6 +467,11 @@ class SQLiteGraph:
 
         self.write(work)
 
+    def orient_relation(self, relation_id: str) -> None:
+        self.write(lambda: self._wconn().execute(
+            "UPDATE relations SET source_id = target_id, target_id = source_id "
+            "WHERE id = ? AND directed = 0 AND source_id > target_id", (relation_id,)))
+
     def touch_entities(self, ids: Sequence[str]) -> None:
         self._touch("entities", ids)
 
