@@ -169,30 +169,9 @@ def link_pairs(cands: Sequence[Candidate], settings: ResolutionSettings | None =
     links = []
     for i, j, c in zip(rows.tolist(), cols.tolist(), cos.tolist(), strict=True):
         value = None if c != c or same_context(cands[i], cands[j]) else c
-        if linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, value) and _members_linked(
-                cands[i], cands[j], settings, value):
+        if linked(cands[i], cands[j], surfaces[i], surfaces[j], settings, value):
             links.append((cands[i].id, cands[j].id))
     return links
-
-
-def _as_members(c: Candidate) -> list[Candidate]:
-    if not c.members or len(c.members) < 2:
-        return [c]
-    return [Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:], c.vector)
-            for n, names in enumerate(c.members) if names]
-
-
-def _members_linked(a: Candidate, b: Candidate, settings: ResolutionSettings, cos: float | None) -> bool:
-    """Every entity a merged candidate was made of links to every one the other was made of (the
-    clique rule, over what each was merged from)."""
-    if not (a.members or b.members):
-        return True
-    left, right = _as_members(a), _as_members(b)
-    if len(left) == 1 and len(right) == 1:
-        return True
-    right_surfaces = [surfaces_of(m) for m in right]
-    return all(linked(x, y, surfaces_of(x), sy, settings, cos) for x in left for y, sy in zip(right, right_surfaces,
-                                                                                                 strict=True))
 
 
 def explain(a: Candidate, b: Candidate, settings: ResolutionSettings | None = None) -> dict:

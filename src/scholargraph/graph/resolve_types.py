@@ -75,10 +75,6 @@ class Candidate:
     description: str = ""
     aliases: list[str] = field(default_factory=list)
     vector: np.ndarray | None = None  # unit vector of "name: description" (or similar)
-    # an entity merged earlier: the names of each entity it was merged from (None: not merged). Another
-    # candidate links to it only when it links to every one of them, as it would have to join their
-    # clique had they all been resolved at once (so resolving papers one by one or together agrees)
-    members: list[list[str]] | None = None
 
 
 @dataclass
