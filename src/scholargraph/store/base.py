@@ -135,6 +135,19 @@ class SourceDescriptions:
     keys: list[str] = field(default_factory=list)  # entities, parallel to names: the name key each record had
 
 
+@dataclass(frozen=True)
+class CommunityDrift:
+    """How the graph stands against the stored communities, counted by the database (nothing read
+    whole): its relations and connected entities (an end of some relation), the connected entities
+    in no level-0 community (``unassigned``) and the level-0 members no longer connected (``gone``)."""
+
+    relations: int
+    communities: int
+    connected: int
+    unassigned: int
+    gone: int
+
+
 @dataclass
 class GraphRemoval:
     """Ids that disappeared when a document's provenance was dropped, per vector namespace."""
@@ -441,6 +454,13 @@ class CommunityStore(Protocol):
 
     def delete_orphan_reports(self) -> int:
         """Delete reports whose signature no stored community has; returns how many."""
+
+    def community_drift(self) -> CommunityDrift:
+        """The graph against the stored communities, counted in the database (one snapshot)."""
+
+    def missing_reports(self, extractive_too: bool = False) -> int:
+        """Distinct signatures of the stored communities with no report (``extractive_too``: or an
+        extractive one), counted without reading the reports."""
 
 
 class CitationStore(Protocol):
