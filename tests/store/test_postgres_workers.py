@@ -80,6 +80,23 @@ def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
     gate.set()
 
 
+def no_whole_document_reads(monkeypatch, store) -> None:
+    """A worker asks what other workers index from the status index (the documents PENDING or
+    PROCESSING), never by grouping every document by status or reading every row of a status.
+    (The citation update still lists every document: docs/scale.md.)"""
+    listed = store.list_documents
+
+    def counts():
+        raise AssertionError("grouped every document by status")
+
+    def by_status(status=None):
+        assert status is None, f"read every {status} document"
+        return listed()
+
+    monkeypatch.setattr(store, "status_counts", counts)
+    monkeypatch.setattr(store, "list_documents", by_status)
+
+
 def worker_kb(dsn: str, workdir, server_url: str, **overrides) -> KnowledgeBase:
     return KnowledgeBase(workdir, store={"backend": "postgres", "dsn": dsn},
                          llm={"base_url": server_url, "model": "scripted-model", "timeout": 2 * WAIT},
@@ -198,7 +215,8 @@ def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
         assert q("SELECT count(*) FROM entities WHERE dirty")[0][0] == 0
 
 
-def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communities_to_it(tmp_path, pg_dsn, llm_server):
+def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communities_to_it(tmp_path, pg_dsn, llm_server,
+                                                                                             monkeypatch):
     """Community reports written over a half-indexed graph are written again by the worker that finishes
     last: with two workers every report was paid twice. The early worker leaves them to the last one."""
     server = llm_server(rules=default_rules())
@@ -206,6 +224,7 @@ def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communiti
     dsn = pg_dsn()
     other = open_store(tmp_path / "other", "postgres", dsn=dsn)
     kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    no_whole_document_reads(monkeypatch, kb.store)
     try:
         other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
                           "full", "academic")
@@ -377,7 +396,8 @@ def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_in
         other.close()
 
 
-def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexing(tmp_path, pg_dsn, llm_server):
+def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexing(tmp_path, pg_dsn, llm_server,
+                                                                                   monkeypatch):
     server = llm_server(rules=default_rules())
     write_corpus(tmp_path / "papers", 3)
     dsn = pg_dsn()
@@ -385,6 +405,7 @@ def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexin
     kb = worker_kb(dsn, tmp_path / "this", server.base_url)
     try:
         _claimed_by_another_worker(kb, tmp_path / "papers", other)
+        no_whole_document_reads(monkeypatch, kb.store)
         report = kb.insert([tmp_path / "papers"], wait=False)
         assert report.added == []
         assert [f.outcome for f in report.files] == ["being indexed by another worker"] * 3

@@ -216,24 +216,26 @@ class Indexing:
                         "complete (--no-wait: stop now)…", busy)
         while busy:
             await asyncio.sleep(OTHER_WORKERS_POLL_S)
-            if self.ws.store.pending_ids(only) or self.ws.store.interrupted_ids():
+            if self._pending(only) or self.ws.store.interrupted_ids():
                 await pipeline.run_pending(report, only)
             busy = self._others_documents(pipeline)
 
     def _others_documents(self, pipeline: Pipeline) -> int:
         """Documents other live workers are indexing now (never this run's own: on SQLite, where one
         process indexes at a time, none)."""
-        if not self._indexed_elsewhere():
-            return 0
-        processing = {r.id for r in self.ws.store.list_documents(DocStatus.PROCESSING)}
-        return len(processing - self.ws.store.interrupted_ids() - pipeline.taken)
+        processing = set(self.ws.store.document_ids(DocStatus.PROCESSING))
+        return len(processing - self.ws.store.interrupted_ids() - pipeline.taken) if processing else 0
+
+    def _pending(self, only: set[str] | None) -> bool:
+        """Anything PENDING (of ``only``)? One row of the status index when any document will do."""
+        return bool(self.ws.store.pending_ids(only) if only is not None else self.ws.store.document_ids(DocStatus.PENDING, 1))
 
     def _indexed_elsewhere(self) -> int:
         """Documents other live workers are indexing now (several workers on one PostgreSQL database).
         Communities and their reports computed before those land would be redone by the last worker,
         so a worker that finishes early leaves them to it."""
-        processing = self.ws.store.status_counts().get(DocStatus.PROCESSING.value, 0)
-        return max(0, processing - len(self.ws.store.interrupted_ids())) if processing else 0
+        processing = set(self.ws.store.document_ids(DocStatus.PROCESSING))  # the status index, not every document
+        return len(processing - self.ws.store.interrupted_ids()) if processing else 0
 
     async def update_communities(self, force: bool = False, rebuild: bool = False, reports: bool = True) -> CommunityRun:
         """The communities (one process at a time: another worker updating them is waited for, then
@@ -284,7 +286,7 @@ class Indexing:
         try:
             async with self.exclusive_indexing(wait=True):
                 while not stop.is_set():
-                    if not (self.ws.store.pending_ids() or self.ws.store.interrupted_ids()):
+                    if not (self._pending(None) or self.ws.store.interrupted_ids()):
                         delay = await _pause(stop, delay)
                         continue
                     delay = WORKER_POLL_S[0]

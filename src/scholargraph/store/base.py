@@ -216,6 +216,11 @@ class DocumentStore(Protocol):
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
 
+    def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
+        """Documents in ``status`` (up to ``limit``), largest first, read from the status index: as
+        many rows as there are such documents, whatever the size of the knowledge base (the
+        questions a worker asks after each batch: anything PENDING? what is PROCESSING?)."""
+
     def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
         """A document's parsed form and scope (never waits for a unit of work in progress)."""
 
