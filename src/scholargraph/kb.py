@@ -258,8 +258,10 @@ class KnowledgeBase:
     # -- lifecycle ------------------------------------------------------------------------
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` (async work on this knowledge base) from synchronous code, then close the HTTP
-        clients. Works with or without a running event loop (Jupyter): see :func:`~scholargraph.sync.run_sync`."""
+        """Run ``coro`` (async work on this knowledge base) from synchronous code, on the knowledge
+        base's own event loop: the HTTP clients (LLM, embeddings) stay open from call to call until
+        :meth:`close`. Works with or without a running event loop (Jupyter): see
+        :class:`~scholargraph.sync.KeptLoop`."""
         return self.workspace.run(coro)
 
     def close(self) -> None:
