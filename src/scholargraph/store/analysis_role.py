@@ -21,11 +21,13 @@ from .units import SqlSeam
 _COMMUNITY_COLUMNS = "id, level, signature, parent_id, relations, weight"
 _REFERENCE_COLUMNS = "citing_id, ordinal, raw, target_id, doi, pmid, title, year"
 _STUB_COLUMNS = "id, title, doi, pmid, year, raw"
-# every count answered from the relations' end indexes and community_members' key (level, entity_id)
-_DRIFT = """WITH ends AS (SELECT source_id AS e FROM relations UNION SELECT target_id FROM relations)
-SELECT (SELECT COUNT(*) FROM relations), (SELECT COUNT(*) FROM communities), (SELECT COUNT(*) FROM ends),
-       (SELECT COUNT(*) FROM ends WHERE NOT EXISTS
-            (SELECT 1 FROM community_members m WHERE m.level = 0 AND m.entity_id = ends.e)),
+# relations, communities, connected entities (every relation end is an entity), level-0 members,
+# and those of them no longer connected; each EXISTS one probe of a relations end index, each
+# member one row of community_members' key (level, entity_id)
+_DRIFT = """SELECT (SELECT COUNT(*) FROM relations), (SELECT COUNT(*) FROM communities),
+       (SELECT COUNT(*) FROM entities e WHERE EXISTS (SELECT 1 FROM relations r WHERE r.source_id = e.id)
+            OR EXISTS (SELECT 1 FROM relations r WHERE r.target_id = e.id)),
+       (SELECT COUNT(*) FROM community_members WHERE level = 0),
        (SELECT COUNT(*) FROM community_members m WHERE m.level = 0
             AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.source_id = m.entity_id)
             AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.target_id = m.entity_id))"""
@@ -121,7 +123,9 @@ class Communities:
             "DELETE FROM community_reports WHERE signature NOT IN (SELECT signature FROM communities)", ()).rowcount))
 
     def community_drift(self) -> CommunityDrift:
-        return CommunityDrift(*(int(x) for x in self.sql.rows(_DRIFT, ())[0]))
+        relations, communities, connected, members, gone = (int(x) for x in self.sql.rows(_DRIFT, ())[0])
+        # connected entities in no level-0 community: the connected ones less the members still connected
+        return CommunityDrift(relations, communities, connected, connected - (members - gone), gone)
 
     def missing_reports(self, extractive_too: bool = False) -> int:
         also = f" OR r.report LIKE {self.sql.mark}" if extractive_too else ""
