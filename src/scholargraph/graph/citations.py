@@ -143,16 +143,16 @@ def _stubs_now_indexed(store: CitationStore, new: list[_Paper]) -> dict[str, str
 
 def _update(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
     run = CitationRun()
-    rows = [r for r in store.list_documents() if r.status == DocStatus.PROCESSED]
-    matcher = _Matcher([_paper(r) for r in rows])
-    wanted = set(doc_ids)
-    new = [p for p in matcher.papers if p.id in wanted]
+    rows = store.documents_by_id(doc_ids)
+    new = [_paper(rows[i]) for i in dict.fromkeys(doc_ids) if i in rows and rows[i].status == DocStatus.PROCESSED]
     mapping = _stubs_now_indexed(store, new)
-    for doc_id in doc_ids:
-        doc = store.load_document(doc_id)
-        if doc is None:
-            continue
-        refs, stubs = resolve(doc_id, reference_entries(doc), matcher)
+    documents = {doc_id: doc for doc_id in doc_ids if (doc := store.load_document(doc_id)) is not None}
+    entries = {doc_id: reference_entries(doc) for doc_id, doc in documents.items()}
+    # every processed paper, to match references against: only when this batch has references
+    # (abstracts have none: a worker's batch of them reads the batch's documents only)
+    matcher = _Matcher([_paper(r) for r in store.list_documents(DocStatus.PROCESSED)] if any(entries.values()) else [])
+    for doc_id in documents:
+        refs, stubs = resolve(doc_id, entries[doc_id], matcher)
         run.references += len(refs)
         run.matched += sum(1 for r in refs if not r.target_id.startswith("ref:"))
         known = {s.id for s in store.stub_papers([s.id for s in stubs])}
