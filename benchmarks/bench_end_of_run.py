@@ -79,7 +79,7 @@ def add_run(workdir: Path, added: Path, profile_to: str | None) -> dict:
             profiler.disable()
             profiler.dump_stats(profile_to)
         end = time.perf_counter()
-        stats = kb.stats()
+        stats = kb.stats().to_json()
     return {"added": len(report.added), "seconds": round(end - started, 2),
             "end_of_run_s": round(end - clock.last_document, 2), "phases": clock.seconds(end),
             "queued_before": queued_before, "entities": stats["entities"], "relations": stats["relations"]}

@@ -11,7 +11,8 @@ client, extractor) are created on first use, so ``status`` and ``stats`` stay in
 
 The facade delegates to the application services (:mod:`scholargraph.app`): ``kb.workspace`` (the
 composition root), ``kb.indexing``, ``kb.curation`` and ``kb.browse`` (more browsing: neighbourhoods,
-relations' evidence, entity types, sessions, graph export, costs).
+relations' evidence, entity types, sessions, graph export, costs). Browsing returns typed views
+(:mod:`scholargraph.app.views`); each view's ``to_json()`` is what ``--json`` and the HTTP API print.
 """
 
 from __future__ import annotations
@@ -23,6 +24,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .app.browse import Browse
 from .app.curation import Curation
 from .app.indexing import Indexing
+from .app.views import (
+    CitationNetwork,
+    CommunitiesView,
+    CommunityView,
+    DocumentInfo,
+    DocumentStatus,
+    EntityView,
+    ExportReport,
+    GraphStats,
+    PaperCitations,
+    Passage,
+    PlotFiles,
+    WorkspaceStats,
+)
 from .app.workspace import Workspace
 from .config import Settings, load_settings
 from .errors import ConfigError
@@ -185,26 +200,27 @@ class KnowledgeBase:
 
     # -- what the workspace holds (more on kb.browse) -------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[DocumentStatus]:
         """One row per document (``INTERRUPTED`` for a document left PROCESSING by a run that has ended)."""
         return self.browse.status()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> WorkspaceStats:
         return self.browse.stats()
 
-    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[EntityView]:
         """Entities with degree and source documents; ``search`` matches names and aliases."""
         return self.browse.entities(type_, search, limit)
 
-    def document(self, doc_id: str) -> dict[str, Any]:
+    def document(self, doc_id: str) -> DocumentInfo:
         """One document's status row plus its bibliographic fields."""
         return self.browse.document(doc_id)
 
-    def passage(self, chunk_id: str) -> dict[str, Any]:
+    def passage(self, chunk_id: str) -> Passage:
         """A stored chunk with the paper, section and pages it came from (what a citation points to)."""
         return self.browse.passage(chunk_id)
 
-    def cost_by_document(self) -> dict[str, dict[str, Any]]:
+    def cost_by_document(self) -> dict[str, dict[str, Usage]]:
+        """LLM usage per paper, by purpose (``usage_to_json(usage)``: what ``stats --cost`` prints)."""
         return self.browse.cost_by_document()
 
     async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
@@ -216,12 +232,12 @@ class KnowledgeBase:
         return self.run(self.aupdate_communities(force, rebuild))
 
     async def acommunities(self, level: int | None = None, *, members: bool = False,
-                           reports: bool = True) -> dict[str, Any]:
+                           reports: bool = True) -> CommunitiesView:
         """Levels and the communities of ``level`` (all when None), each with its report; the reports
         still missing are written first (``reports=False``: shown without them)."""
         return await self.browse.acommunities(level, members=members, reports=reports)
 
-    def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
+    def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> CommunitiesView:
         return self.run(self.acommunities(level, members=members, reports=reports))
 
     async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
@@ -234,23 +250,23 @@ class KnowledgeBase:
                   root: str | None = None) -> KGSummary:
         return self.run(self.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root))
 
-    def community(self, community_id: str) -> dict[str, Any]:
+    def community(self, community_id: str) -> CommunityView:
         """One community with its report and member entity ids."""
         return self.browse.community(community_id)
 
-    def citations(self, doc_id: str | None = None, limit: int = 50) -> dict[str, Any]:
+    def citations(self, doc_id: str | None = None, limit: int = 50) -> CitationNetwork | PaperCitations:
         """The citation network, or with ``doc_id`` that paper's references and the papers citing it."""
         return self.browse.citations(doc_id, limit)
 
-    def graph_stats(self) -> dict[str, Any]:
+    def graph_stats(self) -> GraphStats:
         return self.browse.graph_stats()
 
-    def plot(self, out: str | Path = "scholargraph_plots", *, level: int = 0, max_nodes: int = 1500) -> dict[str, Any]:
+    def plot(self, out: str | Path = "scholargraph_plots", *, level: int = 0, max_nodes: int = 1500) -> PlotFiles:
         """Write the PNG figures and the interactive HTML view (``graph.html``) into ``out``."""
         return self.browse.plot(out, level=level, max_nodes=max_nodes)
 
     def export(self, fmt: str, out: str | Path | Any = None, *, doc_ids: Sequence[str] | None = None,
-               base: str | None = None) -> dict[str, Any]:
+               base: str | None = None) -> ExportReport:
         """Write the graph (of ``doc_ids``, else of every indexed paper) as ``turtle``, ``jsonld``,
         ``graphml``, ``neo4j-csv`` or ``json``, streamed; returns what was written."""
         return self.browse.export(fmt, out, doc_ids=doc_ids, base=base)

@@ -28,7 +28,7 @@ def test_a_json_file_that_is_not_papers_is_skipped_with_a_reason(tmp_path, capsy
     assert files["dense.md"]["outcome"] == "indexed" and files["titles.json"]["outcome"] == "skipped"
     assert "not papers" in files["titles.json"]["reason"] and not report["failed"]
     with KnowledgeBase(ws, progress=False) as kb:
-        assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]  # no junk papers, no FAILED row
+        assert [r.title for r in kb.status()] == ["Dense Retrieval"]  # no junk papers, no FAILED row
     assert main(["index", str(tmp_path / "papers"), "-w", str(ws)]) == 0
     assert "titles.json" in capsys.readouterr().err  # the reason is shown in the human output too
 
@@ -53,7 +53,7 @@ def test_delete_source_removes_every_paper_of_one_file(tmp_path, capsys):
     deleted = json.loads(capsys.readouterr().out)["deleted"]
     assert sorted(d["deleted"] for d in deleted) == ["p0", "p1"]
     with KnowledgeBase(ws, progress=False) as kb:
-        assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]
+        assert [r.title for r in kb.status()] == ["Dense Retrieval"]
     assert main(["delete", "--source", str(tmp_path / "nothing.json"), "-w", str(ws)]) == 5
     assert "no paper" in capsys.readouterr().err
 
@@ -70,7 +70,7 @@ def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, caps
     assert main(["status", "-w", str(ws)]) == 0
     out = capsys.readouterr().out
     with KnowledgeBase(ws, progress=False) as kb:
-        doc_id = kb.status()[0]["id"]
+        doc_id = kb.status()[0].id
     assert any(doc_id in line for line in out.splitlines()), out  # on one line
     assert "dense_retrieval_paper.md" in out and "Dense Retrieval" in out
 
@@ -93,7 +93,7 @@ def test_stats_count_papers_apart_from_failed_files(tmp_path):
     with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:
         kb.insert([tmp_path / "p.md", tmp_path / "empty.txt"])
         stats = kb.stats()
-    assert stats["documents"] == 2 and stats["papers"] == 1
+    assert stats.documents == 2 and stats.papers == 1
 
 
 def test_retrieve_top_k_shows_at_most_k_rows_per_list(tmp_path, capsys):

@@ -16,9 +16,9 @@ def test_acronym_in_one_paper_joins_long_form_in_another(workdir):
         report = kb.insert(texts=[DOC_A, DOC_B])
         rows = kb.entities(search="LLM")
     assert any("entity resolution merged" in n for n in report.notes)
-    merged = [r for r in rows if r["name"].lower().startswith("large language model")]
-    assert len(merged) == 1 and any(a.lower().startswith("llm") for a in merged[0]["aliases"])
-    assert len(merged[0]["documents"]) == 2
+    merged = [r for r in rows if r.name.lower().startswith("large language model")]
+    assert len(merged) == 1 and any(a.lower().startswith("llm") for a in merged[0].aliases)
+    assert len(merged[0].documents) == 2
 
 
 def test_resolution_can_be_switched_off_and_split_undoes_a_merge(workdir):
@@ -44,9 +44,9 @@ def test_camel_case_names_are_not_acronyms_of_other_papers_terms(workdir):
         kb.insert(texts=[PAGERANK, PASSAGES])
         page = kb.entities(search="PageRank")
         passage = kb.entities(search="Passage Ranking")
-    assert [e["name"] for e in page if e["name"] == "PageRank"] == ["PageRank"]
-    assert not any("Passage Ranking" in e["aliases"] for e in page)
-    assert any(e["name"] == "Passage Ranking" and not e["aliases"] for e in passage)
+    assert [e.name for e in page if e.name == "PageRank"] == ["PageRank"]
+    assert not any("Passage Ranking" in e.aliases for e in page)
+    assert any(e.name == "Passage Ranking" and not e.aliases for e in passage)
 
 
 def test_split_gives_each_name_its_own_entity_and_aliases(workdir):
