@@ -44,10 +44,10 @@ from .errors import ConfigError
 from .ingest.registry import LoadOptions
 from .ingest.surrogates import scrub
 from .models import Answer, Document, Usage
-from .pipeline import IndexReport
 from .progress import Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
+from .report import IndexReport
 
 if TYPE_CHECKING:
     from .graph.kg_summary import KGSummary

@@ -118,7 +118,7 @@ def test_the_order_papers_arrive_in_does_not_change_the_ids_numpy_runtime(tmp_pa
 
 def test_the_merge_note_counts_the_entities_merged_and_what_they_became():
     """Issue 24 item 10: "entity resolution merged 22 entities into 22" (22 pairs became 22)."""
-    from scholargraph.pipeline import resolution_note
+    from scholargraph.app.pipeline import resolution_note
 
     note = resolution_note([["a", "b"], ["c", "d"], ["e", "f", "g"]])
     assert note.startswith("entity resolution merged 7 entities into 3 (4 duplicates removed")

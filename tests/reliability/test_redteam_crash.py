@@ -32,7 +32,7 @@ def clean(scholar, corpus, tmp_path):
 
 
 INDEX_KILLS = [
-    KillPoint("scholargraph.pipeline:Pipeline._commit", nth=3, when="return"),  # in the 3rd paper's commit
+    KillPoint("scholargraph.app.pipeline:Pipeline._commit", nth=3, when="return"),  # in the 3rd paper's commit
     KillPoint("scholargraph.graph.resolution_pass:resolve_touched"),  # all papers in, resolution not started
     KillPoint("scholargraph.graph.resolution_pass:merge_entities", nth=1, when="return"),  # mid-resolution
     KillPoint("scholargraph.graph.refresh:GraphRefresher.refresh", nth=2),  # resolution done, rebuild not

@@ -12,8 +12,8 @@ import pytest
 from crashtest import KillPoint, run_killed
 from redteam import SENTENCES
 
+from scholargraph.app.pipeline import REGISTER_BATCH
 from scholargraph.ingest import csvfile
-from scholargraph.pipeline import REGISTER_BATCH
 from scholargraph.store import open_store
 
 ROWS = 3 * REGISTER_BATCH + 40  # several batches, the last one short
@@ -62,7 +62,7 @@ def test_rows_are_committed_before_the_last_row_is_read(scholar, tmp_path, monke
 def test_a_run_killed_mid_file_keeps_its_rows_and_a_rerun_finishes_without_duplicates(scholar, tmp_path):
     path = write_csv(tmp_path / "big.csv", ROWS)
     argv = ["index", str(path), *NONE]
-    run_killed(scholar, argv, KillPoint("scholargraph.pipeline:Pipeline._commit", nth=REGISTER_BATCH + 10,
+    run_killed(scholar, argv, KillPoint("scholargraph.app.pipeline:Pipeline._commit", nth=REGISTER_BATCH + 10,
                                         when="return"), llm=False)
     kept = counts(scholar.workdir)
     assert kept.get("PROCESSED", 0) >= REGISTER_BATCH + 9  # every commit before the kill survived it

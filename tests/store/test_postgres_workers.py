@@ -93,7 +93,7 @@ def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(t
     """Two workers started together on the same folder: this one's first claim finds nothing, then the
     other reads faster and registers every file first. This worker must still take those documents
     (it used to claim only the ones it registered itself: it stopped with none, the other did all)."""
-    import scholargraph.pipeline as pipeline_module
+    import scholargraph.app.pipeline as pipeline_module
 
     server = llm_server(rules=default_rules())
     write_corpus(tmp_path / "papers", 6)

@@ -19,8 +19,8 @@ from ..ingest.identity import doc_id as make_doc_id
 from ..ingest.registry import LoadOptions, missing_paths
 from ..ingest.surrogates import scrub
 from ..models import DocStatus, Document, Section, Usage
-from ..pipeline import IndexReport, Pipeline
 from ..plugins.registry import AUTO, AUTO_WITH_LLM
+from .pipeline import IndexReport, Pipeline
 from .reembed import reembed_vectors
 from .workspace import Workspace
 

@@ -147,10 +147,10 @@ def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from ..app.pipeline import select_scope
     from ..ingest.chunking import chunk_document
     from ..ingest.registry import LoadOptions, load_file
     from ..ingest.tokenizer import load_tokenizer
-    from ..pipeline import select_scope
 
     settings = load_settings(args.workdir, overrides)
     docs = load_file(Path(args.file), LoadOptions(include_references=True))

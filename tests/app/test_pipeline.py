@@ -158,7 +158,7 @@ def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp
     """Files are parsed one by one while earlier papers are already with the LLM."""
     import time
 
-    import scholargraph.pipeline as pipeline_module
+    import scholargraph.app.pipeline as pipeline_module
 
     server = llm_server(rules=default_rules())
     papers = tmp_path / "papers"

@@ -39,21 +39,23 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .config import Settings
-from .errors import LeaseLostError, LLMUnavailableError, LoadError, NotPapersError, ScholarGraphError
-from .extract.base import Extractor
-from .extract.limits import ChunkLimits, limit_per_chunk
-from .graph.merge import entity_keys, plan_writes
-from .graph.refresh import GraphRefresher
-from .ingest.chunking import chunk_document
-from .ingest.identity import content_md5
-from .ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
-from .ingest.tokenizer import TextTokenizer
-from .llm.embeddings import Embedder
-from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
-from .progress import NullProgress, Progress
-from .report import FileLedger, IndexReport
-from .store.base import DocumentRow, GraphRemoval, Store
+from ..config import Settings
+from ..errors import LeaseLostError, LLMUnavailableError, LoadError, NotFoundError, NotPapersError, ScholarGraphError
+from ..extract.base import Extractor
+from ..extract.limits import ChunkLimits, limit_per_chunk
+from ..graph.merge import entity_keys, plan_writes
+from ..graph.refresh import GraphRefresher
+from ..graph.resolution_pass import resolve_touched
+from ..graph.resolve import ResolutionSettings
+from ..ingest.chunking import chunk_document
+from ..ingest.identity import content_md5
+from ..ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
+from ..ingest.tokenizer import TextTokenizer
+from ..llm.embeddings import Embedder
+from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
+from ..progress import NullProgress, Progress
+from ..report import FileLedger, IndexReport
+from ..store.base import DocumentRow, GraphRemoval, Store
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
@@ -448,9 +450,6 @@ class Pipeline:
         cfg = self.settings.extraction
         if not cfg.resolve or not self.store.pending_maintenance("resolve", 1):
             return
-        from .graph.resolution_pass import resolve_touched
-        from .graph.resolve import ResolutionSettings
-
         self.progress.phase("resolving entities")
         settings = ResolutionSettings(threshold=cfg.resolution_threshold)
         groups: list[list[str]] = []
@@ -665,8 +664,6 @@ class Pipeline:
     async def delete(self, doc_id: str) -> dict:
         row = self.store.get_document(doc_id)
         if row is None:
-            from .errors import NotFoundError
-
             raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
 
         def work() -> tuple[GraphRemoval, list[str]]:
