@@ -173,9 +173,9 @@ def llm_settings(urls: list[str], index: int, limit: int) -> dict:
     return {"base_url": urls[index % len(urls)], "model": "scripted-model", "max_concurrency": limit}
 
 
-def worker_settings(dsn: str, urls: list[str], index: int, limit: int) -> dict:
+def worker_settings(dsn: str, urls: list[str], index: int, limit: int, reports: bool = False) -> dict:
     return {"store": {"backend": "postgres", "dsn": dsn}, "llm": llm_settings(urls, index, limit),
-            "extraction": {"profile": "fastbio"},
+            "extraction": {"profile": "fastbio"}, "communities": {"reports_on_index": reports},
             "embeddings": {"provider": "openai", "base_url": urls[index % len(urls)], "model": "scripted-embed",
                            "dimension": 384, "batch_size": 256}}
 
@@ -192,7 +192,7 @@ def _worker(settings: dict, workdir: str, out) -> None:
     end = time.time()
     kb.close()
     out.put({"start": start, "end": end, "processed": len(report.added), "failed": len(report.failed),
-             "notes": report.notes, "warnings": report.warnings[:5]})
+             "notes": report.notes, "warnings": report.warnings[:5], "usage": report.usage})
 
 
 def _rss_mb(pid: int) -> float | None:
@@ -220,10 +220,11 @@ def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0
                      "cpu_s": [round(c, 1) if (c := _cpu_s(p)) is not None else None for p in pids]})
 
 
-def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float) -> dict:
+def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float,
+                reports: bool = False) -> dict:
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(worker_settings(dsn, urls, i, limit), str(tmp / f"w{workers}-{i}"), queue))
+    procs = [ctx.Process(target=_worker, args=(worker_settings(dsn, urls, i, limit, reports), str(tmp / f"w{workers}-{i}"), queue))
              for i in range(workers)]
     t0 = time.time()
     for p in procs:
@@ -358,7 +359,7 @@ def query_modes(dsn: str, url: str, qs: list[str], tmp: Path) -> list[dict]:
 def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], workers: int, tmp: Path) -> dict:
     dsn = pg.create_database(name)
     registered = register(dsn, tmp / f"reg-{name}", gen, args.docs)
-    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s)
+    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s, args.reports)
     t0, rows = run["t0"], run["rows"]
     wall = max(r["end"] for r in rows) - t0
     processed = sum(r["processed"] for r in rows)
@@ -373,7 +374,7 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
            "documents_per_s_until_last_processed": round(processed / rate["all_processed_at_s"], 2),
            "end_of_run_s": round(wall - rate["all_processed_at_s"], 1),
            "per_worker_span_s": [[round(r["start"] - t0, 1), round(r["end"] - t0, 1)] for r in rows],
-           "notes": [r["notes"] for r in rows], "warnings": [r["warnings"] for r in rows],
+           "notes": [r["notes"] for r in rows], "llm_usage": [r.get("usage") for r in rows], "warnings": [r["warnings"] for r in rows],
            "throughput": rate, "rss_peak_mb": peaks, "worker_cpu_s": round(cpu, 1),
            "worker_cpu_ms_per_document": round(1000 * cpu / max(1, processed), 1),
            "rss_samples": rss[:: max(1, len(rss) // 60)], "database": database_size(dsn, processed)}
@@ -392,6 +393,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--sample-s", type=float, default=5.0)
     parser.add_argument("--no-queries", action="store_true")
+    parser.add_argument("--reports", action="store_true",
+                        help="community reports written by the LLM at the end of the run (index --reports), shared by the workers")
     parser.add_argument("--json-out")
     args = parser.parse_args()
 

@@ -254,6 +254,51 @@ def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_pat
         second.close()
 
 
+def test_workers_that_finish_together_write_the_community_reports_between_them(tmp_path, pg_dsn, llm_server,
+                                                                                  monkeypatch):
+    """The reports used to be written by whichever worker got the communities lock, the others
+    waiting: with reports on, two workers were no faster than one at the end of a run. Each level's
+    missing reports are claimed a few at a time by every worker that gets there; none is written
+    twice."""
+    from scholargraph.graph import community_reports
+
+    monkeypatch.setattr(community_reports, "REPORT_CLAIM", 1)  # one at a time: each worker must take some
+    gate = threading.Event()
+    server = llm_server(rules=gated(default_rules(), gate, marker="report of one community"))
+    texts = [(tmp_path / "papers" / name).read_text() for name in write_corpus(tmp_path / "papers", 8)]
+    dsn = pg_dsn()
+    first = worker_kb(dsn, tmp_path / "first", server.base_url)
+    second = worker_kb(dsn, tmp_path / "second", server.base_url)
+    try:
+        first.insert(texts=texts)  # the communities, their reports deferred (an LLM is configured)
+        missing = first.indexing.reports_pending()
+        assert missing > 2 and server.stats.by_kind.get("report", {}).get("calls", 0) == 0
+        runs: list[dict] = [{}, {}]
+        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities()), daemon=True)
+                   for i, kb in enumerate((first, second))]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + WAIT
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            while time.monotonic() < deadline and conn.execute(
+                    "SELECT count(DISTINCT claimed_by) FROM maintenance WHERE task = 'reports'").fetchone()[0] < 2:
+                time.sleep(0.05)
+        gate.set()  # each worker holds a report it is writing
+        for t in threads:
+            t.join(WAIT)
+        assert all(run.get("reports_written", 0) > 0 for run in runs), runs
+        assert sum(run["reports_written"] for run in runs) == missing
+        assert server.stats.by_kind["report"]["calls"] == sum(run["llm_reports"] for run in runs)  # none paid twice
+        assert first.store.community_reports(list({c.signature for c in first.store.list_communities()})).keys() \
+            == {c.signature for c in first.store.list_communities()}
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT count(*) FROM maintenance WHERE task = 'reports'").fetchone()[0] == 0
+    finally:
+        gate.set()
+        first.close()
+        second.close()
+
+
 def test_a_worker_joining_others_claims_before_rebuilding_their_graph(tmp_path, pg_dsn, llm_server, monkeypatch):
     """A worker started while another indexes used to rebuild the other's dirty entities first, and
     kept at it for as long as the other stated new ones: it claimed few documents. Now it claims first;

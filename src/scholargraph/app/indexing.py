@@ -236,12 +236,16 @@ class Indexing:
         return max(0, processing - len(self.ws.store.interrupted_ids())) if processing else 0
 
     async def update_communities(self, force: bool = False, rebuild: bool = False, reports: bool = True) -> CommunityRun:
-        from ..graph.community_update import update_communities, use_llm
+        """The communities (one process at a time: another worker updating them is waited for, then
+        they are found up to date), then their missing reports, which every worker that gets here
+        writes a share of."""
+        from ..graph.community_update import add_reports, refresh_communities, use_llm
 
-        llm = self.ws.llm if use_llm(self.ws.settings.communities, self.ws.llm) else None
+        settings = self.ws.settings.communities
+        llm = self.ws.llm if use_llm(settings, self.ws.llm) else None
         if llm is not None:
             await self.ws.ensure_llm_ready()
-        lock = self.ws.store.communities_lock()  # another worker updating them: wait, then find them up to date
+        lock = self.ws.store.communities_lock()
         if not await asyncio.to_thread(lock.acquire):
             log.info("%s; waiting for it to finish…", lock.holder())
             while not await asyncio.to_thread(lock.acquire):
@@ -249,13 +253,14 @@ class Indexing:
         try:
             # the documents this update follows: one committed meanwhile stays owed (queued by its commit)
             owed = await asyncio.to_thread(self.ws.store.pending_maintenance, "communities")
-            run = await update_communities(self.ws.store, self.ws.settings.communities, llm, force=force, rebuild=rebuild,
-                                           reports=reports)
-            if owed:  # communities and reports are up to date: a run killed before this point left them owed
-                await asyncio.to_thread(self.ws.store.finish_maintenance, "communities", owed)
-            return run
+            run, communities, edges = await refresh_communities(self.ws.store, settings, force=force, rebuild=rebuild)
         finally:
             lock.release()
+        if reports:
+            await add_reports(self.ws.store, settings, llm, run, communities, edges)
+        if owed:  # communities and reports are up to date: a run killed before this point left them owed
+            await asyncio.to_thread(self.ws.store.finish_maintenance, "communities", owed)
+        return run
 
     def reports_pending(self) -> int:
         """Communities whose report is still to be written (with the LLM when reports use one:

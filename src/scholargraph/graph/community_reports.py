@@ -353,45 +353,85 @@ def _ratings(communities: Sequence[Community]) -> dict[str, float]:
             for c in communities}
 
 
+REPORT_CLAIM = 8  # reports a process claims at a time: workers sharing a database split a level between them
+CLAIM_POLL_S = 0.5  # how often a process that found nothing to claim looks whether the others finished the level
+
+
 async def write_reports(store: Store, communities: Sequence[Community], edges: Sequence[tuple[str, str, str, float]],
                         params: ReportParams, llm=None) -> ReportRun:
-    """Write the missing reports of ``communities`` (members filled), finest level first."""
+    """Write the missing reports of ``communities`` (members filled), finest level first.
+
+    Each level's missing reports are queued as maintenance and claimed a few at a time, so workers
+    that share a PostgreSQL database and finish together write a level's reports between them (none
+    twice; a killed worker's claims pass to the others when its lease ends), and move to the next
+    level only once the level is complete: a parent's report is written from all its children's."""
     run = ReportRun()
-    known = store.community_reports([c.signature for c in communities])
-    if params.use_llm and llm is not None:  # an LLM now: extractive reports (offline runs, fallbacks) are rewritten
-        known = {sig: r for sig, r in known.items() if r.method != "extractive"}
+    known = _reusable(store, [c.signature for c in communities], params, llm)
     run.kept = len(known)
-    adjacency = _Adjacency(edges)
-    ratings = _ratings(communities)
-    children: dict[str, list[Community]] = defaultdict(list)
-    for c in communities:
-        if c.parent_id:
-            children[c.parent_id].append(c)
+    writer = _ReportWriter(store, edges, communities, params, llm, run)
     for level in sorted({c.level for c in communities}, reverse=True):
-        todo = [c for c in communities if c.level == level and c.signature not in known]
-        todo = list({c.signature: c for c in todo}.values())  # one report per signature
-        if not todo:
-            continue
-
-        async def one(c: Community) -> CommunityReport:
-            kids = [known[k.signature] for k in children.get(c.id, ()) if k.signature != c.signature
-                    and k.signature in known]
-            kids.sort(key=lambda child: -child.rating)
-            parts = _parts(store, c, adjacency, kids, params)
-            if params.use_llm and llm is not None and parts.thematic:  # no call to describe the thanked
-                try:
-                    report = await _llm_report(llm, parts, ratings[c.id])
-                    run.llm += 1
-                    return report
-                except LLMUnavailableError:
-                    raise
-                except (ModelOutputError, LLMError):
-                    run.fallbacks.append(c.id)
-            title, summary = extractive_text(parts)
-            return _report(parts, title, summary, ratings[c.id], "extractive")
-
-        reports = await asyncio.gather(*(one(c) for c in todo))
-        store.put_community_reports(reports)
-        known.update({r.signature: r for r in reports})
-        run.written += len(reports)
+        known.update(_reusable(store, [c.signature for c in communities if c.level == level], params, llm))
+        todo = {c.signature: c for c in communities if c.level == level and c.signature not in known}
+        if todo:
+            await asyncio.to_thread(store.queue_maintenance, "reports", todo)
+            await _share_level(store, todo, known, writer)
     return run
+
+
+def _reusable(store: Store, signatures: list[str], params: ReportParams, llm) -> dict[str, CommunityReport]:
+    """Stored reports that stay: with an LLM now, extractive ones (offline runs, fallbacks) are rewritten."""
+    known = store.community_reports(signatures)
+    if params.use_llm and llm is not None:
+        known = {sig: r for sig, r in known.items() if r.method != "extractive"}
+    return known
+
+
+async def _share_level(store: Store, todo: dict[str, Community], known: dict[str, CommunityReport],
+                       writer: _ReportWriter) -> None:
+    """Claim and write this level's reports until none is left to anyone (see :func:`write_reports`)."""
+    while True:
+        claimed = await asyncio.to_thread(store.claim_maintenance, "reports", REPORT_CLAIM)
+        mine = [todo[sig] for sig in claimed if sig in todo and sig not in known]
+        if mine:
+            reports = await asyncio.gather(*(writer.one(c, known) for c in mine))
+            await asyncio.to_thread(store.put_community_reports, reports)
+            known.update({r.signature: r for r in reports})
+            writer.run.written += len(reports)
+        if claimed:  # done, or left over from communities that no longer exist (a killed run's)
+            await asyncio.to_thread(store.finish_maintenance, "reports", claimed)
+            continue
+        if not set(await asyncio.to_thread(store.pending_maintenance, "reports")) & todo.keys():
+            known.update(store.community_reports([sig for sig in todo if sig not in known]))
+            return
+        await asyncio.sleep(CLAIM_POLL_S)  # others are writing the rest of the level
+
+
+class _ReportWriter:
+    """One community's report: by the LLM when asked and it answers usably, else extractive."""
+
+    def __init__(self, store: Store, edges: Sequence[tuple[str, str, str, float]], communities: Sequence[Community],
+                 params: ReportParams, llm, run: ReportRun):
+        self.store, self.params, self.llm, self.run = store, params, llm, run
+        self.adjacency = _Adjacency(edges)
+        self.ratings = _ratings(communities)
+        self.children: dict[str, list[Community]] = defaultdict(list)
+        for c in communities:
+            if c.parent_id:
+                self.children[c.parent_id].append(c)
+
+    async def one(self, c: Community, known: dict[str, CommunityReport]) -> CommunityReport:
+        kids = [known[k.signature] for k in self.children.get(c.id, ()) if k.signature != c.signature
+                and k.signature in known]
+        kids.sort(key=lambda child: -child.rating)
+        parts = _parts(self.store, c, self.adjacency, kids, self.params)
+        if self.params.use_llm and self.llm is not None and parts.thematic:  # no call to describe the thanked
+            try:
+                report = await _llm_report(self.llm, parts, self.ratings[c.id])
+                self.run.llm += 1
+                return report
+            except LLMUnavailableError:
+                raise
+            except (ModelOutputError, LLMError):
+                self.run.fallbacks.append(c.id)
+        title, summary = extractive_text(parts)
+        return _report(parts, title, summary, self.ratings[c.id], "extractive")

@@ -99,6 +99,18 @@ async def update_communities(store: Store, settings: CommunitySettings, llm=None
     missing reports (with ``llm`` when the settings ask for it and one is given; ``reports=False``:
     the communities only)."""
     started = time.perf_counter()
+    run, communities, edges = await refresh_communities(store, settings, force=force, rebuild=rebuild)
+    if reports:
+        await add_reports(store, settings, llm, run, communities, edges)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+async def refresh_communities(store: Store, settings: CommunitySettings, *, force: bool = False, rebuild: bool = False
+                              ) -> tuple[CommunityRun, list[Community], list[tuple[str, str, str, float]]]:
+    """The communities, recomputed when forced or when the graph changed by ``settings.min_change``
+    (else the stored ones), with the edges they were read from."""
+    started = time.perf_counter()
     edges = await asyncio.to_thread(store.all_edges)
     stored = await asyncio.to_thread(store.list_communities, None, True)
     share = changed_share(store, edges, stored)
@@ -132,12 +144,19 @@ async def update_communities(store: Store, settings: CommunitySettings, llm=None
     if not run.modularity:
         run.modularity = {int(k): v for k, v in state(store).get("modularity", {}).items()}
         run.nodes, run.edges = int(state(store).get("nodes", 0)), int(state(store).get("edges", 0))
-    if reports:
-        params = ReportParams(settings.report_entities, settings.report_relations, use_llm(settings, llm))
-        written = await write_reports(store, communities, edges, params, llm)
-        if run.computed:
-            await asyncio.to_thread(store.delete_orphan_reports)
-        run.reports_written, run.reports_kept, run.llm_reports = written.written, written.kept, written.llm
-        run.report_fallbacks = written.fallbacks
     run.seconds = time.perf_counter() - started
-    return run
+    return run, list(communities), edges
+
+
+async def add_reports(store: Store, settings: CommunitySettings, llm, run: CommunityRun, communities: list[Community],
+                      edges: list[tuple[str, str, str, float]]) -> None:
+    """Write the missing reports of ``communities`` (shared with other workers writing them at the
+    same time: :func:`.community_reports.write_reports`), counted in ``run``."""
+    started = time.perf_counter()
+    params = ReportParams(settings.report_entities, settings.report_relations, use_llm(settings, llm))
+    written = await write_reports(store, communities, edges, params, llm)
+    if run.computed:
+        await asyncio.to_thread(store.delete_orphan_reports)
+    run.reports_written, run.reports_kept, run.llm_reports = written.written, written.kept, written.llm
+    run.report_fallbacks = written.fallbacks
+    run.seconds += time.perf_counter() - started

@@ -57,7 +57,7 @@ COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentio
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
 # "resolve": entities the resolution pass has not compared with the graph yet;
 # "communities": documents committed since the communities (and their reports) were last brought up to date
-MaintenanceTask = Literal["resolve", "communities"]
+MaintenanceTask = Literal["resolve", "communities", "reports"]
 
 
 def batches(ids: Iterable, size: int = 500) -> list[list]:
