@@ -43,7 +43,7 @@ from ..config import Settings
 from ..errors import LeaseLostError, LLMUnavailableError, LoadError, NotFoundError, NotPapersError, ScholarGraphError
 from ..extract.base import Extractor
 from ..extract.limits import ChunkLimits, limit_per_chunk
-from ..graph.merge import entity_keys, plan_writes
+from ..graph.merge import KeyFn, entity_keys, plan_writes
 from ..graph.refresh import GraphRefresher
 from ..graph.resolution_pass import resolve_touched
 from ..graph.resolve import ResolutionSettings
@@ -134,7 +134,7 @@ def resolution_note(groups: Sequence[Sequence[str]]) -> str:
 
 class Pipeline:
     def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
-                 extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
+                 extractor: Extractor, key_fn: KeyFn, refresher: GraphRefresher, progress: Progress | None = None):
         self.store = store
         self.settings = settings
         self.embedder = embedder
@@ -369,7 +369,7 @@ class Pipeline:
               ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
               _long_lived_objects_frozen()):
             intake = asyncio.create_task(self._intake(arriving, only, arrived, counted))
-            tasks: list[asyncio.Task] = []
+            tasks: list[asyncio.Task[None]] = []
             try:
                 await self._feed(report, reading, only, arrived, tasks, counted)
                 await intake
@@ -398,7 +398,7 @@ class Pipeline:
             arrived.put_nowait(None)
 
     async def _feed(self, report: IndexReport, reading: _Slots, only: set[str] | None,
-                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task], counted: set[str]) -> None:
+                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task[None]], counted: set[str]) -> None:
         """Claim pending documents (any worker's, largest first) and start one task per document as
         ``reading`` lets them in; claim only what can start now, plus one ready for the next free slot
         (other workers find the rest). While nothing is pending, wait for this run's next parsed file
@@ -440,7 +440,7 @@ class Pipeline:
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
-    def _done(self, doc_id: str, _task: asyncio.Task) -> None:
+    def _done(self, doc_id: str, _task: asyncio.Task[None]) -> None:
         self._in_flight.discard(doc_id)
         self.progress.advance()  # documents done / total
 
@@ -661,7 +661,7 @@ class Pipeline:
 
     # -- delete ---------------------------------------------------------------------------
 
-    async def delete(self, doc_id: str) -> dict:
+    async def delete(self, doc_id: str) -> dict[str, Any]:
         row = self.store.get_document(doc_id)
         if row is None:
             raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
