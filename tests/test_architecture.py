@@ -250,7 +250,7 @@ def test_application_services_never_use_the_facade():
 # Modules outside store/ still typed against the aggregate Store rather than the roles they use
 # (store/base.py); the list only shrinks. The facade and the composition root may name it.
 STORE_AGGREGATE_USERS = frozenset({
-    "scholargraph.analysis.overview", "scholargraph.analysis.paper_page", "scholargraph.evaluation.kgfacts", "scholargraph.export", "scholargraph.graph.citations",
+    "scholargraph.analysis.paper_page", "scholargraph.evaluation.kgfacts", "scholargraph.export", "scholargraph.graph.citations",
     "scholargraph.graph.community_reports", "scholargraph.graph.community_update", "scholargraph.graph.edit",
     "scholargraph.graph.kg_summary", "scholargraph.graph.memory", "scholargraph.graph.refresh",
     "scholargraph.graph.resolution_pass", "scholargraph.graph.weights", "scholargraph.app.pipeline",

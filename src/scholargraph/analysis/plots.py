@@ -21,11 +21,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..models import DocStatus  # noqa: E402
-from ..store.base import CitationStore, CommunityStore, DocumentStore, GraphStore, MetaStore  # noqa: E402
+from ..store.base import CitationStore, CommunityStore, DocumentStore, ExportReads, GraphStore, MetaStore  # noqa: E402
 from .graph_stats import graph_stats, simple_graph  # noqa: E402
 
 
-class StoreReads(CitationStore, CommunityStore, DocumentStore, GraphStore, MetaStore, Protocol):
+class StoreReads(CitationStore, CommunityStore, DocumentStore, ExportReads, GraphStore, MetaStore, Protocol):
     """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
 
 
