@@ -205,7 +205,7 @@ def test_sync_api_works_inside_a_running_event_loop(corpus, workdir):
 
 
 def test_async_with_and_aclose(tmp_path):
-    """Issue 24 item 10: `async with KnowledgeBase(...)` raised TypeError; there was no aclose()."""
+    """`async with KnowledgeBase(...)` works and `aclose()` closes it."""
     import asyncio
 
     from scholargraph import KnowledgeBase as KB

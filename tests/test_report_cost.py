@@ -1,7 +1,7 @@
 """AcademicRAG's cost model (seed 000 §3.5, Table 3.2): an index run pays only for extracting the new
 chunks; community reports are written when something needs them (summary mode, the `communities`
 command, the web view's endpoint) or when asked (`index --reports`), and `--dry-run` and
-`stats --cost` say so (issue 25 item 5)."""
+`stats --cost` say so."""
 
 import json
 

@@ -56,7 +56,7 @@ def test_malformed_output_is_recorded_and_document_continues(llm_server, workdir
     server = llm_server(rules=rules)
     with kb_for(server, workdir) as kb:
         report = kb.insert(texts=[TEXT_A, TEXT_B])
-        # the paper is indexed without that chunk, and marked incomplete: the run is not ok (issue 14)
+        # the paper is indexed without that chunk, and marked incomplete: the run is not ok
         assert not report.ok and len(report.added) == 2 and report.chunk_failures == 1 and len(report.incomplete) == 1
         rows = [(f.reason, f.raw) for fs in kb.store.chunk_failures().values() for f in fs]
     assert len(rows) == 1 and "cannot produce JSON" in rows[0][1] and rows[0][0]
@@ -184,7 +184,7 @@ def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp
 
 
 def test_cost_figures_agree_with_the_server(llm_server, workdir, tmp_path, capsys):
-    # issue 13: `stats --cost` counted failed HTTP attempts as calls; index --json, stats --cost and
+    # `stats --cost` counted failed HTTP attempts as calls; index --json, stats --cost and
     # the server must agree, with answered calls, failed attempts and cache hits apart
     server = llm_server(rules=default_rules())
     server.fail_next(3, status=429, retry_after=0.01)
@@ -224,7 +224,7 @@ def graph_snapshot(kb):
 
 
 def test_force_with_identical_cached_answers_gives_the_same_graph(llm_server, workdir):
-    # issue 13: `index --force` changed the graph (271 -> 269 entities): the old provenance stayed
+    # `index --force` changed the graph (271 -> 269 entities): the old provenance stayed
     # beside the new, so descriptions, vectors and then resolution drifted run after run
     server = llm_server(rules=default_rules())
     with kb_for(server, workdir) as kb:

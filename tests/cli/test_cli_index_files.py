@@ -1,4 +1,4 @@
-"""Which files a run reads, and deleting what one file brought (issue 24 item 4: a folder holding
+"""Which files a run reads, and deleting what one file brought (a folder holding
 titles.json made 22 junk papers that ranked first in answers and made `delete <file>.pdf` ambiguous)."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_delete_source_removes_every_paper_of_one_file(tmp_path, capsys):
 
 
 def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, capsys, monkeypatch):
-    """Issue 24 item 10: `status` wrapped ids over three lines at 80 columns and showed no file."""
+    """`status` fits 80 columns (ids are not wrapped over three lines) and shows each paper's file."""
     from scholargraph.cli import output as cli_output
 
     monkeypatch.setattr(cli_output.out, "_width", 80)
@@ -76,7 +76,7 @@ def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, caps
 
 
 def test_a_folder_of_only_unsupported_files_fails_like_a_named_one(tmp_path, capsys):
-    """Issue 24 item 10: such a folder exited 0 while a named unsupported file left a FAILED row."""
+    """Such a folder exits 1 and names the unsupported files, as a named unsupported file does."""
     folder = tmp_path / "office"
     folder.mkdir()
     (folder / "notes.docx").write_bytes(b"PK\x03\x04 not really")
@@ -87,7 +87,7 @@ def test_a_folder_of_only_unsupported_files_fails_like_a_named_one(tmp_path, cap
 
 
 def test_stats_count_papers_apart_from_failed_files(tmp_path):
-    """Issue 24 item 10: the web Stats page counted FAILED rows as papers."""
+    """`stats` counts FAILED rows as documents, not as papers (the web Stats page shows papers)."""
     (tmp_path / "p.md").write_text(PAPER, encoding="utf-8")
     (tmp_path / "empty.txt").write_bytes(b"")
     with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:
@@ -97,7 +97,7 @@ def test_stats_count_papers_apart_from_failed_files(tmp_path):
 
 
 def test_retrieve_top_k_shows_at_most_k_rows_per_list(tmp_path, capsys):
-    """Issue 24 item 10: `retrieve --top-k 3` printed 15 rows, with scores on two scales mixed."""
+    """`retrieve --top-k K` prints at most K rows under each list, each list headed by the score that ranks it."""
     text = ("BERT encoders embed passages. Dense retrieval uses BERT encoders and FAISS indexes. "
             "ColBERT extends BERT encoders with late interaction. SPLADE expands BERT encoders sparsely.")
     with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:

@@ -215,7 +215,7 @@ def test_every_format_loads_in_its_reference_reader_with_characters_xml_forbids(
 
 
 def test_export_names_the_relations_stats_counts_beside_its_edges(workspace, tmp_path, capsys):
-    """Issue 24 item 10: export said 5,940 edges where `stats` said 5,239 relations."""
+    """export counts relations as `stats` does (it once said 5,940 edges where `stats` said 5,239 relations)."""
     with _kb(workspace) as kb:
         relations = kb.stats().relations
     assert main(["export", "-w", str(workspace), "--format", "graphml", "--out", str(tmp_path / "g.graphml")]) == 0

@@ -1,4 +1,4 @@
-"""Extraction replies cut for length (issue 27 item 1, the failure real local models hit most):
+"""Extraction replies cut for length (the failure real local models hit most):
 never cached as complete, asked again with twice the budget, and when still cut the complete
 records are kept with a warning, so a later ``--force`` with a healthy server restores the paper."""
 

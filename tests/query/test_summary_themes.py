@@ -1,4 +1,4 @@
-"""Summary quality without an LLM (issue 25 item 8): acknowledgements, author lists and funding
+"""Summary quality without an LLM: acknowledgements, author lists and funding
 statements never name a research theme in `ask --mode summary` or in community names, and an
 extractive report shows no rating (only an LLM rates a report)."""
 

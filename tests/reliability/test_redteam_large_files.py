@@ -1,4 +1,4 @@
-"""A CSV of very many rows (issue 27, item 7): a 1M-row file reached 2.2 GB of memory after 300 s
+"""A CSV of very many rows: a 1M-row file reached 2.2 GB of memory after 300 s
 with nothing committed, because every row became a Document in memory before the first was indexed.
 Rows now stream: registered and committed in batches while the file is read, a bounded number
 waiting, and a run killed mid-file keeps what it committed and a rerun finishes it."""

@@ -1,4 +1,4 @@
-"""Workers on one PostgreSQL database share a corpus (issue 12, item 3): a worker takes the documents
+"""Workers on one PostgreSQL database share a corpus: a worker takes the documents
 other workers registered, holds no more claims than it can start, and two `scholargraph index`
 processes finish a corpus together, every document processed once, no chunk missing or duplicated."""
 
@@ -346,7 +346,7 @@ def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
 
 def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_indexed_what(tmp_path, pg_dsn,
                                                                                           llm_server):
-    """Issue 27, item 5: a second worker found every file claimed by the first and exited 0 saying
+    """A second worker that finds every file claimed by the first must not exit 0 saying
     "files: 10 indexed" while the first still had all 10 PROCESSING. By default it now waits until
     the knowledge base is complete (taking over what the others give back), and says who indexed what."""
     server = llm_server(rules=default_rules())
@@ -394,7 +394,7 @@ def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexin
         other.close()
 
 
-# -- workers that come and go (issue 28, item 2) -------------------------------------------------------
+# -- workers that come and go -------------------------------------------------------
 
 
 def victim_process(corpus, workdir, dsn: str, server_url: str, lease_s: float, *extra: str) -> subprocess.Popen:
