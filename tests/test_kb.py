@@ -109,7 +109,7 @@ def test_delete_then_readd_gives_the_same_graph(corpus, workdir):
         full = snapshot(kb)
         doc_b = next(r.id for r in kb.status() if r.title.startswith("Knowledge Graphs in Biomedicine"))
         result = kb.delete(doc_b)
-        assert result["chunks"] >= 1 and result["entities_removed"] > 0
+        assert result.chunks >= 1 and result.entities_removed > 0
         assert not any(r.id == doc_b for r in kb.status())
         assert kb.store.dirty_ids("entities") == []
         kb.insert([corpus])
@@ -201,7 +201,7 @@ def test_sync_api_works_inside_a_running_event_loop(corpus, workdir):
     assert len(report.added) == 3 and not report.failed
     assert answer.sources and answer.text
     assert len(retrieval.sources) == 1
-    assert deleted["deleted"] == report.added[0]
+    assert deleted.deleted == report.added[0]
 
 
 def test_async_with_and_aclose(tmp_path):

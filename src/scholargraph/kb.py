@@ -28,8 +28,10 @@ from .app.views import (
     CitationNetwork,
     CommunitiesView,
     CommunityView,
+    Deletion,
     DocumentInfo,
     DocumentStatus,
+    EntityMerge,
     EntityView,
     ExportReport,
     GraphStats,
@@ -50,6 +52,7 @@ from .query.retrieval import Retrieval
 from .report import IndexReport
 
 if TYPE_CHECKING:
+    from .graph.community_update import CommunityRun
     from .graph.kg_summary import KGSummary
     from .ingest.tokenizer import TextTokenizer
     from .llm.client import LLMClient
@@ -136,25 +139,25 @@ class KnowledgeBase:
         return self.run(self.ainsert(paths, texts=texts, scope=scope, only=only, profile=profile, force=force,
                                      options=options, dry_run=dry_run, wait=wait))
 
-    async def adelete(self, ref: str) -> dict[str, Any]:
+    async def adelete(self, ref: str) -> Deletion:
         """Delete a paper named by id, file name or title. Graph maintenance an earlier run left
         owed is finished first (even when ``ref`` names no paper)."""
         return await self.curation.adelete(ref)
 
-    def delete(self, ref: str) -> dict[str, Any]:
+    def delete(self, ref: str) -> Deletion:
         return self.run(self.adelete(ref))
 
-    async def adelete_source(self, source: str | Path) -> list[dict[str, Any]]:
+    async def adelete_source(self, source: str | Path) -> list[Deletion]:
         """Delete every paper read from the file ``source`` (a JSON or CSV file may hold many)."""
         return await self.curation.adelete_source(source)
 
-    def delete_source(self, source: str | Path) -> list[dict[str, Any]]:
+    def delete_source(self, source: str | Path) -> list[Deletion]:
         return self.run(self.adelete_source(source))
 
-    async def amerge_entities(self, keep: str, *others: str) -> dict[str, Any]:
+    async def amerge_entities(self, keep: str, *others: str) -> EntityMerge:
         return await self.curation.amerge_entities(keep, *others)
 
-    def merge_entities(self, keep: str, *others: str) -> dict[str, Any]:
+    def merge_entities(self, keep: str, *others: str) -> EntityMerge:
         return self.run(self.amerge_entities(keep, *others))
 
     async def asplit_entity(self, ref: str) -> list[str]:
@@ -223,12 +226,13 @@ class KnowledgeBase:
         """LLM usage per paper, by purpose (``usage_to_json(usage)``: what ``stats --cost`` prints)."""
         return self.browse.cost_by_document()
 
-    async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
+    async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
         """Recompute the communities when the graph changed enough (``force``: anyway; ``rebuild``:
-        from scratch, not from the stored ones) and write the missing reports."""
-        return (await self.indexing.update_communities(force, rebuild)).to_json()
+        from scratch, not from the stored ones) and write the missing reports; what was done
+        (``to_json()``: the ``update`` object of ``communities --json``)."""
+        return await self.indexing.update_communities(force, rebuild)
 
-    def update_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
+    def update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
         return self.run(self.aupdate_communities(force, rebuild))
 
     async def acommunities(self, level: int | None = None, *, members: bool = False,

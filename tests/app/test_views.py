@@ -121,3 +121,16 @@ def test_the_views_are_typed_records(kb):
 def test_a_record_with_other_keys_is_refused():
     with pytest.raises(ValueError, match="keys"):
         CommunitiesView.of({"levels": [], "seed": 1, "computed_at": None, "communities": []})
+
+
+def test_curation_results_keep_the_recorded_keys(tmp_path):
+    with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline", "resolve": False}, progress=False) as kb:
+        kb.insert(texts=TEXTS)
+        merge = kb.merge_entities("LightRAG", "HippoRAG")
+        run = kb.update_communities(force=True)
+        deletion = kb.delete("paper-2")
+    assert list(merge.to_json()) == ["kept", "merged", "relations_merged"] and len(merge.merged) == 1
+    assert list(deletion.to_json()) == ["deleted", "chunks", "entities_removed", "relations_removed",
+                                        "keywords_removed"]
+    assert deletion.deleted == "paper-2" and deletion.chunks >= 1
+    assert run.to_json()["reason"] == run.reason and "reports_written" in run.to_json()

@@ -55,9 +55,9 @@ def test_split_gives_each_name_its_own_entity_and_aliases(workdir):
         kb.insert(texts=[PAGERANK, PASSAGES])
         result = kb.merge_entities("PageRank", "Passage Ranking")
         assert names(kb)["PageRank"] or names(kb)["Passage Ranking"]
-        ids = kb.split_entity(result["kept"])
+        ids = kb.split_entity(result.kept)
         after = names(kb)
-    assert len(ids) == 2 and len(set(ids)) == 2 and result["kept"] in ids
+    assert len(ids) == 2 and len(set(ids)) == 2 and result.kept in ids
     assert "Passage Ranking" not in after.get("PageRank", []) and "PageRank" not in after.get("Passage Ranking", [])
     assert "PageRank" in after and "Passage Ranking" in after
 

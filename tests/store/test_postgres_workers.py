@@ -241,7 +241,7 @@ def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_pat
         held = first.store.communities_lock()
         assert held.acquire()  # the first worker is (still) updating them
         result: dict = {}
-        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True)), daemon=True)
+        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True).to_json()), daemon=True)
         update.start()
         time.sleep(1.5)
         assert update.is_alive() and not result  # it waits rather than computing beside the first
@@ -274,7 +274,7 @@ def test_workers_that_finish_together_write_the_community_reports_between_them(t
         missing = first.indexing.reports_pending()
         assert missing > 2 and server.stats.by_kind.get("report", {}).get("calls", 0) == 0
         runs: list[dict] = [{}, {}]
-        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities()), daemon=True)
+        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities().to_json()), daemon=True)
                    for i, kb in enumerate((first, second))]
         for t in threads:
             t.start()

@@ -56,6 +56,7 @@ from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope,
 from ..progress import NullProgress, Progress
 from ..report import FileLedger, IndexReport
 from ..store.base import DocumentRow, GraphRemoval, Store
+from .views import Deletion
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
@@ -661,7 +662,7 @@ class Pipeline:
 
     # -- delete ---------------------------------------------------------------------------
 
-    async def delete(self, doc_id: str) -> dict[str, Any]:
+    async def delete(self, doc_id: str) -> Deletion:
         row = self.store.get_document(doc_id)
         if row is None:
             raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
@@ -676,5 +677,5 @@ class Pipeline:
 
         gone, chunk_ids = await self.store.awrite(work)
         await self.refresher.refresh()
-        return {"deleted": doc_id, "chunks": len(chunk_ids), "entities_removed": len(gone.entity),
-                "relations_removed": len(gone.relation), "keywords_removed": len(gone.keyword)}
+        return Deletion(deleted=doc_id, chunks=len(chunk_ids), entities_removed=len(gone.entity),
+                        relations_removed=len(gone.relation), keywords_removed=len(gone.keyword))

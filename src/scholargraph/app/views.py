@@ -1,4 +1,5 @@
-"""What browsing returns (:mod:`.browse`): typed views of the workspace, one dataclass per answer.
+"""What browsing returns (:mod:`.browse`), and what deleting and merging did (:mod:`.curation`):
+typed views of the workspace, one dataclass per answer.
 
 Each view's ``to_json()`` is the object the CLI prints with ``--json`` and the HTTP API answers: its
 fields in order are the JSON object's keys (nested views and :class:`~scholargraph.models.Usage`
@@ -370,6 +371,28 @@ class RelationEvidence(View):
 class SessionTurn(View):
     question: str
     answer: str
+
+
+# -- curation -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Deletion(View):
+    """A paper deleted: its chunks, and the entities, relations and keywords no document supports any more."""
+
+    deleted: str
+    chunks: int
+    entities_removed: int
+    relations_removed: int
+    keywords_removed: int
+
+
+@dataclass(frozen=True)
+class EntityMerge(View):
+    """Entities folded into the one kept, and how many relations merged with them."""
+
+    kept: str
+    merged: list[str]
+    relations_merged: int
 
 
 # -- files written ------------------------------------------------------------------------------

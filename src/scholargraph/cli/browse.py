@@ -136,7 +136,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 def cmd_communities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
-        run = None if args.no_update else kb.update_communities(force=args.force, rebuild=args.rebuild)
+        run = None if args.no_update else kb.update_communities(force=args.force, rebuild=args.rebuild).to_json()
         view = kb.community(args.community_id) if args.community_id else kb.communities(args.level, members=args.members)
     data = view.to_json()
     if args.json:
@@ -198,8 +198,8 @@ def cmd_entities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             if len(args.merge) < 2:
                 raise ConfigError("--merge needs at least two entities: the one to keep, then the ones to fold into it")
             result = kb.merge_entities(args.merge[0], *args.merge[1:])
-            show.print_json(result) if args.json else show.out.print(
-                f"merged {len(result['merged'])} entit(ies) into {result['kept']}")
+            show.print_json(result.to_json()) if args.json else show.out.print(
+                f"merged {len(result.merged)} entit(ies) into {result.kept}")
             return 0
         if args.split:
             ids = kb.split_entity(args.split)

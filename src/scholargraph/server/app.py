@@ -148,12 +148,12 @@ def register_jobs(jobs: JobManager, uploads: UploadStore) -> None:
         return (await kb.ainsert(())).to_json()
 
     async def delete(job):
-        deleted = [await kb.adelete(doc_id) for doc_id in job.params["ids"]]
+        deleted = [(await kb.adelete(doc_id)).to_json() for doc_id in job.params["ids"]]
         _remove_orphaned_uploads(kb, uploads, job.params.get("source_paths", []))
         return {"deleted": deleted}
 
     async def merge(job):
-        return await kb.amerge_entities(job.params["keep"], *job.params["others"])
+        return (await kb.amerge_entities(job.params["keep"], *job.params["others"])).to_json()
 
     async def split(job):
         return {"entities": await kb.asplit_entity(job.params["entity"])}
