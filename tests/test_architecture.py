@@ -247,18 +247,8 @@ def test_application_services_never_use_the_facade():
     assert users == []
 
 
-# Modules outside store/ still typed against the aggregate Store rather than the roles they use
-# (store/base.py); the list only shrinks. The facade and the composition root may name it.
-STORE_AGGREGATE_USERS = frozenset({
-    "scholargraph.analysis.paper_page", "scholargraph.evaluation.kgfacts", "scholargraph.export", "scholargraph.graph.citations",
-    "scholargraph.graph.community_reports", "scholargraph.graph.community_update", "scholargraph.graph.edit",
-    "scholargraph.graph.kg_summary", "scholargraph.graph.memory", "scholargraph.graph.refresh",
-    "scholargraph.graph.resolution_pass", "scholargraph.graph.weights", "scholargraph.app.pipeline",
-    "scholargraph.plugins.base", "scholargraph.profiles.fastbio.evidence", "scholargraph.query.engine",
-    "scholargraph.query.fusion", "scholargraph.query.graph_modes", "scholargraph.query.keywords",
-    "scholargraph.query.passages", "scholargraph.query.ppr", "scholargraph.query.ppr_mode",
-    "scholargraph.query.sources", "scholargraph.query.summary", "scholargraph.query.trace",
-})
+# Outside store/, only the facade and the composition root hold the aggregate Store; every other
+# consumer is typed against the roles it uses or the protocol joining them (store/base.py).
 STORE_COMPOSITION = frozenset({"scholargraph.kb", "scholargraph.app.workspace"})
 
 
@@ -268,8 +258,21 @@ def test_consumers_name_the_storage_roles_they_use():
         if _under(module, ("scholargraph.store",)) or module in STORE_COMPOSITION:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("store.base") \
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(("store", "store.base")) \
                     and any(a.name == "Store" for a in node.names):
                 users.add(module)
-    assert sorted(users - STORE_AGGREGATE_USERS) == [], "type against the roles (store/base.py), not Store"
-    assert sorted(STORE_AGGREGATE_USERS - users) == [], "no longer uses Store: drop it from the list"
+    assert sorted(users) == [], "type against the roles (store/base.py), not the aggregate Store"
+
+
+def test_backends_are_composed_of_role_objects_not_mixins_that_declare_their_host():
+    """A backend's part gets what it needs of the store in its constructor; a class that only declares
+    callables its host provides (``_rows: Callable[...]``) is a mixin reaching into its host."""
+    found = []
+    for module, path in _modules().items():
+        if not _under(module, ("scholargraph.store.sqlite", "scholargraph.store.postgres")):
+            continue
+        for cls in (n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.ClassDef)):
+            found += [f"{module}.{cls.name}.{node.target.id}" for node in cls.body
+                      if isinstance(node, ast.AnnAssign) and node.value is None and isinstance(node.target, ast.Name)
+                      and ast.unparse(node.annotation).startswith("Callable")]
+    assert found == []

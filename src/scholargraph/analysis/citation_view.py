@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Protocol
 
 from ..errors import NotFoundError
 from ..graph.citations import citation_counts
 from ..models import DocStatus, StubPaper
-from ..store.base import CitationStore, DocumentStore
-
-
-class StoreReads(CitationStore, DocumentStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
+from ..store.base import BrowseStore
 
 _MARKER = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}\.)\s*")
 
@@ -29,7 +23,7 @@ def stub_title(stub: StubPaper | None, limit: int = 120) -> str | None:
     return (text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…") or None
 
 
-def network_view(store: StoreReads, limit: int = 50) -> dict:
+def network_view(store: BrowseStore, limit: int = 50) -> dict:
     """Papers (workspace documents, then the most cited stub papers) with in/out citation counts,
     and the citation edges between workspace papers."""
     refs = store.references()
@@ -52,7 +46,7 @@ def network_view(store: StoreReads, limit: int = 50) -> dict:
     }
 
 
-def paper_view(store: StoreReads, doc_id: str) -> dict:
+def paper_view(store: BrowseStore, doc_id: str) -> dict:
     """One paper's references (resolved) and the workspace papers citing it."""
     row = store.get_document(doc_id)
     if row is None:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import NotFoundError
 from ..graph.community_update import state
 from ..models import Community, CommunityReport
-from ..store.base import CommunityStore, DocumentStore, GraphStore, MetaStore
+from ..store.base import BrowseStore
 
 
-class StoreReads(CommunityStore, DocumentStore, GraphStore, MetaStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
-
-def _report_json(store: StoreReads, report: CommunityReport | None, names: dict[str, Any], docs: dict[str, Any]) -> dict:
+def _report_json(store: BrowseStore, report: CommunityReport | None, names: dict[str, Any], docs: dict[str, Any]) -> dict:
     if report is None:
         return {"title": None, "summary": None, "rating": None, "method": None, "thematic": None, "key_entities": [],
                 "papers": [],
@@ -32,7 +28,7 @@ def _report_json(store: StoreReads, report: CommunityReport | None, names: dict[
     }
 
 
-def community_rows(store: StoreReads, communities: list[Community], members: bool = False) -> list[dict]:
+def community_rows(store: BrowseStore, communities: list[Community], members: bool = False) -> list[dict]:
     reports = store.community_reports([c.signature for c in communities])
     entity_ids = {i for r in reports.values() for i in r.entities[:10]}
     doc_ids = {d for r in reports.values() for d in [*r.documents[:10], *(e["document_id"] for e in r.evidence)]}
@@ -53,7 +49,7 @@ def community_rows(store: StoreReads, communities: list[Community], members: boo
     return rows
 
 
-def list_view(store: StoreReads, level: int | None = None, members: bool = False) -> dict:
+def list_view(store: BrowseStore, level: int | None = None, members: bool = False) -> dict:
     """Every level's counts and modularity, and the communities (of ``level``, else all)."""
     every = store.list_communities(None, members=True)
     levels: dict[int, int] = {}
@@ -78,7 +74,7 @@ def list_view(store: StoreReads, level: int | None = None, members: bool = False
     }
 
 
-def one_view(store: StoreReads, community_id: str) -> dict:
+def one_view(store: BrowseStore, community_id: str) -> dict:
     found = [c for c in store.list_communities(None) if c.id == community_id]
     if not found:
         raise NotFoundError(f"no community {community_id!r} (see `scholargraph communities`)")

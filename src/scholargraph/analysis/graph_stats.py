@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
-from typing import Any, Protocol
+from typing import Any
 
 import igraph as ig
 
 from ..graph.citations import citation_counts
 from ..graph.community_update import state
 from ..models import DocStatus
-from ..store.base import CitationStore, CommunityStore, DocumentStore, GraphStore, MetaStore
-
-
-class StoreReads(CitationStore, CommunityStore, DocumentStore, GraphStore, MetaStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
+from ..store.base import BrowseStore
 
 TOP = 10
 
@@ -42,7 +37,7 @@ def _sizes(sizes: list[int]) -> dict[str, Any]:
             "min_size": min(sizes)}
 
 
-def community_levels(store: StoreReads) -> list[dict[str, Any]]:
+def community_levels(store: BrowseStore) -> list[dict[str, Any]]:
     info = state(store)
     by_level: dict[int, list[int]] = {}
     for c in store.list_communities(None, members=True):
@@ -52,7 +47,7 @@ def community_levels(store: StoreReads) -> list[dict[str, Any]]:
             for lv, sizes in sorted(by_level.items())]
 
 
-def type_distributions(store: StoreReads, entity_ids: list[str], relation_ids: list[str]) -> dict[str, Any]:
+def type_distributions(store: BrowseStore, entity_ids: list[str], relation_ids: list[str]) -> dict[str, Any]:
     entities = store.get_entities(entity_ids, sources=False)
     relations = store.get_relations(relation_ids, sources=False)
     entity_types = Counter(e.type or "(untyped)" for e in entities.values())
@@ -62,12 +57,12 @@ def type_distributions(store: StoreReads, entity_ids: list[str], relation_ids: l
             "relation_keywords": dict(keywords.most_common(30)), "names": {i: (e.name, e.type) for i, e in entities.items()}}
 
 
-def papers_per_year(store: StoreReads) -> dict[str, int]:
+def papers_per_year(store: BrowseStore) -> dict[str, int]:
     years = Counter(str(d.year) if d.year else "unknown" for d in store.list_documents() if d.status == DocStatus.PROCESSED)
     return dict(sorted(years.items()))
 
 
-def citation_summary(store: StoreReads) -> dict[str, Any]:
+def citation_summary(store: BrowseStore) -> dict[str, Any]:
     refs = store.references()
     docs = {d.id for d in store.list_documents() if d.status == DocStatus.PROCESSED}
     cited_by, cites = citation_counts(refs)
@@ -80,7 +75,7 @@ def citation_summary(store: StoreReads) -> dict[str, Any]:
     }
 
 
-def graph_stats(store: StoreReads) -> dict[str, Any]:
+def graph_stats(store: BrowseStore) -> dict[str, Any]:
     """Every measure of ``stats --graph``; the keys are stable (see docs/cli.md)."""
     edges = store.all_edges()
     entity_ids = store.all_entity_ids()

@@ -14,15 +14,9 @@ import html
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
 
-from ..store.base import CommunityStore, DocumentStore, ExportReads, GraphStore
+from ..store.base import BrowseStore
 from .overview import overview
-
-
-class StoreReads(CommunityStore, DocumentStore, ExportReads, GraphStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
 
 DESCRIPTION_CHARS = 300
 PAPERS_PER_ENTITY = 5
@@ -30,7 +24,7 @@ HELP = ("Drag to pan, scroll to zoom, click a node for its description, papers a
         "in the legend to hide it; type in the search box to find entities.")
 
 
-def graph_view_data(store: StoreReads, max_nodes: int = 1500, seed: int = 42) -> dict:
+def graph_view_data(store: BrowseStore, max_nodes: int = 1500, seed: int = 42) -> dict:
     """The Overview's record (nodes, edges, communities, totals) with each node's ``description``
     (cut to a few sentences) and ``papers`` (ids; ``papers`` maps them to "title (year)")."""
     data = overview(store, max_nodes, seed=seed)
@@ -72,7 +66,7 @@ body {{ margin: 0; font: 13px sans-serif; display: flex; height: 100vh; }}
 """
 
 
-def write_graph_view(store: StoreReads, path: Path, max_nodes: int = 1500, seed: int = 42) -> Path:
+def write_graph_view(store: BrowseStore, path: Path, max_nodes: int = 1500, seed: int = 42) -> Path:
     data = graph_view_data(store, max_nodes, seed)
     script = resources.files(__package__).joinpath("assets/graph_view.js").read_text(encoding="utf-8")
     subtitle = (f"{len(data['nodes'])} most connected of {data['total_nodes']} entities, "

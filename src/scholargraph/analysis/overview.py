@@ -8,17 +8,11 @@ Beyond ``limit`` entities the most connected are kept and the answer says so (``
 from __future__ import annotations
 
 import math
-from typing import Protocol
 
 import igraph as ig
 import numpy as np
 
-from ..store.base import CommunityStore, ExportReads, GraphStore
-
-
-class StoreReads(CommunityStore, ExportReads, GraphStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
+from ..store.base import BrowseStore
 
 LAYOUT_ITERATIONS = 200
 
@@ -45,7 +39,7 @@ def _placement(n: int, pairs: list[tuple[int, int]], group: list[int], seed: int
     return [(round(float(x) * 500 / span, 1), round(float(y) * 500 / span, 1)) for x, y in coords]
 
 
-def overview(store: StoreReads, limit: int = 1500, type_: str | None = None, document: str | None = None,
+def overview(store: BrowseStore, limit: int = 1500, type_: str | None = None, document: str | None = None,
              seed: int = 42) -> dict:
     """``{"nodes", "edges", "communities", "types", "total_nodes", "total_edges", "sampled", "limit"}``:
     nodes ``{id, name, type, degree, community, x, y}`` (community: its level-0 id, or None), edges

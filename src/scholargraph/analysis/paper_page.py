@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import NotFoundError
-from ..store.base import Store
+from ..store.base import BrowseStore
 from .citation_view import paper_view
 
 ENTITY_LIMIT = 300
@@ -27,7 +27,7 @@ def _sections(sections: list, chunks: list) -> list[dict]:
             for s in sections if s.kind != "references"]
 
 
-def _entities(store: Store, doc_id: str, chunk_ids: set[str]) -> tuple[list[dict], int]:
+def _entities(store: BrowseStore, doc_id: str, chunk_ids: set[str]) -> tuple[list[dict], int]:
     found = [e for page in store.iter_entity_pages([doc_id]) for e in page]
     degrees = store.degrees([e.id for e in found])
     rows: list[dict[str, Any]] = [{"id": e.id, "name": e.name, "type": e.type or "", "passages": sum(1 for c in e.chunk_ids if c in chunk_ids),
@@ -36,7 +36,7 @@ def _entities(store: Store, doc_id: str, chunk_ids: set[str]) -> tuple[list[dict
     return rows[:ENTITY_LIMIT], len(rows)
 
 
-def paper_page(store: Store, doc_id: str) -> dict:
+def paper_page(store: BrowseStore, doc_id: str) -> dict:
     """``{"document", "sections", "entities", "entities_total", "references", "cited_by"}``; the
     document's ``source_path`` is the server's path (the HTTP layer shows a name instead)."""
     row = store.get_document(doc_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import matplotlib
 
@@ -21,13 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ..models import DocStatus  # noqa: E402
-from ..store.base import CitationStore, CommunityStore, DocumentStore, ExportReads, GraphStore, MetaStore  # noqa: E402
+from ..store.base import BrowseStore  # noqa: E402
 from .graph_stats import graph_stats, simple_graph  # noqa: E402
-
-
-class StoreReads(CitationStore, CommunityStore, DocumentStore, ExportReads, GraphStore, MetaStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
 
 DPI = 110
 TOPICS = 6
@@ -75,7 +70,7 @@ def community_sizes(levels: dict[int, list[int]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def _topics(store: StoreReads) -> list[tuple[str, list[str]]]:
+def _topics(store: BrowseStore) -> list[tuple[str, list[str]]]:
     """(title, supporting paper ids) of the coarsest communities, largest first."""
     top = store.list_communities(0)[:TOPICS]
     reports = store.community_reports([c.signature for c in top])
@@ -83,7 +78,7 @@ def _topics(store: StoreReads) -> list[tuple[str, list[str]]]:
              if c.signature in reports else []) for c in top]
 
 
-def papers_per_year(store: StoreReads, path: Path) -> Path:
+def papers_per_year(store: BrowseStore, path: Path) -> Path:
     years = {d.id: d.year for d in store.list_documents() if d.status == DocStatus.PROCESSED and d.year}
     all_years = sorted(set(years.values()))
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -103,7 +98,7 @@ def papers_per_year(store: StoreReads, path: Path) -> Path:
     return _save(fig, path)
 
 
-def community_map(store: StoreReads, edges: list[tuple[str, str, str, float]], level: int, seed: int, path: Path) -> Path:
+def community_map(store: BrowseStore, edges: list[tuple[str, str, str, float]], level: int, seed: int, path: Path) -> Path:
     communities = store.list_communities(level, members=True)
     member_of = {m: i for i, c in enumerate(communities) for m in c.members}
     links: dict[tuple[int, int], float] = defaultdict(float)
@@ -131,7 +126,7 @@ def community_map(store: StoreReads, edges: list[tuple[str, str, str, float]], l
     return _save(fig, path)
 
 
-def write_plots(store: StoreReads, out: Path, level: int = 0, seed: int = 42, max_nodes: int = 1500) -> dict[str, Any]:
+def write_plots(store: BrowseStore, out: Path, level: int = 0, seed: int = 42, max_nodes: int = 1500) -> dict[str, Any]:
     """Write every figure and the HTML view into ``out``; returns {name: path} and the stats used."""
     from .graph_view import write_graph_view
 

@@ -3,7 +3,7 @@ element extraction flow.
 
 * Process: files are parsed, each document gets its id (given paper id or content MD5) and a
   PENDING row holding the parsed document, so work can resume without the source file.
-* Index: pending documents are claimed (``Store.claim_pending``: PENDING -> PROCESSING, largest
+* Index: pending documents are claimed (``DocumentStore.claim_pending``: PENDING -> PROCESSING, largest
   first) and processed concurrently (bounded). Every pending document is the run's work: those
   pending at the start, those its files register as they are parsed, and those other workers
   register meanwhile (PostgreSQL: processes share one queue). A worker claims only what it can
@@ -55,7 +55,7 @@ from ..llm.embeddings import Embedder
 from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
 from ..progress import NullProgress, Progress
 from ..report import FileLedger, IndexReport
-from ..store.base import DocumentRow, GraphRemoval, Store
+from ..store.base import DocumentRow, GraphRemoval, IndexingStore
 from .views import Deletion
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
@@ -134,7 +134,7 @@ def resolution_note(groups: Sequence[Sequence[str]]) -> str:
 
 
 class Pipeline:
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
+    def __init__(self, store: IndexingStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
                  extractor: Extractor, key_fn: KeyFn, refresher: GraphRefresher, progress: Progress | None = None):
         self.store = store
         self.settings = settings

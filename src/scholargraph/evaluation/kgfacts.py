@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import NotFoundError
 from ..export.source import BROADER, predicate_of
 from ..models import Entity
-from ..store.base import Store
+from ..store.base import BrowseStore
 from ..text.stopwords import STOPWORDS
 from ..text.tokens import tokenize
 
@@ -53,7 +53,7 @@ class PaperKG:
         return "\n\n".join(t for _, t in self.sections)
 
 
-def load_paper_kg(store: Store, doc_id: str) -> PaperKG:
+def load_paper_kg(store: BrowseStore, doc_id: str) -> PaperKG:
     doc = store.load_document(doc_id)
     if doc is None:
         raise NotFoundError(f"no indexed document with id {doc_id!r} (see `scholargraph status`)")
@@ -72,7 +72,7 @@ def load_paper_kg(store: Store, doc_id: str) -> PaperKG:
     return kg
 
 
-def entity_relevance(store: Store, kg: PaperKG) -> dict[str, float]:
+def entity_relevance(store: BrowseStore, kg: PaperKG) -> dict[str, float]:
     """Cosine of each entity's vector to the paper's (mean of its chunk vectors), as stage 4 ranks them."""
     chunks = store.get_vectors("chunk", [c.id for c in store.chunks_of(kg.doc_id)])
     vectors = store.get_vectors("entity", list(kg.entities))
@@ -83,7 +83,7 @@ def entity_relevance(store: Store, kg: PaperKG) -> dict[str, float]:
     return {e: float(np.dot(vectors[e], paper)) if e in vectors else 0.0 for e in kg.entities}
 
 
-def stored_relevance(store: Store, kg: PaperKG) -> dict[str, float]:
+def stored_relevance(store: BrowseStore, kg: PaperKG) -> dict[str, float]:
     """Each entity's relevance as the paper's local KG stored it (stage 4, seed 004 §4.4): the
     highest of the paper's local entities linked to it; the embedding cosine
     (:func:`entity_relevance`) for entities it has none for (papers of other profiles)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import ConfigError
-from ..store.base import Store
+from ..store.base import BrowseStore
 from .source import PAGE, ExportSource
 
 FORMATS = ("turtle", "jsonld", "graphml", "neo4j-csv", "json")
@@ -36,7 +36,7 @@ def _output(out: str | Path | TextIO | None) -> Iterator[TextIO]:
         yield out
 
 
-def export_workspace(store: Store, fmt: str, out: str | Path | TextIO | None = None,
+def export_workspace(store: BrowseStore, fmt: str, out: str | Path | TextIO | None = None,
                      doc_ids: Sequence[str] | None = None, base: str | None = None, page: int = PAGE) -> dict[str, Any]:
     """Write the export; returns what was written (counts, paths). ``out``: a file path, an open
     text stream, or None / "-" for stdout; for ``neo4j-csv`` a directory (default ./scholargraph_neo4j)."""

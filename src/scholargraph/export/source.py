@@ -6,17 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from ..errors import NotFoundError
 from ..models import Chunk, DocStatus, Entity, LocalGraph, MentionRecord, Relation, RelationRecord, SentenceRecord
-from ..store.base import ChunkStore, DocumentRow, DocumentStore, ExportReads, GraphStore, MentionStore
+from ..store.base import BrowseStore, DocumentRow
 from ..text.printable import clean
-
-
-class StoreReads(ChunkStore, DocumentStore, ExportReads, GraphStore, MentionStore, Protocol):
-    """The store roles this module reads (docs/architecture.md: consumers name the roles they use)."""
-
 
 PAGE = 1000
 BROADER = "skos:broader"  # the relation type of taxonomy links (localkg stage 5)
@@ -50,8 +44,7 @@ def predicate_of(record: RelationRecord) -> str:
 class ExportSource:
     """What the exports read, every text field cleaned of characters no format may carry."""
 
-
-    def __init__(self, store: StoreReads, doc_ids: Sequence[str] | None = None, page: int = PAGE):
+    def __init__(self, store: BrowseStore, doc_ids: Sequence[str] | None = None, page: int = PAGE):
         self.store = store
         self.page = page
         self.doc_ids = list(dict.fromkeys(doc_ids)) if doc_ids else None

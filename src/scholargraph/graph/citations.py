@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..ingest.references import normalise_doi, normalise_title, parse_reference
 from ..models import DocStatus, Document, PaperReference, StubPaper
-from ..store.base import DocumentRow, Store
+from ..store.base import CitationStore, CitationUpkeep, DocumentRow
 
 MIN_TITLE_WORDS = 4  # shorter titles ("Introduction", "Working memory") are matched only exactly
 
@@ -130,7 +130,7 @@ def resolve(doc_id: str, entries: Sequence[str], matcher: _Matcher) -> tuple[lis
     return refs, list(stubs.values())
 
 
-def _stubs_now_indexed(store: Store, new: list[_Paper]) -> dict[str, str]:
+def _stubs_now_indexed(store: CitationStore, new: list[_Paper]) -> dict[str, str]:
     """Stub id -> the new document that is that paper."""
     matcher = _Matcher(new)
     mapping = {}
@@ -141,7 +141,7 @@ def _stubs_now_indexed(store: Store, new: list[_Paper]) -> dict[str, str]:
     return mapping
 
 
-def _update(store: Store, doc_ids: Sequence[str]) -> CitationRun:
+def _update(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
     run = CitationRun()
     rows = [r for r in store.list_documents() if r.status == DocStatus.PROCESSED]
     matcher = _Matcher([_paper(r) for r in rows])
@@ -175,12 +175,12 @@ def _update(store: Store, doc_ids: Sequence[str]) -> CitationRun:
     return run
 
 
-async def update_citations(store: Store, doc_ids: Sequence[str]) -> CitationRun:
+async def update_citations(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
     """Resolve the reference lists of ``doc_ids`` (just indexed) and connect the stubs they are."""
     return await asyncio.to_thread(_update, store, list(doc_ids))
 
 
-def document_deleted(store: Store, row: DocumentRow) -> None:
+def document_deleted(store: CitationStore, row: DocumentRow) -> None:
     """Before ``row``'s document is deleted: the papers citing it cite a stub of it instead; stubs
     only it cited go. Call inside the deletion's unit of work."""
     stub = StubPaper(stub_id(normalise_doi(row.doi), row.pmid, row.title, row.title), row.title or None,

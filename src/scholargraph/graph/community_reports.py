@@ -29,7 +29,7 @@ from ..llm.output import Invalid, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Community, CommunityReport, Entity, Relation
 from ..prompts import load_prompt
-from ..store.base import Store
+from ..store.base import ChunkStore, CommunityStore, CommunityUpkeep
 from ..text.boilerplate import is_boilerplate, non_thematic_type
 from ..text.sentences import sentence_spans, without_repeats
 
@@ -110,7 +110,7 @@ def _sentences(text: str) -> list[str]:
     return [" ".join(text[a:b].split()) for a, b in sentence_spans(text)]
 
 
-def off_theme(store: Store, entities: Sequence[Entity]) -> set[str]:
+def off_theme(store: ChunkStore, entities: Sequence[Entity]) -> set[str]:
     """Entities that are not research themes: typed as persons, organisations, places or funding,
     or named only in acknowledgement, funding and author/affiliation sentences of their sources."""
     out = {e.id for e in entities if non_thematic_type(e.type)}
@@ -127,7 +127,7 @@ def off_theme(store: Store, entities: Sequence[Entity]) -> set[str]:
     return out
 
 
-def _evidence(store: Store, key: Sequence[Entity]) -> list[dict]:
+def _evidence(store: ChunkStore, key: Sequence[Entity]) -> list[dict]:
     """Sentences of the key entities' source chunks that name the most distinct key entities,
     from different chunks (papers first spread), with their chunk and paper."""
     pattern = _names_pattern(key)
@@ -177,7 +177,7 @@ class _Parts:
     thematic: bool = True
 
 
-def _parts(store: Store, community: Community, adjacency: _Adjacency, children: list[CommunityReport],
+def _parts(store: CommunityUpkeep, community: Community, adjacency: _Adjacency, children: list[CommunityReport],
            params: ReportParams) -> _Parts:
     ranked, rids = adjacency.inside(community.members)
     entities = store.get_entities(ranked[:200], sources=True)
@@ -357,7 +357,7 @@ REPORT_CLAIM = 8  # reports a process claims at a time: workers sharing a databa
 CLAIM_POLL_S = 0.5  # how often a process that found nothing to claim looks whether the others finished the level
 
 
-async def write_reports(store: Store, communities: Sequence[Community], edges: Sequence[tuple[str, str, str, float]],
+async def write_reports(store: CommunityUpkeep, communities: Sequence[Community], edges: Sequence[tuple[str, str, str, float]],
                         params: ReportParams, llm=None) -> ReportRun:
     """Write the missing reports of ``communities`` (members filled), finest level first.
 
@@ -378,7 +378,7 @@ async def write_reports(store: Store, communities: Sequence[Community], edges: S
     return run
 
 
-def _reusable(store: Store, signatures: list[str], params: ReportParams, llm) -> dict[str, CommunityReport]:
+def _reusable(store: CommunityStore, signatures: list[str], params: ReportParams, llm) -> dict[str, CommunityReport]:
     """Stored reports that stay: with an LLM now, extractive ones (offline runs, fallbacks) are rewritten."""
     known = store.community_reports(signatures)
     if params.use_llm and llm is not None:
@@ -386,7 +386,7 @@ def _reusable(store: Store, signatures: list[str], params: ReportParams, llm) ->
     return known
 
 
-async def _share_level(store: Store, todo: dict[str, Community], known: dict[str, CommunityReport],
+async def _share_level(store: CommunityUpkeep, todo: dict[str, Community], known: dict[str, CommunityReport],
                        writer: _ReportWriter) -> None:
     """Claim and write this level's reports until none is left to anyone (see :func:`write_reports`)."""
     while True:
@@ -409,7 +409,7 @@ async def _share_level(store: Store, todo: dict[str, Community], known: dict[str
 class _ReportWriter:
     """One community's report: by the LLM when asked and it answers usably, else extractive."""
 
-    def __init__(self, store: Store, edges: Sequence[tuple[str, str, str, float]], communities: Sequence[Community],
+    def __init__(self, store: CommunityUpkeep, edges: Sequence[tuple[str, str, str, float]], communities: Sequence[Community],
                  params: ReportParams, llm, run: ReportRun):
         self.store, self.params, self.llm, self.run = store, params, llm, run
         self.adjacency = _Adjacency(edges)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import CommunitySettings
 from ..models import Community
-from ..store.base import MetaStore, Store
+from ..store.base import CommunityStore, CommunityUpkeep, MetaStore
 from .communities import HierarchyParams, detect_hierarchy, memberships
 from .community_reports import ReportParams, write_reports
 
@@ -61,7 +61,7 @@ def state(store: MetaStore) -> dict[str, Any]:
     return json.loads(raw) if raw else {}
 
 
-def changed_share(store: Store, edges: list[tuple[str, str, str, float]], stored: list[Community]) -> float:
+def changed_share(store: MetaStore, edges: list[tuple[str, str, str, float]], stored: list[Community]) -> float:
     """Share of the graph's connected entities that are new or gone since the communities were
     computed, or of relations added/removed, whichever is larger (1.0 when never computed)."""
     if not stored:
@@ -74,7 +74,7 @@ def changed_share(store: Store, edges: list[tuple[str, str, str, float]], stored
     return max(node_share, edge_share)
 
 
-def pending_reports(store: Store, llm: bool) -> int:
+def pending_reports(store: CommunityStore, llm: bool) -> int:
     """Distinct communities (by signature) with no report yet; with ``llm``, extractive reports
     count as pending too (they are rewritten by the LLM when next needed)."""
     signatures = {c.signature for c in store.list_communities()}
@@ -82,7 +82,7 @@ def pending_reports(store: Store, llm: bool) -> int:
     return len(signatures) - sum(1 for r in known.values() if not llm or r.method != "extractive")
 
 
-def report_counts(store: Store) -> dict[str, int]:
+def report_counts(store: CommunityStore) -> dict[str, int]:
     """Stored reports of the current communities by how they were written."""
     known = store.community_reports(list({c.signature for c in store.list_communities()}))
     return {"written": sum(1 for r in known.values() if r.method == "llm"),
@@ -93,7 +93,7 @@ def use_llm(settings: CommunitySettings, llm) -> bool:
     return settings.reports == "llm" or (settings.reports == "auto" and llm is not None)
 
 
-async def update_communities(store: Store, settings: CommunitySettings, llm=None, *, force: bool = False,
+async def update_communities(store: CommunityUpkeep, settings: CommunitySettings, llm=None, *, force: bool = False,
                              rebuild: bool = False, reports: bool = True) -> CommunityRun:
     """Recompute when forced or when the graph changed by ``settings.min_change``; then write the
     missing reports (with ``llm`` when the settings ask for it and one is given; ``reports=False``:
@@ -106,7 +106,7 @@ async def update_communities(store: Store, settings: CommunitySettings, llm=None
     return run
 
 
-async def refresh_communities(store: Store, settings: CommunitySettings, *, force: bool = False, rebuild: bool = False
+async def refresh_communities(store: CommunityUpkeep, settings: CommunitySettings, *, force: bool = False, rebuild: bool = False
                               ) -> tuple[CommunityRun, list[Community], list[tuple[str, str, str, float]]]:
     """The communities, recomputed when forced or when the graph changed by ``settings.min_change``
     (else the stored ones), with the edges they were read from."""
@@ -148,7 +148,7 @@ async def refresh_communities(store: Store, settings: CommunitySettings, *, forc
     return run, list(communities), edges
 
 
-async def add_reports(store: Store, settings: CommunitySettings, llm, run: CommunityRun, communities: list[Community],
+async def add_reports(store: CommunityUpkeep, settings: CommunitySettings, llm, run: CommunityRun, communities: list[Community],
                       edges: list[tuple[str, str, str, float]]) -> None:
     """Write the missing reports of ``communities`` (shared with other workers writing them at the
     same time: :func:`.community_reports.write_reports`), counted in ``run``."""

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..store.base import Store
+from ..store.base import GraphUpkeep
 from .merge import entity_id_for, relation_id_for
 
 
-def _rekey_relations(store: Store, relation_ids: list[str]) -> list[str]:
+def _rekey_relations(store: GraphUpkeep, relation_ids: list[str]) -> list[str]:
     """Give relations the ids their (possibly new) endpoints imply; merge ones that collide.
     Returns the relation ids that stopped existing (their vectors must go)."""
     gone: list[str] = []
@@ -34,9 +34,9 @@ def _rekey_relations(store: Store, relation_ids: list[str]) -> list[str]:
     return gone
 
 
-def merge_entities(store: Store, keep: str, others: list[str]) -> dict[str, list[str]]:
+def merge_entities(store: GraphUpkeep, keep: str, others: list[str]) -> dict[str, list[str]]:
     """Fold ``others`` into ``keep``. Returns ids that disappeared per vector namespace. Merges of
-    concurrent workers take turns (``Store.lock_merges``); one another worker's merge already folded
+    concurrent workers take turns (``MaintenanceStore.lock_merges``); one another worker's merge already folded
     away is left out (``keep`` gone: nothing is merged)."""
     wanted = [o for o in dict.fromkeys(others) if o != keep]
 
@@ -56,7 +56,7 @@ def merge_entities(store: Store, keep: str, others: list[str]) -> dict[str, list
     return store.write(work)
 
 
-def rename_entity(store: Store, old: str, new: str) -> None:
+def rename_entity(store: GraphUpkeep, old: str, new: str) -> None:
     """Give entity ``old`` the id ``new`` (which no entity has): its records, mentions and relation
     ends follow, relations are re-keyed, and it is rebuilt under the new id."""
     keys = [key for _, key in store.entity_name_keys(old) if key]
@@ -70,7 +70,7 @@ def rename_entity(store: Store, old: str, new: str) -> None:
     store.write(work)
 
 
-def split_entity(store: Store, entity_id: str) -> list[str]:
+def split_entity(store: GraphUpkeep, entity_id: str) -> list[str]:
     """Undo merges: one entity per distinct name key among the entity's records. Relations follow
     the name that occurs in the same chunk (else the most frequent name). Returns the new ids."""
     rows = store.entity_name_keys(entity_id)

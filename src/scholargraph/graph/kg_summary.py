@@ -39,7 +39,7 @@ from ..llm.output import Invalid, Items, LenientModel, output_schema, validate
 from ..llm.repair import parse_json
 from ..models import Entity
 from ..prompts import load_prompt
-from ..store.base import Store
+from ..store.base import PaperReads
 from .communities import leiden, louvain
 from .community_reports import off_theme
 
@@ -145,7 +145,7 @@ class _Graph:
         return seen
 
 
-def _central(store: Store, graph: _Graph, root: str | None) -> str:
+def _central(store: PaperReads, graph: _Graph, root: str | None) -> str:
     if root is not None:
         found = store.find_entity(root)
         if not found:
@@ -218,7 +218,7 @@ def _read_topic(text: str) -> _TopicReply:
 
 
 class _Compiler:
-    def __init__(self, store: Store, graph: _Graph, entities: dict[str, Entity], llm: Any | None,
+    def __init__(self, store: PaperReads, graph: _Graph, entities: dict[str, Entity], llm: Any | None,
                  off: set[str] | frozenset[str] = frozenset()):
         self.off = off  # persons, organisations, places: never shown, not even in relations
         self.store = store
@@ -285,7 +285,7 @@ def _extractive_title(names: list[str]) -> str:
     return top[0] if len(top) == 1 else ", ".join(top[:-1]) + " and " + top[-1]
 
 
-async def summarize_graph(store: Store, llm: Any | None = None, *, algorithm: str = "louvain", depth: int = DEPTH,
+async def summarize_graph(store: PaperReads, llm: Any | None = None, *, algorithm: str = "louvain", depth: int = DEPTH,
                           max_nodes: int = MAX_NODES, root: str | None = None, seed: int = 42,
                           resolution: float = 1.0) -> KGSummary:
     """The §III.D summary of the workspace graph (``llm`` None: extractive)."""

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..store.base import Store
+from ..store.base import Counts, GraphSearch, GraphStore
 
 if TYPE_CHECKING:
     import networkx as nx  # imported when a graph is built: commands that build none never load it
@@ -175,7 +175,7 @@ class PartialGraph(MemoryGraph):
     looked at, a BFS frontier's in one query per level. For graphs too large to hold whole
     (``query.max_graph_relations``); ``nodes_fetched``/``edge_count`` say what was read."""
 
-    def __init__(self, store: Store, version: tuple = ()):
+    def __init__(self, store: GraphStore, version: tuple = ()):
         super().__init__((), version)
         self.load_seconds = 0.0  # time spent reading edges from the store (not networkx's import)
         self.store = store
@@ -255,7 +255,7 @@ def _join(meet: str, pred: dict, succ: dict) -> list[str]:
     return list(left)
 
 
-def load_graph(store: Store, version: tuple | None = None) -> MemoryGraph:
+def load_graph(store: GraphStore, version: tuple | None = None) -> MemoryGraph:
     """The store's graph, read now (``version``: the graph version it was read at)."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # all_edges builds one tuple per relation
@@ -280,7 +280,7 @@ class GraphCache:
         """The graph held now (possibly stale), without touching the store."""
         return self._graph
 
-    def get(self, store: Store, force: bool = False, max_relations: int | None = None) -> MemoryGraph:
+    def get(self, store: GraphSearch, force: bool = False, max_relations: int | None = None) -> MemoryGraph:
         """The whole graph, loaded once per version; a graph of more than ``max_relations`` relations is
         never loaded: each call gets a fresh :class:`PartialGraph` that reads what its query touches."""
         version = store.graph_version()
@@ -305,7 +305,7 @@ class GraphCache:
                 gc.freeze()
             return graph
 
-    def relations(self, store: Store, version: tuple) -> int:
+    def relations(self, store: Counts, version: tuple) -> int:
         """The store's relation count at ``version`` (counted once per version)."""
         if self._size is None or self._size[0] != version:
             self._size = (version, store.count("relations"))

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from ..errors import ScholarGraphError
 from ..llm.embeddings import Embedder
 from ..models import Entity, Relation
-from ..store.base import SourceDescriptions, Store
+from ..store.base import GraphUpkeep, SourceDescriptions
 from ..text.acronyms import is_acronym
 
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
@@ -89,7 +89,7 @@ def entity_text(name: str, type_: str, description: str, aliases: list[str]) -> 
 
 
 class GraphRefresher:
-    def __init__(self, store: Store, embedder: Embedder, count: TokenCounter, budget: int,
+    def __init__(self, store: GraphUpkeep, embedder: Embedder, count: TokenCounter, budget: int,
                  summarise: Summariser | None = None):
         self.store = store
         self.embedder = embedder
@@ -100,7 +100,7 @@ class GraphRefresher:
 
     async def refresh(self) -> tuple[int, int]:
         """Rebuild every dirty entity and relation; returns how many of each were rebuilt. The dirty
-        elements are claimed a batch at a time (``Store.claim_dirty``): workers that finish together
+        elements are claimed a batch at a time (``MaintenanceStore.claim_dirty``): workers that finish together
         share the rebuild rather than each doing all of it."""
         entities = relations = 0
         while ids := self.store.claim_dirty("entities", BATCH):

@@ -4,7 +4,7 @@ links are merged (provenance moves, relations re-key), and the refresher rebuild
 
 Incremental by construction: only groups that contain a touched entity are merged, so a run
 costs in proportion to what it added, never a pass over the whole graph. The touched entities are
-queued durably by each document's commit (``Store.queue_maintenance("resolve", ...)``) and leave
+queued durably by each document's commit (``MaintenanceStore.queue_maintenance("resolve", ...)``) and leave
 the queue in the unit of work that merges them: a run killed before or during this pass leaves
 the work to the next one (docs/reliability.md).
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..store.base import SourceDescriptions, Store
+from ..store.base import GraphUpkeep, SourceDescriptions
 from .edit import merge_entities, rename_entity
 from .merge import entity_id_for
 from .resolve import Candidate, ResolutionSettings, resolve
 
 
-def candidate_pool(store: Store, touched: set[str], k: int) -> list[Candidate]:
+def candidate_pool(store: GraphUpkeep, touched: set[str], k: int) -> list[Candidate]:
     index = store.vector_index("entity")
     pool = dict.fromkeys(sorted(touched))
     found = [(entity_id, vector) for entity_id in pool if (vector := index.get(entity_id)) is not None]
@@ -60,7 +60,7 @@ def _members(src: SourceDescriptions) -> list[list[str]] | None:
     return list(groups.values()) if len(groups) > 1 else None
 
 
-def resolve_touched(store: Store, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
+def resolve_touched(store: GraphUpkeep, touched: set[str], settings: ResolutionSettings) -> list[list[str]]:
     """Merge what the resolver links among ``touched`` entities and their neighbours, and take them
     off the resolution queue: every merge and the queue's update are ONE unit of work, so a process
     killed here leaves either all of it or none (the queue then still holds the entities). Returns
@@ -87,14 +87,14 @@ def resolve_touched(store: Store, touched: set[str], settings: ResolutionSetting
     return groups
 
 
-def canonical_id(store: Store, entity_ids: list[str]) -> str:
+def canonical_id(store: GraphUpkeep, entity_ids: list[str]) -> str:
     """The id of the smallest name key the entities' records hold: what a paper naming them all
     first would have created (``merge.plan_writes`` gives a new entity the id of its smallest key)."""
     keys = {key for entity_id in entity_ids for _, key in store.entity_name_keys(entity_id) if key}
     return entity_id_for(min(keys)) if keys else min(entity_ids)
 
 
-def canonical_ids(store: Store, ids: set[str]) -> int:
+def canonical_ids(store: GraphUpkeep, ids: set[str]) -> int:
     """Give each of these entities the id its names imply (``canonical_id``).
     An entity's id otherwise depends on the order papers were committed in (a name joins the
     entity that already holds one of its keys, under that entity's id); with it, the ids depend on
@@ -110,7 +110,7 @@ def canonical_ids(store: Store, ids: set[str]) -> int:
     return renamed
 
 
-def resolve_pending(store: Store, settings: ResolutionSettings) -> list[list[str]]:
+def resolve_pending(store: GraphUpkeep, settings: ResolutionSettings) -> list[list[str]]:
     """Resolve the entities indexing queued (``MaintenanceStore`` task "resolve"): this run's, and
     any a killed run left."""
     return resolve_touched(store, set(store.pending_maintenance("resolve")), settings)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..models import Answer, Usage
     from ..query.retrieval import Retrieval
     from ..report import IndexReport
-    from ..store.base import Store
+    from ..store.base import QueryStore
 
 __all__ = ["ABLATION_FLAGS", "CommandKit", "CommandWorkspace", "Extractor", "ExtractorContext", "Profile", "QueryContext",
            "QueryMode", "QueryRequest", "plugin_settings"]
@@ -70,7 +70,7 @@ class ExtractorContext:
 class QueryContext:
     """The workspace as a query mode sees it."""
 
-    store: Store
+    store: QueryStore
     settings: Settings
     embedder: Embedder
     tokenizer: TextTokenizer
@@ -118,7 +118,7 @@ class CommandWorkspace(Protocol):
     @property
     def settings(self) -> Settings: ...
     @property
-    def store(self) -> Store: ...
+    def store(self) -> QueryStore: ...
     @property
     def embedder(self) -> Embedder: ...
     @property

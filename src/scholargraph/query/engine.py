@@ -23,7 +23,7 @@ from ..models import Answer
 from ..plugins.base import ABLATION_FLAGS, QueryContext, QueryMode, QueryRequest
 from ..plugins.registry import get_mode
 from ..prompts import load_prompt
-from ..store.base import Store
+from ..store.base import QueryStore
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import extractive_answer
 from .grounding import notes_for, reground
@@ -34,7 +34,7 @@ __all__ = ["QueryEngine"]
 
 
 class QueryEngine:
-    def __init__(self, store: Store, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
+    def __init__(self, store: QueryStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer, llm=None,
                  graphs: GraphCache | None = None, reranker: Reranker | None = None):
         self.store = store
         self.graphs = graphs or GraphCache()  # give the knowledge base's to reuse the graph across engines

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import Chunk, Entity, Relation, Source
-from ..store.base import DocumentRow, Store
+from ..store.base import ChunkStore, DocumentRow, PaperReads
 from .citations import neutralise_source_citations
 from .graph_modes import Part
 
@@ -132,7 +132,7 @@ class _Picked:
     used_tokens: int
 
 
-def _pick(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> _Picked:
+def _pick(store: PaperReads, part: Part, budgets: Budgets, count: Callable[[str], int]) -> _Picked:
     """Entities and relations take their own budgets, text units what is left of the total."""
     ent_ids = [i for i, _ in part.entities]
     relations = store.get_relations([i for i, _ in part.relations])
@@ -179,7 +179,7 @@ class _Row:
     document_id: str | None
 
 
-def _rows(store: Store, picked: _Picked) -> list[_Row]:
+def _rows(store: ChunkStore, picked: _Picked) -> list[_Row]:
     """Text units, then entities, then relations, each graph item anchored to a chunk (fetched when
     it was not retrieved)."""
     anchors = {("e", e.id): _anchor(e.chunk_ids, picked) for e, _ in picked.ent_items}
@@ -215,7 +215,7 @@ def _source(number: int, row: _Row, docs: dict[str, DocumentRow]) -> Source:
     )
 
 
-def build_sources(store: Store, part: Part, budgets: Budgets, count: Callable[[str], int]) -> Context:
+def build_sources(store: PaperReads, part: Part, budgets: Budgets, count: Callable[[str], int]) -> Context:
     """Numbered sources (text units, then entities, then relations): all of them are the retrieval's
     results; the context holds those that fit the budgets (entities and relations their own shares,
     text units what is left of the total), each section keeping its best items."""

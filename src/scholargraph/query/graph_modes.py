@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..graph.memory import MemoryGraph
-from ..store.base import Store
+from ..store.base import GraphSearch, GraphStore
 from ..text.names import normalise_name
 from .rank import relevance_by_support
 
@@ -85,7 +85,7 @@ class Part:
 # -- shared steps -------------------------------------------------------------------------
 
 
-def match_nodes(store: Store, vecs: QueryVectors, params: GraphParams, dim: int) -> dict[str, float]:
+def match_nodes(store: GraphSearch, vecs: QueryVectors, params: GraphParams, dim: int) -> dict[str, float]:
     """Step 1 (node matching): for each low-level keyword, the entities whose vectors are most
     similar (top ``nodes_per_keyword`` with cosine >= ``node_threshold``); an entity whose name or
     alias equals the keyword (normalised) always matches, with score 1. Best first."""
@@ -107,7 +107,7 @@ def match_nodes(store: Store, vecs: QueryVectors, params: GraphParams, dim: int)
     return dict(ranked)
 
 
-def relevance(store: Store, ids, probes: np.ndarray, dim: int) -> dict[str, float]:
+def relevance(store: GraphSearch, ids, probes: np.ndarray, dim: int) -> dict[str, float]:
     """Max cosine between each relation's vector and any probe vector (relations without a vector: 0)."""
     ids = list(dict.fromkeys(ids))
     if not ids:
@@ -133,7 +133,7 @@ def incident_rids(graph: MemoryGraph, node: str, limit: int = MAX_NEIGHBOURS) ->
     return [(rid, nb) for nb, data in items for rid in data["rids"]]
 
 
-def rank_chunks(store: Store, support: Mapping[str, float], vecs: QueryVectors, dim: int,
+def rank_chunks(store: GraphSearch, support: Mapping[str, float], vecs: QueryVectors, dim: int,
                 limit: int) -> list[tuple[str, float]]:
     """Text units the graph selected (``support``: unit -> how much of the selected graph it states),
     ranked by relevance to the question (dense similarity and full-text match, among these units)
@@ -153,7 +153,7 @@ def _chunks_of(items) -> dict[str, list[str]]:
 # -- local (LightRAG-style one-hop) ---------------------------------------------------------
 
 
-def local_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+def local_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     """Matched entities and their one-hop neighbourhood, without relevance pruning. Relations are
     ranked by the degree of their ends, then weight; text units by frequency."""
     part = Part("local")
@@ -203,7 +203,7 @@ class _Subgraph:
     nodes: list[str]  # seeds, then path nodes an edge kept
 
 
-def _pruned_subgraph(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> _Subgraph:
+def _pruned_subgraph(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> _Subgraph:
     # 1. node matching
     matched = match_nodes(store, vecs, params, dim)
     seeds = list(matched)[:MAX_MATCHED]
@@ -219,7 +219,7 @@ def _pruned_subgraph(store: Store, graph: MemoryGraph, vecs: QueryVectors, param
     return _Subgraph(matched, seeds, paths, path_rids, kept, nodes)
 
 
-def _expand(store: Store, graph: MemoryGraph, sub: _Subgraph, vecs: QueryVectors, params: GraphParams,
+def _expand(store: GraphSearch, graph: MemoryGraph, sub: _Subgraph, vecs: QueryVectors, params: GraphParams,
             dim: int) -> tuple[list[tuple[str, float]], dict[str, tuple[str, str]]]:
     """Step 5: relevant edges from the matched nodes to their one-hop neighbours, best first, at most
     EXPANSION_PER_NODE per node; also every candidate edge's (node, neighbour)."""
@@ -263,7 +263,7 @@ def _subgraph_entities(sub: _Subgraph, expansion: list[tuple[str, float]], reach
     return entities
 
 
-def _subgraph_chunk_counts(store: Store, sub: _Subgraph, relation_ids: list[str]) -> defaultdict[str, float]:
+def _subgraph_chunk_counts(store: GraphStore, sub: _Subgraph, relation_ids: list[str]) -> defaultdict[str, float]:
     """Step 4: text units of the subgraph's nodes and edges, by frequency (expansion edges count half)."""
     counts: defaultdict[str, float] = defaultdict(float)
     for rid, r in store.get_relations(relation_ids).items():
@@ -276,7 +276,7 @@ def _subgraph_chunk_counts(store: Store, sub: _Subgraph, relation_ids: list[str]
     return counts
 
 
-def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+def subgraph_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     part = Part("subgraph")
     sub = _pruned_subgraph(store, graph, vecs, params, dim)
     expansion, candidates = _expand(store, graph, sub, vecs, params, dim)
@@ -298,7 +298,7 @@ def subgraph_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, para
 # -- global (§3.3.3) ------------------------------------------------------------------------
 
 
-def global_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
+def global_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     part = Part("global")
     index = store.vector_index("relation", dim)
     if not vecs.high or not len(index):

@@ -26,7 +26,7 @@ from ..llm.output import LenientModel, output_schema, validate
 from ..llm.repair import parse_json_result
 from ..models import Usage
 from ..prompts import load_prompt
-from ..store.base import Store
+from ..store.base import GraphSearch
 from ..text.acronyms import is_acronym
 from ..text.names import fold_plural
 from ..text.stopwords import QUESTION_WORDS, STOPWORDS
@@ -108,7 +108,7 @@ class Keywords:
 # -- clues (eq. 3.2) ------------------------------------------------------------------------
 
 
-def find_clues(store: Store, query_vec: np.ndarray, threshold: float, limit: int = 20, dim: int | None = None) -> list[Clue]:
+def find_clues(store: GraphSearch, query_vec: np.ndarray, threshold: float, limit: int = 20, dim: int | None = None) -> list[Clue]:
     """Content keywords with cosine >= ``threshold`` to the question, best first, deduplicated by text."""
     if limit <= 0:
         return []

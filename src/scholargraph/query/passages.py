@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config import QuerySettings
 from ..llm.rerank import Reranker
-from ..store.base import Store
+from ..store.base import ChunkStore, GraphSearch
 from .rank import Ranked, rrf
 
 __all__ = ["PassageLists", "fuse_text_units", "rerank", "search_passages"]
@@ -32,7 +32,7 @@ def depth(settings: QuerySettings, top_k: int) -> int:
     return max(top_k, settings.fusion_depth)
 
 
-def search_passages(store: Store, settings: QuerySettings, question: str, query_vec: np.ndarray, dim: int,
+def search_passages(store: GraphSearch, settings: QuerySettings, question: str, query_vec: np.ndarray, dim: int,
                     top_k: int) -> PassageLists:
     """The question's passages by the configured method; ``fused`` holds the ranking to use."""
     n = depth(settings, top_k)
@@ -67,7 +67,7 @@ def fuse_text_units(graph_units: Ranked, passages: PassageLists, settings: Query
     return rrf(lists, weights, settings.rrf_k, limit)
 
 
-async def rerank(reranker: Reranker | None, store: Store, question: str, ranked: list[tuple[str, float]],
+async def rerank(reranker: Reranker | None, store: ChunkStore, question: str, ranked: list[tuple[str, float]],
                  candidates: int, limit: int) -> tuple[list[tuple[str, float]], dict]:
     """The first ``candidates`` of ``ranked`` re-ordered by the reranker's scores, cut to ``limit``;
     without a reranker, ``ranked[:limit]``. Returns the list and details for inspection."""

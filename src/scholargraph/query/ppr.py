@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..store.base import Store
+from ..store.base import GraphStore
 from ..text.names import fold_plural, normalise_name
 
 if TYPE_CHECKING:
@@ -189,13 +189,13 @@ class PassageGraph:
             self.step = transition(self.adjacency)
 
     @classmethod
-    def build(cls, store: Store, name_link_weight: float = 0.0) -> PassageGraph:
+    def build(cls, store: GraphStore, name_link_weight: float = 0.0) -> PassageGraph:
         """The matrix of ``store``'s entities and chunks; ``name_link_weight`` > 0 also joins entity
         names that contain one another (:func:`name_links`, each weight multiplied by it)."""
         return cls.assemble(store, store.all_entity_ids(), store.all_edges(), name_link_weight)
 
     @classmethod
-    def assemble(cls, store: Store, entity_ids: list[str], edges: Iterable[tuple[str, str, str, float]],
+    def assemble(cls, store: GraphStore, entity_ids: list[str], edges: Iterable[tuple[str, str, str, float]],
                  name_link_weight: float = 0.0) -> PassageGraph:
         """The matrix of ``entity_ids``, the ``edges`` between them (others are left out) and the
         chunks stating them: the whole graph (:meth:`build`) or a question's neighbourhood."""

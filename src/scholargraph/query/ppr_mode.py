@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ..config import QuerySettings
 from ..graph.memory import MemoryGraph, PartialGraph
-from ..store.base import Store
+from ..store.base import GraphSearch, GraphStore
 from .graph_modes import GraphParams, Part, QueryVectors, match_nodes
 from .passages import PassageLists
 from .ppr import PassageGraph, question_seeds
@@ -25,7 +25,7 @@ from .ppr_settings import PPRSettings
 DERIVED_KEY = "ppr_passage_graph"
 
 
-def passage_graph(store: Store, graph: MemoryGraph, name_link_weight: float = 0.0) -> tuple[PassageGraph, bool]:
+def passage_graph(store: GraphSearch, graph: MemoryGraph, name_link_weight: float = 0.0) -> tuple[PassageGraph, bool]:
     """The entity + passage matrix for ``graph``'s version, built once (and again when chunks were
     added or removed without a relation changing). Returns (matrix, built now)."""
     chunks = store.count("chunks")
@@ -37,7 +37,7 @@ def passage_graph(store: Store, graph: MemoryGraph, name_link_weight: float = 0.
     return built, True
 
 
-def neighbourhood_graph(store: Store, graph: PartialGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
+def neighbourhood_graph(store: GraphStore, graph: PartialGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
                         settings: PPRSettings) -> PassageGraph:
     """The matrix of a question's part of a large graph: the seed entities and those stated in the
     seed passages, the entities up to ``local_hops`` hops from them (at most ``local_entities``;
@@ -62,7 +62,7 @@ def neighbourhood_graph(store: Store, graph: PartialGraph, entity_seeds: Iterabl
     return PassageGraph.assemble(store, inside, edges, settings.name_links)
 
 
-def ppr_retrieve(store: Store, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int,
+def ppr_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int,
                  passages: PassageLists, settings: QuerySettings, ppr: PPRSettings) -> Part:
     part = Part("ppr")
     seeds = dict(match_nodes(store, vecs, params, dim))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..models import Chunk, Source
-from ..store.base import Store
+from ..store.base import DocumentStore
 from .citations import neutralise_source_citations
 
 
-def chunk_sources(store: Store, ranked: Sequence[tuple[Chunk, float]], start: int = 1) -> list[Source]:
+def chunk_sources(store: DocumentStore, ranked: Sequence[tuple[Chunk, float]], start: int = 1) -> list[Source]:
     docs = store.documents_by_id(c.document_id for c, _ in ranked)
     out = []
     for i, (chunk, score) in enumerate(ranked, start=start):

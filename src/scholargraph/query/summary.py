@@ -32,7 +32,7 @@ from ..llm.repair import parse_json
 from ..models import Answer, CommunityReport, Source
 from ..plugins.base import QueryContext, QueryMode, QueryRequest
 from ..prompts import load_prompt
-from ..store.base import Store
+from ..store.base import CommunityStore, PaperReads, QueryStore
 from ..text.sentences import split_sentences
 from .citations import neutralise_source_citations, verify_citations
 from .retrieval import Retrieval, merge_usage
@@ -53,7 +53,7 @@ def choose_level(counts: dict[int, int], wanted: int | None) -> int:
     return fitting[-1] if fitting else min(counts)
 
 
-async def _ensure(store: Store, settings: Settings, llm, notes: list[str]) -> None:
+async def _ensure(store: QueryStore, settings: Settings, llm, notes: list[str]) -> None:
     """Communities and every report exist (computed now when missing)."""
     from ..graph.community_update import update_communities, use_llm
 
@@ -86,7 +86,7 @@ def _report_text(report: CommunityReport, names: dict[str, str]) -> str:
     return f"{report.title}\n{report.summary}" + (f"\nKey entities: {key}" if key else "")
 
 
-async def _vectors(store: Store, embedder, reports: list[CommunityReport]) -> np.ndarray:
+async def _vectors(store: QueryStore, embedder, reports: list[CommunityReport]) -> np.ndarray:
     """Report vectors (namespace "community", by signature), embedded now where missing."""
     have = store.get_vectors("community", [r.signature for r in reports])
     todo = [r for r in reports if r.signature not in have]
@@ -97,7 +97,7 @@ async def _vectors(store: Store, embedder, reports: list[CommunityReport]) -> np
     return np.stack([have[r.signature] for r in reports]).astype(np.float32)
 
 
-def _supporting(store: Store, report: CommunityReport, number: int) -> list[Source]:
+def _supporting(store: PaperReads, report: CommunityReport, number: int) -> list[Source]:
     chunks = store.get_chunks(e["chunk_id"] for e in report.evidence)
     docs = store.documents_by_id(e["document_id"] for e in report.evidence)
     out = []
@@ -117,7 +117,7 @@ def _context_block(source: Source, level: int) -> str:
     return "\n".join(lines)
 
 
-async def _ranked(store: Store, settings: Settings, embedder, question: str, level: int, k: int,
+async def _ranked(store: QueryStore, settings: Settings, embedder, question: str, level: int, k: int,
                   start: int = 1) -> tuple[list[Source], int]:
     """The ``k`` reports of ``level`` most similar to the question, as sources numbered from ``start``;
     and how many reports the level has."""
@@ -141,14 +141,14 @@ async def _ranked(store: Store, settings: Settings, embedder, question: str, lev
     return sources, len(reports)
 
 
-def _level_counts(store: Store) -> dict[int, int]:
+def _level_counts(store: CommunityStore) -> dict[int, int]:
     counts: dict[int, int] = {}
     for c in store.list_communities():
         counts[c.level] = counts.get(c.level, 0) + 1
     return counts
 
 
-async def summary_retrieve(store: Store, settings: Settings, embedder, llm, question: str,
+async def summary_retrieve(store: QueryStore, settings: Settings, embedder, llm, question: str,
                            top_k: int | None = None) -> Retrieval:
     if not question.strip():
         raise ConfigError("the question is empty")
@@ -260,7 +260,7 @@ async def _map_one(llm, source: Source, level: int, question: str) -> list[tuple
     return points
 
 
-async def summary_answer(store: Store, settings: Settings, embedder, llm, question: str, top_k: int | None = None,
+async def summary_answer(store: QueryStore, settings: Settings, embedder, llm, question: str, top_k: int | None = None,
                          on_text=None) -> Answer:
     retrieval = await summary_retrieve(store, settings, embedder, llm, question, top_k)
     answer = Answer(question, "", MODE, retrieval.sources, trace=dict(retrieval.details), timings=dict(retrieval.timings),

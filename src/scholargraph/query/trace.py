@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..store.base import Store
+from ..store.base import GraphStore
 
 MAX_ITEMS = 100  # per list: a trace stays readable
 
@@ -22,7 +22,7 @@ MAX_ITEMS = 100  # per list: a trace stays readable
 class _Names:
     """Entity and relation lookups for one trace (one query each)."""
 
-    def __init__(self, store: Store, details: dict[str, Any]):
+    def __init__(self, store: GraphStore, details: dict[str, Any]):
         entity_ids: set[str] = set()
         relation_ids: set[str] = set()
         _collect(details, entity_ids, relation_ids)
@@ -95,7 +95,7 @@ def _graph_part(names: _Names, details: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_trace(store: Store, mode: str, details: dict[str, Any]) -> dict[str, Any]:
+def build_trace(store: GraphStore, mode: str, details: dict[str, Any]) -> dict[str, Any]:
     """The named trace of one retrieval (see the module doc); ``{}`` for modes that record nothing."""
     if not details:
         return {}

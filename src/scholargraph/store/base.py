@@ -1,8 +1,10 @@
 """Storage protocols, one per role, and the records they exchange.
 
-Everything outside ``store/`` is typed against these protocols (mostly the aggregate
-:class:`Store`), never against a backend: no SQL, no connection, no private state of a store
-crosses this line. A backend implements every protocol; ``tests/store/contract/`` is the suite it
+Everything outside ``store/`` is typed against these protocols, never against a backend: no SQL,
+no connection, no private state of a store crosses this line. A consumer names the role it uses
+(``GraphStore``...) or, when it needs several, the protocol joining them for what it does
+(``QueryStore``, ``IndexingStore``...: see "roles joined by what their consumers do" below); only
+the composition root (``app/workspace.py``) holds the aggregate :class:`Store`. A backend implements every protocol; ``tests/store/contract/`` is the suite it
 must pass (add one fixture there). The graph records themselves (``Entity``, ``Relation``,
 ``EntityRecord``...) live in :mod:`scholargraph.models`.
 
@@ -11,7 +13,7 @@ makes commits together or not at all, and store reads it makes see its own write
 the same without waiting (a future), ``awrite`` the same for coroutines. A single store write
 method called on its own is its own unit of work. How a backend executes units of work (the
 SQLite backend's one writer thread, a PostgreSQL connection pool) is its business; see
-``store/sqlite.py`` for the embedded backend's concurrency model.
+``store/sqlite/store.py`` for the embedded backend's concurrency model.
 
 Names are free of any one database's semantics: "new keyword ids" rather than INSERT OR IGNORE,
 an opaque :meth:`GraphStore.graph_version` rather than a rowid.
@@ -257,6 +259,14 @@ class MaintenanceStore(Protocol):
     def finish_maintenance(self, task: MaintenanceTask, ids: Iterable[str]) -> None:
         """The task was done for these ids: remove them (ids not queued are ignored)."""
 
+    # rebuilding merged graph values marked dirty (``GraphStore.dirty_ids``)
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        """Up to ``limit`` dirty ids for this process to rebuild (PostgreSQL: none another live worker is
+        rebuilding: workers that finish together share the rebuild); ``release_dirty`` (inside the unit
+        of work that stores the rebuilt values) ends the claim."""
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None: ...
+
 
 class ChunkStore(Protocol):
     def insert_chunks(self, chunks: Sequence[Chunk], scope: str = "full") -> None: ...
@@ -309,13 +319,6 @@ class GraphStore(Protocol):
 
     # rebuilding merged values
     def dirty_ids(self, kind: GraphKind, limit: int | None = None) -> list[str]: ...
-
-    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
-        """Up to ``limit`` dirty ids for this process to rebuild (PostgreSQL: none another live worker is
-        rebuilding: workers that finish together share the rebuild); ``release_dirty`` (inside the unit
-        of work that stores the rebuilt values) ends the claim."""
-
-    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None: ...
 
     def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
         """Opaque version per element: an update lands only if the version did not change."""
@@ -579,13 +582,64 @@ class IndexingLock(Protocol):
         """Who holds it (process, host, since when), for messages."""
 
 
-class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
-            LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads,
-            Protocol):
-    """Everything one workspace holds."""
-
+class Counts(Protocol):
     def count(self, what: str) -> int:
         """Number of rows of one of ``COUNTABLE``."""
+
+
+# -- roles joined by what their consumers do -----------------------------------------------------
+# Python has no intersection types: a consumer that needs several roles is typed against one of
+# these. Each is named after an activity and serves every consumer doing it; a consumer that needs
+# one role names the role itself. Only the composition root holds the aggregate ``Store``.
+
+
+class PaperReads(DocumentStore, ChunkStore, GraphStore, Protocol):
+    """Papers, their passages and the graph stated in them: what building a query's sources, a
+    graph summary or a paper's page reads."""
+
+
+class GraphSearch(PaperReads, VectorStore, Counts, Protocol):
+    """``PaperReads`` with the vectors and the sizes: what retrieval over passages and the graph
+    reads (the graph query modes, clues, the in-memory graph and its weights)."""
+
+
+class QueryStore(GraphSearch, CommunityStore, MentionStore, MetaStore, MaintenanceStore, Writes, Protocol):
+    """What a query mode may use (``plugins.base.QueryContext.store``): ``GraphSearch``, the
+    communities and their reports, sentence-level provenance, the workspace facts, and units of
+    work and maintenance for what a query stores on the way (the summary mode's communities,
+    reports and their vectors, brought up to date on first use)."""
+
+
+class BrowseStore(PaperReads, VectorStore, CommunityStore, CitationStore, MentionStore, ExportReads, MetaStore,
+                  Protocol):
+    """What browsing, analysing, exporting and evaluating a workspace read (overview, paper pages,
+    graph and community views, plots, exports, the KG facts of a paper)."""
+
+
+class GraphUpkeep(Writes, MetaStore, MaintenanceStore, GraphStore, GraphEdits, VectorStore, Protocol):
+    """What keeps the merged graph right: rebuilding dirty elements, the resolution pass, merging
+    and splitting entities."""
+
+
+class CommunityUpkeep(Writes, MetaStore, MaintenanceStore, ChunkStore, GraphStore, CommunityStore, Protocol):
+    """What bringing the communities and their reports up to date uses (the reports a level still
+    needs are queued as maintenance, so that workers finishing together share them)."""
+
+
+class CitationUpkeep(Writes, DocumentStore, CitationStore, Protocol):
+    """What resolving the citation network uses."""
+
+
+class IndexingStore(GraphUpkeep, DocumentStore, ChunkStore, MentionStore, Protocol):
+    """What an indexing run writes: documents and their chunks, graph records, mentions and
+    vectors, and the maintenance it owes (``GraphUpkeep``)."""
+
+
+class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
+            LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads,
+            Counts, Protocol):
+    """Everything one workspace holds: what a backend implements and the composition root
+    (``app/workspace.py``) holds; every other consumer names the roles it uses."""
 
     def flush_records(self) -> None:
         """Write the cache and call-log records held in memory now."""

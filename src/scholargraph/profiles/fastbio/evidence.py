@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ...graph.weights import combine, node_weights, paper_weight
 from ...models import Source
 from ...query.retrieval import Retrieval
-from ...store.base import Store
+from ...store.base import DocumentStore, GraphSearch, GraphStore
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Evidence:
         return f"{self.source} -> {self.target}{kind}: {self.description}"
 
 
-def _relation_rows(store: Store, ids: Sequence[str]) -> dict[str, tuple[str, str, list[str], str, str, str, str]]:
+def _relation_rows(store: GraphStore, ids: Sequence[str]) -> dict[str, tuple[str, str, list[str], str, str, str, str]]:
     """id -> (source id, target id, types, source name, source type, target name, target type)."""
     relations = store.get_relations(ids, sources=False)
     ends = store.get_entities({e for r in relations.values() for e in (r.source_id, r.target_id)}, sources=False)
@@ -59,7 +59,7 @@ class Filters:
         return not (use_relation and self.relation_types and not (set(row[2]) & self.relation_types))
 
 
-async def search_evidence(store: Store, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
+async def search_evidence(store: GraphSearch, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
                           how: str, retrieval: Retrieval, top_k: int) -> list[Evidence]:
     if store.count("relations") == 0:
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
@@ -102,7 +102,7 @@ async def search_evidence(store: Store, embedder, question, filters: Filters, cu
     return out
 
 
-def _named_candidates(store: Store, filters: Filters) -> set[str] | None:
+def _named_candidates(store: GraphStore, filters: Filters) -> set[str] | None:
     ids = list(filters.named or filters.diseases)
     return set(store.relations_touching(ids)) if ids else None
 
@@ -127,7 +127,7 @@ def _apply_type_filters(rows: dict, filters: Filters, retrieval: Retrieval) -> d
     return {}
 
 
-def paper_sources(store: Store, evidence: list[Evidence]) -> list[Source]:
+def paper_sources(store: DocumentStore, evidence: list[Evidence]) -> list[Source]:
     by_doc: dict[str, list[Evidence]] = {}
     for e in evidence:
         by_doc.setdefault(e.document_id, []).append(e)

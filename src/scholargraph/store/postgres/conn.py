@@ -13,13 +13,10 @@ commit of every worker.
 from __future__ import annotations
 
 import itertools
-import queue
 import random
 import struct
-import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -28,6 +25,8 @@ import psycopg
 from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types import TypeInfo
+
+from ..units import WorkThread
 
 T = TypeVar("T")
 RETRIES = 8
@@ -99,76 +98,16 @@ def redacted(dsn: str) -> str:
 # -- units of work -----------------------------------------------------------------------------
 
 
-class _Stop:
-    pass
+class UnitsOfWork(WorkThread):
+    """One writer thread with its own connection (see :class:`~..units.WorkThread`); ``after(committed)``
+    runs after each transaction."""
 
-
-_STOP = _Stop()
-
-
-class UnitsOfWork:
-    """One writer thread with its own connection; ``after(committed)`` runs after each transaction."""
+    closed_error = psycopg.InterfaceError
 
     def __init__(self, open_conn: Callable[[], psycopg.Connection], after: Callable[[bool], None] | None = None):
+        super().__init__(f"scholargraph-postgres-writer-{next(_names)}", after=after)
         self._open = open_conn
         self.conn: psycopg.Connection | None = None
-        self._after = after
-        self._queue: queue.SimpleQueue[tuple[Callable[[], Any], Future] | _Stop] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._closed = False
-        self._depth = 0
-        self.name = f"scholargraph-postgres-writer-{next(_names)}"
-
-    def on_writer_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
-    def in_work(self) -> bool:
-        return self._depth > 0 and self.on_writer_thread()
-
-    def write(self, work: Callable[[], T]) -> T:
-        if self.on_writer_thread():
-            return self._nested(work)
-        return self.submit(work).result()
-
-    def submit(self, work: Callable[[], T]) -> Future[T]:
-        future: Future[T] = Future()
-        if self.on_writer_thread():
-            try:
-                future.set_result(self._nested(work))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                future.set_exception(exc)
-            return future
-        with self._lock:
-            if self._closed:
-                raise psycopg.InterfaceError("the store is closed")
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
-                self._thread.start()
-        self._queue.put((work, future))
-        return future
-
-    def _nested(self, work: Callable[[], T]) -> T:
-        if self._depth == 0:
-            return self._run(work)
-        self._depth += 1
-        try:
-            return work()
-        finally:
-            self._depth -= 1
-
-    def _loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if isinstance(item, _Stop):
-                return
-            work, future = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(self._run(work))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                future.set_exception(exc)
 
     def _connection(self) -> psycopg.Connection:
         if self.conn is None or self.conn.closed or self.conn.broken:
@@ -195,18 +134,8 @@ class UnitsOfWork:
             return result
         raise AssertionError("unreachable")
 
-    def _finish(self, committed: bool) -> None:
-        self._depth = 0
-        if self._after:
-            self._after(committed)
-
     def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            self._queue.put(_STOP)
-            thread.join()
+        self._stop()
         if self.conn is not None:
             self.conn.close()
 

@@ -42,12 +42,16 @@ def _dumps(value: Any) -> str:
 
 
 class PostgresGraph:
-    """Mixed into :class:`~scholargraph.store.postgres.PostgresStore`, which provides these."""
+    """``GraphStore`` and ``GraphEdits`` on PostgreSQL, over the store's connections: ``rows`` reads
+    (on the unit of work's connection inside one), ``execute`` / ``execute_many`` write inside a unit
+    of work and ``write`` runs one."""
 
-    _rows: Callable[..., list]
-    _exec: Callable[..., Any]
-    _many: Callable[..., None]
-    write: Callable[..., Any]
+    def __init__(self, rows: Callable[..., list], execute: Callable[..., Any], execute_many: Callable[..., None],
+                 write: Callable[..., Any]):
+        self._rows = rows
+        self._exec = execute
+        self._many = execute_many
+        self.write = write
 
     # -- writing a document's records ----------------------------------------------------
 

@@ -32,13 +32,11 @@ Concurrency model
 
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,10 +46,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
+from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
+from ..facts_role import KeepsFacts, Meta, Sessions
+from ..graph_role import KeepsGraph
+from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
+from ..units import RunsUnitsOfWork, SqlSeam
 from . import lexical
-from .analysis import PostgresAnalysis
 from .conn import UnitsOfWork, connect, cursor_over, redacted, register_vector
 from .graph import PostgresGraph
 from .leases import (
@@ -67,7 +69,6 @@ from .leases import (
     TAKE_OVER_SQL,
     Heartbeat,
 )
-from .mentions import PostgresMentions
 from .records import PostgresRecords
 from .schema import (
     HNSW_MIN_ROWS,
@@ -147,9 +148,11 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMentions):
+class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
+    units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    graph: PostgresGraph  # entities, relations, keywords and their provenance (KeepsGraph answers from it)
     records: PostgresRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
@@ -177,8 +180,15 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
         self.pool = ConnectionPool(dsn, min_size=1, max_size=max(2, pool_size), open=True, configure=self._configure,
                                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
                                    name="scholargraph")
-        self._work = UnitsOfWork(self._open_writer, after=self._after_work)
+        self.units = UnitsOfWork(self._open_writer, after=self._after_work)
         self.records = PostgresRecords(self._open_writer, self.pool)
+        sql = SqlSeam("%s", self._rows, self._exec, self._many, self.write, arrays=True, ordered=True,
+                      take_turns=lambda name: self._exec(
+                          "SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-' || %s, 0))", (name,)))
+        self.graph = PostgresGraph(self._rows, self._exec, self._many, self.write)
+        self.mentions = Mentions(sql, self.get_entities, self.get_relations)
+        self.communities, self.citations = Communities(sql), Citations(sql)
+        self.meta, self.sessions = Meta(sql), Sessions(sql)
         self.worker_key = secrets.randbits(62)
         self.lease_s = float(lease_s)
         self._heartbeat = Heartbeat(self._open_writer, self.worker_key, self.lease_s)
@@ -207,19 +217,10 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
 
     # -- units of work and connections ---------------------------------------------------
 
-    def write(self, work: Callable[[], T]) -> T:
-        return self._work.write(work)
-
-    def submit(self, work: Callable[[], T]) -> Future[T]:
-        return self._work.submit(work)
-
-    async def awrite(self, work: Callable[[], T]) -> T:
-        return await asyncio.wrap_future(self.submit(work))
-
     def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None) -> list:
         """A read (or a write returning rows): on the unit of work's connection inside one, else pooled."""
-        if self._work.in_work():
-            return self._fetch(self._work.conn, sql, params, ef_search)
+        if self.units.in_work():
+            return self._fetch(self.units.conn, sql, params, ef_search)
         try:
             with self.pool.connection() as conn:
                 return self._fetch(conn, sql, params, ef_search)
@@ -236,10 +237,10 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
             return conn.execute(sql, params).fetchall()
 
     def _wconn(self) -> psycopg.Connection:
-        if not self._work.in_work():
+        if not self.units.in_work():
             raise RuntimeError("a store write outside a unit of work")
-        assert self._work.conn is not None
-        return self._work.conn
+        assert self.units.conn is not None
+        return self.units.conn
 
     def _exec(self, sql: str, params: Sequence | None = None) -> psycopg.Cursor:
         return self._wconn().execute(sql, params)
@@ -252,7 +253,7 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
     def close(self) -> None:
         try:
             self._heartbeat.stop()
-            self._work.close()
+            self.units.close()
             self.records.close()
         finally:
             self.pool.close()
@@ -266,17 +267,6 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
 
     def communities_lock(self) -> _DatabaseLock:
         return _DatabaseLock(self.dsn, "communities")
-
-    # -- meta ------------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
-        return rows[0][0] if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.write(lambda: self._exec(
-            "INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value)))
 
     # -- documents -----------------------------------------------------------------------
 
@@ -698,20 +688,3 @@ class PostgresStore(KeepsRecords, PostgresGraph, PostgresAnalysis, PostgresMenti
             return {}
         rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),))
         return {r[0]: r[1] for r in rows}
-
-    # -- conversation sessions -------------------------------------------------------------
-
-    def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]:
-        rows = self._rows("SELECT question, answer FROM sessions WHERE name = %s ORDER BY turn DESC LIMIT %s", (name, limit))
-        return [(r[0], r[1]) for r in reversed(rows)]
-
-    def add_session_turn(self, name: str, question: str, answer: str) -> None:
-        def work() -> None:
-            self._exec("SELECT pg_advisory_xact_lock(hashtextextended('scholargraph-session:' || %s, 0))", (name,))
-            self._exec("INSERT INTO sessions(name, turn, question, answer, created_at) "
-                       "SELECT %s, COALESCE(MAX(turn), 0) + 1, %s, %s, %s FROM sessions WHERE name = %s",
-                       (name, question, answer, time.time(), name))
-
-        self.write(work)
-
-

@@ -45,12 +45,16 @@ def _relation(r: sqlite3.Row) -> Relation:
 
 
 class SQLiteGraph:
-    """Mixed into :class:`~scholargraph.store.sqlite.SQLiteStore`, which provides these."""
+    """``GraphStore`` and ``GraphEdits`` on SQLite, over the store's connections: ``rows`` reads (on
+    the write connection inside a unit of work), ``wconn`` is the unit of work's connection,
+    ``write`` runs a unit of work and ``delete_vectors`` drops the vectors of deleted elements."""
 
-    _rows: Callable[..., list[sqlite3.Row]]
-    _wconn: Callable[[], sqlite3.Connection]
-    write: Callable[..., Any]
-    delete_vectors: Callable[..., None]
+    def __init__(self, rows: Callable[..., list[sqlite3.Row]], wconn: Callable[[], sqlite3.Connection],
+                 write: Callable[..., Any], delete_vectors: Callable[..., None]):
+        self._rows = rows
+        self._wconn = wconn
+        self.write = write
+        self.delete_vectors = delete_vectors
 
     # -- writing a document's records ----------------------------------------------------
 
@@ -169,12 +173,6 @@ class SQLiteGraph:
     def dirty_ids(self, kind: GraphKind, limit: int | None = None) -> list[str]:
         sql = f"SELECT id FROM {_table(kind)} WHERE dirty = 1 ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
         return [r[0] for r in self._rows(sql)]
-
-    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
-        return self.dirty_ids(kind, limit)  # one process writes a SQLite workspace at a time
-
-    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None:
-        """Nothing to release: SQLite claims nothing."""
 
     def versions(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, float]:
         out: dict[str, float] = {}

@@ -29,14 +29,12 @@ Concurrency model (the one place it is described)
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar, cast
 
@@ -44,14 +42,17 @@ import numpy as np
 
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
-from ..base import COUNTABLE, NAMESPACES, DocumentRow, MaintenanceTask, batches
+from ..analysis_role import Citations, Communities, KeepsAnalysis
+from ..base import COUNTABLE, NAMESPACES, DocumentRow, GraphKind, MaintenanceTask, batches
+from ..facts_role import KeepsFacts, Meta, Sessions
+from ..graph_role import KeepsGraph
+from ..mentions_role import KeepsMentions, Mentions
 from ..records_role import KeepsRecords
+from ..units import RunsUnitsOfWork, SqlSeam
 from ..vectors import ExactVectorIndex
 from . import lexical
-from .analysis import SQLiteAnalysis
 from .graph import SQLiteGraph
 from .lock import COMMUNITIES_LOCK_NAME, FileLock
-from .mentions import SQLiteMentions
 from .records import TABLES as RECORD_TABLES
 from .records import SQLiteRecords
 from .schema import migrate
@@ -78,9 +79,11 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
+class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
+    units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
+    graph: SQLiteGraph  # entities, relations, keywords and their provenance (KeepsGraph answers from it)
     records: SQLiteRecords  # the LLM cache, call log and embedding cache (KeepsRecords answers from it)
 
     def __init__(self, workdir: Path, create: bool = True):
@@ -118,10 +121,16 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
         self._indexes: dict[str, ExactVectorIndex] = {}
         self._generations: dict[str, int] = {}  # per loaded index: the vectors generation it reflects
         self._index_lock = threading.RLock()
-        self._writer = Writer(conn, "workspace", after=self._after_work)
+        self.units = Writer(conn, "workspace", after=self._after_work)
         self._readers = Readers(self.path)
+        sql = SqlSeam("?", self._rows, lambda text, params: self._wconn().execute(text, params),
+                      lambda text, rows: self._wconn().executemany(text, rows), self.write)
+        self.graph = SQLiteGraph(self._rows, self._wconn, self.write, self.delete_vectors)
+        self.mentions = Mentions(sql, self.get_entities, self.get_relations)
+        self.communities, self.citations = Communities(sql), Citations(sql)
+        self.meta, self.sessions = Meta(sql), Sessions(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
-        self._finalizer = weakref.finalize(self, _shutdown, self._writer, self._readers, self.records)
+        self._finalizer = weakref.finalize(self, _shutdown, self.units, self._readers, self.records)
 
     def _before_migration_step(self, version: int) -> None:
         if version == 1:  # v1 -> v2: the cache and call log move to their own file
@@ -129,24 +138,15 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
     # -- units of work and connections ---------------------------------------------------
 
-    def write(self, work: Callable[[], T]) -> T:
-        return self._writer.write(work)
-
-    def submit(self, work: Callable[[], T]) -> Future[T]:
-        return self._writer.submit(work)
-
-    async def awrite(self, work: Callable[[], T]) -> T:
-        return await asyncio.wrap_future(self.submit(work))
-
     def _rows(self, sql: str, params: Sequence | dict = ()) -> list[sqlite3.Row]:
         """A read: on the write connection inside a unit of work, else on this thread's reader."""
-        conn = self._writer.conn if self._writer.in_work() else self._readers.get()
+        conn = self.units.conn if self.units.in_work() else self._readers.get()
         return conn.execute(sql, params).fetchall()
 
     def _wconn(self) -> sqlite3.Connection:
-        if not self._writer.in_work():
+        if not self.units.in_work():
             raise RuntimeError("a store write outside a unit of work")
-        return self._writer.conn
+        return self.units.conn
 
     def _after_work(self, committed: bool) -> None:
         ops, self._pending_index_ops = self._pending_index_ops, []
@@ -161,16 +161,6 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
     def communities_lock(self) -> FileLock:
         return FileLock(self.workdir, COMMUNITIES_LOCK_NAME)
-
-    # -- meta ------------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.write(lambda: self._wconn().execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)))
 
     # -- documents -----------------------------------------------------------------------
 
@@ -352,6 +342,12 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
         sql = "SELECT id FROM maintenance WHERE task = ? ORDER BY id" + (f" LIMIT {int(limit)}" if limit else "")
         return [r[0] for r in self._rows(sql, (task,))]
 
+    def claim_dirty(self, kind: GraphKind, limit: int) -> list[str]:
+        return self.dirty_ids(kind, limit)  # one process writes a SQLite workspace at a time
+
+    def release_dirty(self, kind: GraphKind, ids: Sequence[str]) -> None:
+        """Nothing to release: SQLite claims nothing."""
+
     def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
         """Every queued id, whatever ``limit``: one process works on a SQLite workspace, and one pass
         keeps the resolution's merges independent of where blocks would end."""
@@ -383,7 +379,7 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
 
     def lexical_search(self, query: str, k: int, *, documents: Collection[str] | None = None,
                        chunk_ids: Collection[str] | None = None) -> list[tuple[str, float]]:
-        conn = self._writer.conn if self._writer.in_work() else self._readers.get()
+        conn = self.units.conn if self.units.in_work() else self._readers.get()
         return lexical.search(conn, query, k, documents, chunk_ids)
 
     @staticmethod
@@ -525,19 +521,3 @@ class SQLiteStore(KeepsRecords, SQLiteGraph, SQLiteAnalysis, SQLiteMentions):
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         index = self.vector_index(namespace)
         return {i: v for i in ids if (v := index.get(i)) is not None}
-
-    # -- conversation sessions -------------------------------------------------------------
-
-    def session_history(self, name: str, limit: int = 6) -> list[tuple[str, str]]:
-        rows = self._rows("SELECT question, answer FROM sessions WHERE name = ? ORDER BY turn DESC LIMIT ?", (name, limit))
-        return [(r[0], r[1]) for r in reversed(rows)]
-
-    def add_session_turn(self, name: str, question: str, answer: str) -> None:
-        def work() -> None:
-            turn = self._rows("SELECT COALESCE(MAX(turn), 0) + 1 FROM sessions WHERE name = ?", (name,))[0][0]
-            self._wconn().execute("INSERT INTO sessions(name, turn, question, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-                                  (name, turn, question, answer, time.time()))
-
-        self.write(work)
-
-

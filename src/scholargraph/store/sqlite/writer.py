@@ -13,13 +13,13 @@ writer and the writer never waits for readers; each read statement sees the last
 from __future__ import annotations
 
 import itertools
-import queue
 import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
+
+from ..units import Hook, WorkThread
 
 T = TypeVar("T")
 BUSY_TIMEOUT_S = 30
@@ -65,108 +65,16 @@ class Readers:
             self._all.clear()
 
 
-class _Stop:
-    pass
+class Writer(WorkThread):
+    """The one thread that writes one SQLite file (see the module docstring and :class:`~..units.WorkThread`)."""
 
-
-_STOP = _Stop()
-Hook = Callable[[bool], None]  # called after each transaction: committed?
-
-
-class Writer:
-    """The one thread that writes one SQLite file (see the module docstring).
-
-    ``after`` runs on the writer thread after each transaction ends (True: committed). ``tick``
-    runs as a unit of work whenever the queue stays empty ``tick_seconds`` (when it returns
-    something to do)."""
+    closed_error = sqlite3.ProgrammingError
 
     def __init__(self, conn: sqlite3.Connection, name: str, *, after: Hook | None = None,
                  tick: Callable[[], Callable[[], Any] | None] | None = None, tick_seconds: float | None = None):
+        super().__init__(f"scholargraph-{name}-writer-{next(_names)}", after=after, tick=tick,
+                         tick_seconds=tick_seconds)
         self.conn = conn
-        self.name = f"scholargraph-{name}-writer-{next(_names)}"
-        self._after = after
-        self._tick = tick
-        self._tick_seconds = tick_seconds
-        self._queue: queue.SimpleQueue[tuple[Callable[[], Any], Future] | _Stop] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._start_lock = threading.Lock()
-        self._closed = False
-        self._depth = 0
-
-    # -- submitting work ---------------------------------------------------------------------
-
-    def on_writer_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
-    def in_work(self) -> bool:
-        """True on the writer thread while a unit of work runs (its reads must use ``conn``)."""
-        return self._depth > 0 and self.on_writer_thread()
-
-    def write(self, work: Callable[[], T]) -> T:
-        if self.on_writer_thread():
-            return self._nested(work)
-        return self.submit(work).result()
-
-    def submit(self, work: Callable[[], T]) -> Future[T]:
-        future: Future[T] = Future()
-        if self.on_writer_thread():  # joins the unit of work in progress
-            try:
-                future.set_result(self._nested(work))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                future.set_exception(exc)
-            return future
-        self._ensure_started()
-        self._queue.put((work, future))
-        return future
-
-    def _nested(self, work: Callable[[], T]) -> T:
-        if self._depth == 0:
-            return self._run(work)
-        self._depth += 1
-        try:
-            return work()
-        finally:
-            self._depth -= 1
-
-    def start(self) -> None:
-        """Start the thread now (it starts with the first unit of work otherwise)."""
-        self._ensure_started()
-
-    def _ensure_started(self) -> None:
-        if self._closed:
-            raise sqlite3.ProgrammingError("the store is closed")
-        if self._thread is not None:
-            return
-        with self._start_lock:
-            if self._closed:
-                raise sqlite3.ProgrammingError("the store is closed")
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
-                self._thread.start()
-
-    # -- the writer thread -------------------------------------------------------------------
-
-    def _loop(self) -> None:
-        while True:
-            try:
-                item = self._queue.get(timeout=self._tick_seconds) if self._tick_seconds else self._queue.get()
-            except queue.Empty:
-                work = self._tick() if self._tick else None
-                if work is not None:
-                    try:
-                        self._run(work)
-                    except Exception:  # noqa: BLE001 - the held rows stay held; the next tick retries
-                        pass
-                continue
-            if isinstance(item, _Stop):
-                return
-            work, future = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(self._run(work))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                future.set_exception(exc)
 
     def _run(self, work: Callable[[], T]) -> T:
         self.conn.execute("BEGIN IMMEDIATE")
@@ -177,21 +85,12 @@ class Writer:
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            self._depth = 0
-            if self._after:
-                self._after(False)
+            self._finish(False)
             raise
-        self._depth = 0
-        if self._after:
-            self._after(True)
+        self._finish(True)
         return result
 
     def close(self) -> None:
         """Finish the queued work, stop the thread and close the write connection."""
-        with self._start_lock:
-            self._closed = True
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            self._queue.put(_STOP)
-            thread.join()
+        self._stop()
         self.conn.close()
