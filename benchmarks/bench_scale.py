@@ -192,7 +192,8 @@ def _worker(settings: dict, workdir: str, out) -> None:
     end = time.time()
     kb.close()
     out.put({"start": start, "end": end, "processed": len(report.added), "failed": len(report.failed),
-             "notes": report.notes, "warnings": report.warnings[:5], "usage": report.usage})
+             "notes": report.notes, "warnings": report.warnings[:5],
+             "usage": {purpose: {"calls": u.calls, "cached_calls": u.cached_calls} for purpose, u in report.usage.items()}})
 
 
 def _rss_mb(pid: int) -> float | None:

@@ -6,8 +6,9 @@ again), which says only how one transaction runs. :class:`RunsUnitsOfWork` answe
 ``Writes`` role from that object, once for both.
 
 :class:`SqlSeam` is what a role object shared by both backends (:mod:`.mentions_role`,
-:mod:`.analysis_role`, :mod:`.facts_role`) needs of its backend: reads that see the unit of work in progress, writes
-inside one, and where the backends differ (the parameter mark, binding a list, concurrent writers).
+:mod:`.analysis_role`, :mod:`.facts_role`, :mod:`.documents_role`) needs of its backend: reads
+that see the unit of work in progress, writes inside one, and where the backends differ (the
+parameter mark, binding a list, concurrent writers).
 """
 
 from __future__ import annotations

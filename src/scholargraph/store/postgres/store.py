@@ -47,7 +47,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
-from ..base import COUNTABLE, DocumentRow, GraphKind, MaintenanceTask
+from ..base import COUNTABLE, GraphKind, MaintenanceTask
+from ..documents_role import DocumentReads, KeepsDocumentReads
 from ..facts_role import KeepsFacts, Meta, Sessions
 from ..graph_role import KeepsGraph
 from ..mentions_role import KeepsMentions, Mentions
@@ -85,8 +86,6 @@ from .vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
 T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
 CONNECT_TIMEOUT_S = 10
-_DOC_COLUMNS = ("id, title, status, source_path, scope, profile, error, created_at, updated_at, content_md5, authors, "
-                "year, venue, doi, pmid, metadata")
 _CHUNK_COLUMNS = "id, document_id, ordinal, text, tokens, section, char_start, char_end, page_start, page_end, header"
 
 
@@ -148,7 +147,8 @@ class _DatabaseLock:
         return f"another worker updating the {self._name}"
 
 
-class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts):
+class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts,
+                    KeepsDocumentReads):
     """Implements :class:`~scholargraph.store.base.Store` on PostgreSQL (see the module docstring)."""
 
     units: UnitsOfWork  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
@@ -189,6 +189,7 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
         self.communities, self.citations = Communities(sql), Citations(sql)
         self.meta, self.sessions = Meta(sql), Sessions(sql)
+        self.documents = DocumentReads(sql)
         self.worker_key = secrets.randbits(62)
         self.lease_s = float(lease_s)
         self._heartbeat = Heartbeat(self._open_writer, self.worker_key, self.lease_s)
@@ -398,50 +399,6 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         expired = {r[0] for r in self._rows(EXPIRED_SQL)} if rows else set()
         return {doc_id for doc_id, k in rows if k not in live} | expired
 
-    def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
-        rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")
-        wanted = None if only is None else set(only)
-        return [r[0] for r in rows if wanted is None or r[0] in wanted]
-
-    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
-        rows = self._rows("SELECT payload, scope FROM documents WHERE id = %s", (doc_id,))
-        if not rows or not rows[0][0]:
-            return None
-        return Document.from_dict(json.loads(rows[0][0])), rows[0][1]
-
-    _DOC_SELECT = (f"SELECT {', '.join('d.' + c.strip() for c in _DOC_COLUMNS.split(','))}, "
-                   "(SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks FROM documents d")
-
-    @staticmethod
-    def _doc_row(r: Sequence) -> DocumentRow:
-        return DocumentRow(
-            id=r[0], title=r[1], status=DocStatus(r[2]), source_path=r[3], scope=r[4], profile=r[5], error=r[6],
-            created_at=r[7], updated_at=r[8], content_md5=r[9], authors=json.loads(r[10]), year=r[11], venue=r[12],
-            doi=r[13], pmid=r[14], metadata=json.loads(r[15]), chunks=int(r[16]),
-        )
-
-    def get_document(self, doc_id: str) -> DocumentRow | None:
-        rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = %s", (doc_id,))
-        return self._doc_row(rows[0]) if rows else None
-
-    def documents_by_id(self, ids: Iterable[str]) -> dict[str, DocumentRow]:
-        rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = ANY(%s)", (list(set(ids)),))
-        return {r[0]: self._doc_row(r) for r in rows}
-
-    def load_document(self, doc_id: str) -> Document | None:
-        rows = self._rows("SELECT payload FROM documents WHERE id = %s", (doc_id,))
-        return Document.from_dict(json.loads(rows[0][0])) if rows and rows[0][0] else None
-
-    def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]:
-        if status is None:
-            rows = self._rows(f"{self._DOC_SELECT} ORDER BY d.created_at, d.id")
-        else:
-            rows = self._rows(f"{self._DOC_SELECT} WHERE d.status = %s ORDER BY d.created_at, d.id", (status.value,))
-        return [self._doc_row(r) for r in rows]
-
-    def status_counts(self) -> dict[str, int]:
-        return {r[0]: int(r[1]) for r in self._rows("SELECT status, count(*) FROM documents GROUP BY status")}
-
     def delete_document(self, doc_id: str) -> None:
         self.write(lambda: self._exec("DELETE FROM documents WHERE id = %s", (doc_id,)))
 
@@ -461,21 +418,6 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         else:
             self.write(lambda: self._exec("DELETE FROM chunk_failures WHERE document_id = %s AND chunk_id = ANY(%s)",
                                           (doc_id, list(chunk_ids))))
-
-    def chunk_failures(self, doc_ids: Collection[str] | None = None) -> dict[str, list[ChunkFailure]]:
-        sql = "SELECT document_id, chunk_id, reason, raw, profile, attempts FROM chunk_failures"
-        order = " ORDER BY document_id, created_at, chunk_id"
-        if doc_ids is None:
-            rows = self._rows(sql + order)
-        else:
-            rows = self._rows(sql + " WHERE document_id = ANY(%s)" + order, (sorted(set(doc_ids)),))
-        out: dict[str, list[ChunkFailure]] = {}
-        for r in rows:
-            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3], r[4], int(r[5])))
-        return out
-
-    def chunk_failure_counts(self) -> dict[str, int]:
-        return {r[0]: int(r[1]) for r in self._rows("SELECT document_id, count(*) FROM chunk_failures GROUP BY document_id")}
 
     # -- graph maintenance owed ----------------------------------------------------------
 

@@ -43,7 +43,8 @@ import numpy as np
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
-from ..base import COUNTABLE, NAMESPACES, DocumentRow, GraphKind, MaintenanceTask, batches
+from ..base import COUNTABLE, NAMESPACES, GraphKind, MaintenanceTask, batches
+from ..documents_role import DocumentReads, KeepsDocumentReads
 from ..facts_role import KeepsFacts, Meta, Sessions
 from ..graph_role import KeepsGraph
 from ..mentions_role import KeepsMentions, Mentions
@@ -79,7 +80,8 @@ def _shutdown(writer: Writer, readers: Readers, records: SQLiteRecords) -> None:
         records.close()
 
 
-class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts):
+class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, KeepsAnalysis, KeepsFacts,
+                  KeepsDocumentReads):
     """Implements :class:`~scholargraph.store.base.Store` on SQLite (see the module docstring)."""
 
     units: Writer  # runs the units of work (RunsUnitsOfWork answers ``Writes`` from it)
@@ -129,6 +131,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
         self.communities, self.citations = Communities(sql), Citations(sql)
         self.meta, self.sessions = Meta(sql), Sessions(sql)
+        self.documents = DocumentReads(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
         self._finalizer = weakref.finalize(self, _shutdown, self.units, self._readers, self.records)
 
@@ -242,52 +245,6 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
             self._wconn().execute(f"UPDATE documents SET status = ?, updated_at = ? WHERE status = ? AND id IN ({_in(part)})",
                                   [status.value, now, current.value, *part])
 
-    def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
-        rows = self._rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id")
-        wanted = None if only is None else set(only)
-        return [r[0] for r in rows if wanted is None or r[0] in wanted]
-
-    def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
-        rows = self._rows("SELECT payload, scope FROM documents WHERE id = ?", (doc_id,))
-        if not rows or not rows[0][0]:
-            return None
-        return Document.from_dict(json.loads(rows[0][0])), rows[0][1]
-
-    @staticmethod
-    def _row(r: sqlite3.Row) -> DocumentRow:
-        return DocumentRow(
-            id=r["id"], title=r["title"], status=DocStatus(r["status"]), source_path=r["source_path"], scope=r["scope"],
-            profile=r["profile"], error=r["error"], created_at=r["created_at"], updated_at=r["updated_at"],
-            chunks=r["n_chunks"], content_md5=r["content_md5"], authors=json.loads(r["authors"]), year=r["year"],
-            venue=r["venue"], doi=r["doi"], pmid=r["pmid"], metadata=json.loads(r["metadata"]),
-        )
-
-    _DOC_SELECT = """SELECT d.*, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS n_chunks FROM documents d"""
-
-    def get_document(self, doc_id: str) -> DocumentRow | None:
-        rows = self._rows(f"{self._DOC_SELECT} WHERE d.id = ?", (doc_id,))
-        return self._row(rows[0]) if rows else None
-
-    def documents_by_id(self, ids: Iterable[str]) -> dict[str, DocumentRow]:
-        out: dict[str, DocumentRow] = {}
-        for part in batches(set(ids)):
-            out.update({r["id"]: self._row(r) for r in self._rows(f"{self._DOC_SELECT} WHERE d.id IN ({_in(part)})", part)})
-        return out
-
-    def load_document(self, doc_id: str) -> Document | None:
-        rows = self._rows("SELECT payload FROM documents WHERE id = ?", (doc_id,))
-        return Document.from_dict(json.loads(rows[0][0])) if rows and rows[0][0] else None
-
-    def list_documents(self, status: DocStatus | None = None) -> list[DocumentRow]:
-        if status is None:
-            rows = self._rows(f"{self._DOC_SELECT} ORDER BY d.created_at, d.id")
-        else:
-            rows = self._rows(f"{self._DOC_SELECT} WHERE d.status = ? ORDER BY d.created_at, d.id", (status.value,))
-        return [self._row(r) for r in rows]
-
-    def status_counts(self) -> dict[str, int]:
-        return {r[0]: r[1] for r in self._rows("SELECT status, COUNT(*) FROM documents GROUP BY status")}
-
     def delete_document(self, doc_id: str) -> None:
         self.write(lambda: self._wconn().execute("DELETE FROM documents WHERE id = ?", (doc_id,)))
 
@@ -311,23 +268,6 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
                                       [doc_id, *part])
 
         self.write(work)
-
-    def chunk_failures(self, doc_ids: Collection[str] | None = None) -> dict[str, list[ChunkFailure]]:
-        sql = "SELECT document_id, chunk_id, reason, raw, profile, attempts FROM chunk_failures"
-        if doc_ids is None:
-            rows = self._rows(f"{sql} ORDER BY document_id, created_at, chunk_id")
-        else:
-            rows = []
-            for part in batches(sorted(set(doc_ids))):
-                rows += self._rows(f"{sql} WHERE document_id IN ({_in(part)}) ORDER BY document_id, created_at, chunk_id",
-                                   part)
-        out: dict[str, list[ChunkFailure]] = {}
-        for r in rows:
-            out.setdefault(r[0], []).append(ChunkFailure(r[1], r[2], r[3], r[4], r[5]))
-        return out
-
-    def chunk_failure_counts(self) -> dict[str, int]:
-        return {r[0]: r[1] for r in self._rows("SELECT document_id, COUNT(*) FROM chunk_failures GROUP BY document_id")}
 
     # -- graph maintenance owed ----------------------------------------------------------
 
