@@ -90,12 +90,13 @@ class FileLedger:
         """``outcome`` of a document registered from ``path``: queued (to process), already indexed,
         or duplicate (``detail``: the other path)."""
         entry = self._files.setdefault(path, FileOutcome(path))
-        if doc_id not in entry.documents:
+        key = (entry.path, doc_id)
+        if key not in self._document_outcome:  # a dict lookup, not a scan of the file's documents (1M CSV rows)
             entry.documents.append(doc_id)
         first = self._first_path.setdefault(doc_id, path)
         if first != path:
             outcome, detail = "duplicate", first
-        self._document_outcome[(entry.path, doc_id)] = (outcome, detail)
+        self._document_outcome[key] = (outcome, detail)
 
     def first_path(self, doc_id: str) -> str | None:
         return self._first_path.get(doc_id)

@@ -129,7 +129,7 @@ def test_dev_papers_cite_each_other(dev, store):
 
 
 def test_a_cited_paper_without_a_parsed_title_is_listed_by_its_reference_text(store):
-    """Issue 24 item 7: cited papers outside the workspace were listed as ``ref:00040e2396313fef``."""
+    """Cited papers outside the workspace are listed by title, never as ``ref:00040e2396313fef``."""
     from scholargraph.analysis.citation_view import network_view
 
     raw = "[12] Pirolli P and Card S, The sensemaking process and leverage points for analyst technology"

@@ -206,7 +206,7 @@ def test_other_dev_json_files() -> None:
 
 
 def test_a_map_of_file_names_to_titles_is_not_papers(tmp_path: Path) -> None:
-    """Issue 24 item 4: titles.json (file name -> title) made 22 junk papers."""
+    """titles.json (file name -> title) is read as metadata, not as 22 junk papers."""
     from scholargraph.errors import NotPapersError
 
     titles = {f"paper{i}.pdf": f"A Study of Retrieval Method {i} for Scientific Text" for i in range(22)}
@@ -235,3 +235,47 @@ def test_askg_papers_keep_their_own_sentences_and_iris() -> None:
         assert [r.iri for r in paper.records()] == [iri for _, iri in given]
         total += len(given)
     assert total == 650  # the six papers, every sentence as given
+
+
+# --- streamed (issue 27 item 7: a file of many records is read record by record) ----------------
+
+
+def _outcome(load_fn) -> tuple:
+    try:
+        return "ok", [d.to_dict() for d in load_fn()]
+    except LoadError as exc:
+        return type(exc).__name__, exc.reason
+
+
+RECORDS = [{"title": f"P{i}", "text": "Words about graph retrieval and protein folding. " * 3, "year": 1990 + i}
+           for i in range(6)]
+STREAMED_CASES = {
+    "array.json": json.dumps(RECORDS),
+    "pretty.json": json.dumps(RECORDS, indent=2),
+    "lines.jsonl": "\n".join(map(json.dumps, RECORDS)),
+    "lists.json": json.dumps(RECORDS[:2]) + "\n" + json.dumps(RECORDS[2:]),
+    "skipped.json": json.dumps([*RECORDS, {"foo": 1}, 5]),
+    "truncated.json": json.dumps(RECORDS)[:-40],
+    "bad.json": json.dumps(RECORDS[:2])[:-1] + " x]",
+    "trailing_comma.json": json.dumps(RECORDS[:2])[:-1] + ",]",
+    "map.json": json.dumps({f"id{i}": r for i, r in enumerate(RECORDS)}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAMED_CASES))
+def test_streamed_records_are_what_the_whole_file_gives(tmp_path: Path, name: str, monkeypatch) -> None:
+    """Read 7 characters at a time (records, numbers and strings cut anywhere), a file gives the
+    documents, warnings and error messages (line and column) reading it whole gives."""
+    from scholargraph.ingest import jsonfile
+
+    path = tmp_path / name
+    path.write_text(STREAMED_CASES[name], encoding="utf-8")
+    monkeypatch.setattr(jsonfile, "READ_CHARS", 7)
+
+    def streamed() -> list:
+        warnings: list[str] = []
+        docs = list(jsonfile.stream_json(path, LoadOptions(), warnings))
+        docs[0].warnings.extend(warnings)
+        return docs
+
+    assert _outcome(streamed) == _outcome(lambda: load(path))

@@ -1,4 +1,4 @@
-"""Workers on one PostgreSQL database share a corpus (issue 12, item 3): a worker takes the documents
+"""Workers on one PostgreSQL database share a corpus: a worker takes the documents
 other workers registered, holds no more claims than it can start, and two `scholargraph index`
 processes finish a corpus together, every document processed once, no chunk missing or duplicated."""
 
@@ -104,7 +104,7 @@ def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(t
     """Two workers started together on the same folder: this one's first claim finds nothing, then the
     other reads faster and registers every file first. This worker must still take those documents
     (it used to claim only the ones it registered itself: it stopped with none, the other did all)."""
-    import scholargraph.pipeline as pipeline_module
+    import scholargraph.app.pipeline as pipeline_module
 
     server = llm_server(rules=default_rules())
     write_corpus(tmp_path / "papers", 6)
@@ -254,7 +254,7 @@ def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_pat
         held = first.store.communities_lock()
         assert held.acquire()  # the first worker is (still) updating them
         result: dict = {}
-        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True)), daemon=True)
+        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True).to_json()), daemon=True)
         update.start()
         time.sleep(1.5)
         assert update.is_alive() and not result  # it waits rather than computing beside the first
@@ -287,7 +287,7 @@ def test_workers_that_finish_together_write_the_community_reports_between_them(t
         missing = first.indexing.reports_pending()
         assert missing > 2 and server.stats.by_kind.get("report", {}).get("calls", 0) == 0
         runs: list[dict] = [{}, {}]
-        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities()), daemon=True)
+        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities().to_json()), daemon=True)
                    for i, kb in enumerate((first, second))]
         for t in threads:
             t.start()
@@ -359,7 +359,7 @@ def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
 
 def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_indexed_what(tmp_path, pg_dsn,
                                                                                           llm_server):
-    """Issue 27, item 5: a second worker found every file claimed by the first and exited 0 saying
+    """A second worker that finds every file claimed by the first must not exit 0 saying
     "files: 10 indexed" while the first still had all 10 PROCESSING. By default it now waits until
     the knowledge base is complete (taking over what the others give back), and says who indexed what."""
     server = llm_server(rules=default_rules())
@@ -409,7 +409,7 @@ def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexin
         other.close()
 
 
-# -- workers that come and go (issue 28, item 2) -------------------------------------------------------
+# -- workers that come and go -------------------------------------------------------
 
 
 def victim_process(corpus, workdir, dsn: str, server_url: str, lease_s: float, *extra: str) -> subprocess.Popen:

@@ -87,3 +87,25 @@ def test_graph_version_sees_a_reused_rowid(store):
         conn.execute("INSERT INTO relations(id, source_id, target_id, updated_at) VALUES ('r2', 'a', 'c', 0)")
     conn.close()
     assert store.graph_version() != before and [e[0] for e in store.all_edges()] == ["r2"]
+
+
+def test_listing_documents_does_not_read_their_text(store):
+    """Listing a workspace's documents (status, the end-of-run citation step) reads their rows, not
+    every parsed document at once: 100 papers of 100 KB each are not held together in memory."""
+    import tracemalloc
+
+    from scholargraph.models import DocStatus, Document, Section
+
+    for i in range(100):
+        store.add_pending(Document(f"d{i}", f"Paper {i}", [Section("Body", f"word{i} " * 15_000)]), "full", "test")
+    store.set_status("d0", DocStatus.PROCESSED)
+    tracemalloc.start()
+    try:
+        rows = store.list_documents()
+        processed = store.list_documents(DocStatus.PROCESSED)
+        by_id = store.documents_by_id([f"d{i}" for i in range(100)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(rows) == len(by_id) == 100 and [r.id for r in processed] == ["d0"]
+    assert peak < 2_000_000  # the texts alone are 10 MB

@@ -19,8 +19,8 @@ from ..ingest.identity import doc_id as make_doc_id
 from ..ingest.registry import LoadOptions, missing_paths
 from ..ingest.surrogates import scrub
 from ..models import DocStatus, Document, Section, Usage
-from ..pipeline import IndexReport, Pipeline
 from ..plugins.registry import AUTO, AUTO_WITH_LLM
+from .pipeline import IndexReport, Pipeline
 from .reembed import reembed_vectors
 from .workspace import Workspace
 
@@ -77,20 +77,34 @@ class Indexing:
         started = time.perf_counter()
         extractor = self.ws.extractor(profile)
         report = IndexReport(profile=extractor.name)
-        report.notes += getattr(extractor, "notes", [])
-        if (profile or self.ws.settings.extraction.profile) == AUTO and not self.ws.settings.llm.configured:
-            report.notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
-                                f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
-        if not dry_run:  # unreachable server or unknown model: nothing started
-            await (self.ws.ensure_llm_ready() if extractor.uses_llm else self.ws.ensure_embedder_ready())
-        pipeline = self.ws.pipeline(extractor)
+        report.notes += self._profile_notes(extractor, profile)
         opts = options or self.load_options()
         if dry_run:
-            docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
-            pipeline.estimate(docs + [text_document(t) for t in texts], scope, report)
-            report.notes.append(self._report_cost_note())
-            report.seconds = time.perf_counter() - started
-            return report
+            await self._estimate(self.ws.pipeline(extractor), paths, texts, scope, report, opts)
+        else:  # unreachable server or unknown model: nothing started
+            await (self.ws.ensure_llm_ready() if extractor.uses_llm else self.ws.ensure_embedder_ready())
+            await self._index(self.ws.pipeline(extractor), paths, texts, scope, only, force, opts, report, wait)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _profile_notes(self, extractor: Extractor, profile: str | None) -> list[str]:
+        notes = list(getattr(extractor, "notes", []))
+        if (profile or self.ws.settings.extraction.profile) == AUTO and not self.ws.settings.llm.configured:
+            notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
+                         f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
+        return notes
+
+    async def _estimate(self, pipeline: Pipeline, paths: Sequence[str | Path],
+                        texts: Sequence[str | dict[str, Any] | Document], scope: str, report: IndexReport,
+                        opts: LoadOptions) -> None:
+        """``index --dry-run``: what the run would cost, nothing indexed."""
+        docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
+        pipeline.estimate(docs + [text_document(t) for t in texts], scope, report)
+        report.notes.append(self._report_cost_note())
+
+    async def _index(self, pipeline: Pipeline, paths: Sequence[str | Path],
+                     texts: Sequence[str | dict[str, Any] | Document], scope: str, only: Sequence[str] | None,
+                     force: bool, opts: LoadOptions, report: IndexReport, wait: bool) -> None:
         # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end.
         # Not while other workers index: what they state is dirty until their own end, and rebuilding it
         # here would keep this worker from claiming documents for as long as they go on
@@ -110,8 +124,6 @@ class Indexing:
         pipeline.file_outcomes(report)
         await self._after_index(report)
         report.usage = self.ws.llm.usage_since(before) if self.ws.llm else {}
-        report.seconds = time.perf_counter() - started
-        return report
 
     def _upgrade_selected(self, pipeline: Pipeline, only: Sequence[str], scope: str, report: IndexReport) -> None:
         for doc_id in only:

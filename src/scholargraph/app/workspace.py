@@ -20,7 +20,6 @@ from ..graph.refresh import GraphRefresher
 from ..ingest.tokenizer import TextTokenizer, load_tokenizer
 from ..llm.embeddings import Embedder, make_embedder
 from ..llm.rerank import Reranker, make_reranker
-from ..pipeline import Pipeline
 from ..plugins.base import ExtractorContext
 from ..plugins.registry import check_settings, get_profile, resolve_profile_name
 from ..progress import NullProgress, Progress
@@ -28,6 +27,7 @@ from ..query.engine import QueryEngine
 from ..store import open_store
 from ..sync import KeptLoop
 from ..text.names import normalise_name
+from .pipeline import Pipeline
 
 if TYPE_CHECKING:
     from ..llm.client import LLMClient

@@ -130,29 +130,43 @@ def resolve(doc_id: str, entries: Sequence[str], matcher: _Matcher) -> tuple[lis
     return refs, list(stubs.values())
 
 
-def _stubs_now_indexed(store: CitationStore, new: list[_Paper]) -> dict[str, str]:
-    """Stub id -> the new document that is that paper."""
-    matcher = _Matcher(new)
-    mapping = {}
-    for stub in store.stub_papers():
-        hit = matcher.match(stub.raw, stub.doi, stub.pmid, stub.title, "")
-        if hit:
-            mapping[stub.id] = hit
+NEW_PAPERS_BLOCK = 5000  # papers of a run matched against the stub papers at a time
+
+
+def _stubs_now_indexed(store: CitationUpkeep, doc_ids: Sequence[str]) -> dict[str, str]:
+    """Stub id -> the new document that is that paper (none asked when there is no stub)."""
+    stubs = store.stub_papers()
+    if not stubs:
+        return {}
+    mapping: dict[str, str] = {}
+    for start in range(0, len(doc_ids), NEW_PAPERS_BLOCK):
+        rows = sorted(store.documents_by_id(doc_ids[start:start + NEW_PAPERS_BLOCK]).values(),
+                      key=lambda r: (r.created_at, r.id))  # the workspace's order: the first of two papers matching wins
+        matcher = _Matcher([_paper(r) for r in rows if r.status == DocStatus.PROCESSED])
+        for stub in stubs:
+            if stub.id not in mapping and (hit := matcher.match(stub.raw, stub.doi, stub.pmid, stub.title, "")):
+                mapping[stub.id] = hit
     return mapping
 
 
+def _workspace_matcher(store: CitationUpkeep) -> _Matcher:
+    return _Matcher([_paper(r) for r in store.list_documents(DocStatus.PROCESSED)])
+
+
 def _update(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
+    """The run's documents' reference lists resolved; the workspace's papers are indexed for it only
+    when one of them has a reference list (a CSV of 1M abstracts has none: nothing is held per row)."""
     run = CitationRun()
-    rows = store.documents_by_id(doc_ids)
-    new = [_paper(rows[i]) for i in dict.fromkeys(doc_ids) if i in rows and rows[i].status == DocStatus.PROCESSED]
-    mapping = _stubs_now_indexed(store, new)
-    documents = {doc_id: doc for doc_id in doc_ids if (doc := store.load_document(doc_id)) is not None}
-    entries = {doc_id: reference_entries(doc) for doc_id, doc in documents.items()}
-    # every processed paper, to match references against: only when this batch has references
-    # (abstracts have none: a worker's batch of them reads the batch's documents only)
-    matcher = _Matcher([_paper(r) for r in store.list_documents(DocStatus.PROCESSED)] if any(entries.values()) else [])
-    for doc_id in documents:
-        refs, stubs = resolve(doc_id, entries[doc_id], matcher)
+    doc_ids = list(dict.fromkeys(doc_ids))
+    mapping = _stubs_now_indexed(store, doc_ids)
+    matcher: _Matcher | None = None
+    for doc_id in doc_ids:
+        doc = store.load_document(doc_id)
+        entries = reference_entries(doc) if doc is not None else []
+        if not entries:
+            continue
+        matcher = matcher or _workspace_matcher(store)
+        refs, stubs = resolve(doc_id, entries, matcher)
         run.references += len(refs)
         run.matched += sum(1 for r in refs if not r.target_id.startswith("ref:"))
         known = {s.id for s in store.stub_papers([s.id for s in stubs])}

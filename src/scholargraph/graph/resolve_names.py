@@ -191,14 +191,23 @@ class Surface:
         return _surface_trigrams(self.compact)
 
 
+def _tokens_and_compact(words: list[str] | tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    start = 1 if len(words) > 1 and words[0].casefold() in _ARTICLES else 0
+    tokens = tuple(t for w in words[start:] for t in _word_tokens(w))
+    return tokens, re.sub(r"[^\w]|_", "", "".join(_canon_token(t) for t in tokens))
+
+
+def compact_key(text: str) -> str:
+    """A name's compact key (rule c) alone: what ``make_surface(text).compact`` is, cheaper."""
+    return _tokens_and_compact(_raw_words(_surface_text(text)))[1]
+
+
 @functools.lru_cache(maxsize=262144)
 def make_surface(text: str) -> Surface:
     text = _surface_text(text)
     words = _raw_words(text)
     word_keys = tuple("".join(_word_tokens(w)) for w in words)
-    start = 1 if len(words) > 1 and words[0].casefold() in _ARTICLES else 0
-    tokens = tuple(t for w in words[start:] for t in _word_tokens(w))
-    compact = re.sub(r"[^\w]|_", "", "".join(_canon_token(t) for t in tokens))
+    tokens, compact = _tokens_and_compact(words)
     acronym = 0 < len(words) <= 3 and all(is_acronym_word(w) for w in words)
     letters = acronym_letters(" ".join(words)) if acronym else ()
     has_digit = any(c.isdigit() for c in compact)
@@ -210,17 +219,21 @@ def make_surface(text: str) -> Surface:
                     _signature(tokens), _numbers(tokens))
 
 
-def surfaces_of(c: Candidate) -> list[Surface]:
-    texts = [c.name]
-    outer, inner = _split_parenthetical(c.name)
+def surface_texts(name: str, aliases: Iterable[str] = ()) -> list[str]:
+    """The texts a candidate is known by: its name, the outside and inside of a parenthesis in it,
+    its aliases (blank ones left out)."""
+    texts = [name]
+    outer, inner = _split_parenthetical(name)
     if inner:
         texts.append(outer)
         texts += inner
-    texts += list(c.aliases or [])
+    texts += list(aliases or [])
+    return [t for t in texts if t and t.strip()]
+
+
+def surfaces_of(c: Candidate) -> list[Surface]:
     out, seen = [], set()
-    for t in texts:
-        if not t or not t.strip():
-            continue
+    for t in surface_texts(c.name, c.aliases):
         s = make_surface(t)
         if s.compact and s.compact not in seen:
             seen.add(s.compact)

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import LoadError, NotPapersError
 from ..models import Document, Section
 from .identity import doc_id
 from .registry import LoaderSpec, LoadOptions
 from .sections import clean_ws, join_paragraphs, make_section, title_from_text
-from .text import read_text, split_references
+from .text import open_text, read_text, split_references
 
 TEXT_KEYS = (
     "text",
@@ -406,11 +407,159 @@ def load_json(path: Path, options: LoadOptions) -> list[Document]:
     return docs
 
 
+# --- streaming (an array or JSON Lines of many records) ----------------------------------------
+
+READ_CHARS = 1 << 20  # text read at a time while a record is incomplete
+_BLANK = " \t\r\n\ufeff"
+
+
+class _Values:
+    """The top-level JSON values of a text stream, one at a time, as the stream is read."""
+
+    def __init__(self, stream: TextIO, path: str):
+        self.stream, self.path = stream, path
+        self.buf, self.pos, self.eof = "", 0, False
+        self.lines_before = self.columns_before = 0  # where the buffer starts in the file (for error messages)
+        self._decoder = json.JSONDecoder()
+
+    def _more(self) -> bool:
+        # at least as much again as is held: a large value is decoded again a few times, not once per block
+        chunk = "" if self.eof else self.stream.read(max(READ_CHARS, len(self.buf) - self.pos))
+        if not chunk:
+            self.eof = True
+            return False
+        consumed = self.buf[:self.pos]  # goes
+        self.lines_before += consumed.count("\n")
+        self.columns_before = (len(consumed) - consumed.rfind("\n") - 1 if "\n" in consumed
+                               else self.columns_before + len(consumed))
+        self.buf, self.pos = self.buf[self.pos:] + chunk, 0
+        return True
+
+    def peek(self) -> str | None:
+        """The next character that is not blank (not consumed), or None at the end."""
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in _BLANK:
+                self.pos += 1
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                return None
+
+    def take(self, char: str) -> bool:
+        if self.peek() == char:
+            self.pos += 1
+            return True
+        return False
+
+    def value(self) -> Any:
+        self.peek()  # raw_decode starts at a value, not at the blanks before it
+        while True:
+            try:
+                value, end = self._decoder.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if self._more():  # maybe only cut by the end of what was read so far
+                    continue
+                raise LoadError(self.path, self._error(exc)) from exc
+            except RecursionError as exc:
+                raise LoadError(self.path, "invalid JSON: nested too deeply to read") from exc
+            if end == len(self.buf) and self._more():  # a number at the end may go on ("12" of "123")
+                continue
+            self.pos = end
+            return value
+
+    def expected(self, what: str) -> LoadError:
+        return LoadError(self.path, self._error(json.JSONDecodeError(f"Expecting {what}", self.buf, self.pos)))
+
+    def _error(self, exc: json.JSONDecodeError) -> str:
+        line = self.lines_before + self.buf.count("\n", 0, exc.pos) + 1
+        newline = self.buf.rfind("\n", 0, exc.pos)
+        column = exc.pos - newline if newline >= 0 else self.columns_before + exc.pos + 1
+        at = "" if exc.msg.endswith(" at") else " at"
+        cut = exc.pos >= len(self.buf.rstrip()) or exc.msg.startswith("Unterminated string")
+        return f"invalid JSON: {exc.msg}{at} line {line} column {column}{' (the file looks truncated)' if cut else ''}"
+
+
+def _streamed_records(values: _Values, first: Any) -> Iterator[tuple[str | None, Any]]:
+    """JSON Lines (or concatenated values) from the second value on: a list's items are records."""
+    value = first
+    while True:
+        yield from ((None, v) for v in (value if isinstance(value, list) else [value]))
+        if values.peek() is None:
+            return
+        value = values.value()
+
+
+def _array_records(values: _Values) -> Iterator[tuple[str | None, Any]]:
+    """The items of the array that opens the stream, one by one; values after it as JSON Lines."""
+    values.take("[")
+    if not values.take("]"):
+        while True:
+            yield None, values.value()
+            if values.take("]"):
+                break
+            if not values.take(","):
+                raise values.expected("',' delimiter")
+    if values.peek() is not None:
+        yield from _streamed_records(values, values.value())
+
+
+def _documents(pairs: Iterable[tuple[str | None, Any]], path: Path, options: LoadOptions,
+               warnings: list[str]) -> Iterator[Document]:
+    """Each record as a Document (records without text skipped, and counted in ``warnings``)."""
+    total, found = 0, False
+    skipped: list[int] = []
+    keys: set[str] = set()
+    for total, (fallback_id, raw) in enumerate(pairs, start=1):
+        if isinstance(raw, dict) and total <= 50:
+            keys.update(str(k) for k in raw)
+        try:
+            doc = record_to_document(raw, fallback_id, path, options) if isinstance(raw, dict) else None
+        except RecursionError:  # absurdly nested sections/paragraphs
+            doc = None
+        if doc is None:
+            skipped.append(total)
+            continue
+        found = True
+        yield doc
+    if not found:
+        listed = f"found keys: {', '.join(sorted(keys)[:20])}" if keys else "found no JSON objects"
+        raise NotPapersError(str(path), f"not papers: no usable records: expected objects with one of the fields "
+                                        f"{EXPECTED}; {listed}")
+    if skipped:
+        warnings.append(_skipped_warning(skipped, total))
+
+
+def stream_json(path: Path, options: LoadOptions, warnings: list[str]) -> Iterator[Document]:
+    """A JSON array or JSON Lines of records, record by record as the file is read (a file of a
+    million records is never held whole); a single object (one paper, a map of papers) is read at
+    once, as ``load_json`` reads it."""
+    stream, encoding_warnings = open_text(path)
+    with stream:
+        warnings += encoding_warnings
+        values = _Values(stream, str(path))
+        start = values.peek()
+        if start is None:
+            raise LoadError(str(path), "no text content (file is blank)")
+        if start == "[":
+            yield from _documents(_array_records(values), path, options, warnings)
+            return
+        first = values.value()
+        if values.peek() is not None:  # JSON Lines
+            yield from _documents(_streamed_records(values, first), path, options, warnings)
+            return
+    try:
+        pairs = _records([first], str(path))
+    except NotPapersError as exc:
+        raise NotPapersError(str(path), exc.reason) from None
+    yield from _documents(pairs, path, options, warnings)
+
+
 SPECS = [
     LoaderSpec(
         name="json",
         suffixes=(".json", ".jsonl"),
         load=load_json,
+        stream=stream_json,
         description="JSON / JSON Lines papers: {title, text|abstract|sections, ...} objects, ASKG, S2ORC, QASPER",
     )
 ]

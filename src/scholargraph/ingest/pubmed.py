@@ -400,11 +400,66 @@ def load_xml(path: Path, options: LoadOptions) -> list[Document]:
     return docs
 
 
+# --- streaming (a MEDLINE set of many articles) -----------------------------------------------
+
+MEDLINE_SETS = {"PubmedArticleSet", "MedlineCitationSet"}
+MEDLINE_ENTRIES = {"PubmedArticle", "MedlineCitation"}
+
+
+def _root_tag(path: Path) -> str | None:
+    """The root element's local name, read from the file's first element (None: not parseable)."""
+    try:
+        for _, el in etree.iterparse(str(path), events=("start",), **_PARSER_OPTIONS):
+            return etree.QName(el).localname
+    except (etree.XMLSyntaxError, OSError):
+        return None
+    return None
+
+
+def stream_xml(path: Path, options: LoadOptions, warnings: list[str]) -> Iterator[Document]:
+    """A MEDLINE set's articles one by one as the file is read: each is parsed, turned into a
+    Document and dropped, so a file of a million citations is never held whole. Any other XML
+    (JATS: one paper, a single citation, a file that does not parse) is read as ``load_xml`` does."""
+    if _root_tag(path) not in MEDLINE_SETS:
+        yield from load_xml(path, options)
+        return
+    entries = docs = 0
+    context = etree.iterparse(str(path), events=("end",), recover=True, **_PARSER_OPTIONS)
+    root: etree._Element | None = None
+    for _, el in context:
+        parent = el.getparent()
+        if parent is None or parent.getparent() is not None or not isinstance(el.tag, str):
+            continue  # the root itself, or inside an entry
+        root = parent
+        if etree.QName(el).localname in MEDLINE_ENTRIES:
+            entries += 1
+            _strip_namespaces(el)
+            doc = _medline_document(el, path)
+            if doc is not None:
+                docs += 1
+                yield doc
+        el.clear()
+        while el.getprevious() is not None:  # what was read before this entry goes
+            del root[0]
+    errors = [e for e in context.error_log if e.level >= etree.ErrorLevels.ERROR]
+    error = f"{errors[0].message.strip()}, line {errors[0].line}" if errors else None
+    if not docs:
+        if error is not None:
+            raise LoadError(str(path), f"malformed XML: {error}")
+        found = f"none of its {entries} articles has an abstract" if entries else "it holds no <PubmedArticle>"
+        raise LoadError(str(path), f"no text in the PubMed/MEDLINE XML: {found}")
+    if docs < entries:
+        warnings.append(f"skipped {entries - docs} of {entries} articles without an abstract")
+    if error is not None:
+        warnings.append(f"XML was truncated or malformed; recovered {docs} articles ({error})")
+
+
 SPECS = [
     LoaderSpec(
         name="pubmed",
         suffixes=(".xml", ".nxml"),
         load=load_xml,
+        stream=stream_xml,
         description="PubMed/MEDLINE XML (title + abstract per article) and PMC JATS full text",
     )
 ]

@@ -39,21 +39,24 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .config import Settings
-from .errors import LeaseLostError, LLMUnavailableError, LoadError, NotPapersError, ScholarGraphError
-from .extract.base import Extractor
-from .extract.limits import ChunkLimits, limit_per_chunk
-from .graph.merge import entity_keys, plan_writes
-from .graph.refresh import GraphRefresher
-from .ingest.chunking import chunk_document
-from .ingest.identity import content_md5
-from .ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
-from .ingest.tokenizer import TextTokenizer
-from .llm.embeddings import Embedder
-from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
-from .progress import NullProgress, Progress
-from .report import FileLedger, IndexReport
-from .store.base import DocumentRow, GraphRemoval, IndexingStore
+from ..config import Settings
+from ..errors import LeaseLostError, LLMUnavailableError, LoadError, NotFoundError, NotPapersError, ScholarGraphError
+from ..extract.base import Extractor
+from ..extract.limits import ChunkLimits, limit_per_chunk
+from ..graph.merge import KeyFn, entity_keys, plan_writes
+from ..graph.refresh import GraphRefresher
+from ..graph.resolution_pass import NameMates, resolve_touched
+from ..graph.resolve import ResolutionSettings
+from ..ingest.chunking import chunk_document
+from ..ingest.identity import content_md5
+from ..ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
+from ..ingest.tokenizer import TextTokenizer
+from ..llm.embeddings import Embedder
+from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
+from ..progress import NullProgress, Progress
+from ..report import FileLedger, IndexReport
+from ..store.base import DocumentRow, GraphRemoval, IndexingStore
+from .views import Deletion
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
@@ -132,7 +135,7 @@ def resolution_note(groups: Sequence[Sequence[str]]) -> str:
 
 class Pipeline:
     def __init__(self, store: IndexingStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
-                 extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
+                 extractor: Extractor, key_fn: KeyFn, refresher: GraphRefresher, progress: Progress | None = None):
         self.store = store
         self.settings = settings
         self.embedder = embedder
@@ -147,6 +150,7 @@ class Pipeline:
         self.files = FileLedger()  # input path -> documents and outcome, for report.files
         self.taken: set[str] = set()  # documents this run claimed (the others' are another worker's)
         self._in_flight: set[str] = set()  # documents this run registered from its files, not processed yet
+        self.running: set[asyncio.Task[None]] = set()  # the documents being processed now (at most parallel_documents)
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -367,15 +371,15 @@ class Pipeline:
               ThreadPoolExecutor(1, thread_name_prefix="scholargraph-chunking") as self._chunker,
               _long_lived_objects_frozen()):
             intake = asyncio.create_task(self._intake(arriving, only, arrived, counted))
-            tasks: list[asyncio.Task] = []
+            self.running.clear()
             try:
-                await self._feed(report, reading, only, arrived, tasks, counted)
+                await self._feed(report, reading, only, arrived, counted)
                 await intake
-                await asyncio.gather(*tasks)
+                await asyncio.gather(*self.running)
             except BaseException:
-                for task in [intake, *tasks]:
+                for task in [intake, *self.running]:
                     task.cancel()
-                await asyncio.gather(intake, *tasks, return_exceptions=True)
+                await asyncio.gather(intake, *self.running, return_exceptions=True)
                 raise
         report.stopped = self._stop
         self.progress.phase("rebuilding merged entities and relations")
@@ -396,7 +400,7 @@ class Pipeline:
             arrived.put_nowait(None)
 
     async def _feed(self, report: IndexReport, reading: _Slots, only: set[str] | None,
-                    arrived: asyncio.Queue[list[str] | None], tasks: list[asyncio.Task], counted: set[str]) -> None:
+                    arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
         """Claim pending documents (any worker's, largest first) and start one task per document as
         ``reading`` lets them in; claim only what can start now, plus one ready for the next free slot
         (other workers find the rest). While nothing is pending, wait for this run's next parsed file
@@ -431,14 +435,16 @@ class Pipeline:
                 doc_id = claimed.popleft()
                 task = asyncio.create_task(self._process(doc_id, report, reading))
                 task.add_done_callback(functools.partial(self._done, doc_id))
-                tasks.append(task)
+                self.running.add(task)
         finally:
             if next_file is not None:
                 next_file.cancel()
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
-    def _done(self, doc_id: str, _task: asyncio.Task) -> None:
+    def _done(self, doc_id: str, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:  # a finished task is not kept (1M CSV rows: 1M tasks);
+            self.running.discard(task)  # one that crashed stays, for run_pending to raise
         self._in_flight.discard(doc_id)
         self.progress.advance()  # documents done / total
 
@@ -448,15 +454,14 @@ class Pipeline:
         cfg = self.settings.extraction
         if not cfg.resolve or not self.store.pending_maintenance("resolve", 1):
             return
-        from .graph.resolution_pass import resolve_touched
-        from .graph.resolve import ResolutionSettings
-
         self.progress.phase("resolving entities")
         settings = ResolutionSettings(threshold=cfg.resolution_threshold)
         groups: list[list[str]] = []
+        mates: NameMates | None = None  # the stored entities by name: read once per run, when there is work
         while block := await asyncio.to_thread(self.store.claim_maintenance, "resolve", RESOLVE_BLOCK):
             # a block at a time, claimed: workers that finish together share the pass, none redoes a block
-            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings)
+            mates = mates or await asyncio.to_thread(NameMates, self.store)
+            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings, mates)
         if groups:
             report.notes.append(resolution_note(groups))
         await self.refresher.refresh()  # what it merged or gave its canonical id
@@ -662,11 +667,9 @@ class Pipeline:
 
     # -- delete ---------------------------------------------------------------------------
 
-    async def delete(self, doc_id: str) -> dict:
+    async def delete(self, doc_id: str) -> Deletion:
         row = self.store.get_document(doc_id)
         if row is None:
-            from .errors import NotFoundError
-
             raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
 
         def work() -> tuple[GraphRemoval, list[str]]:
@@ -679,5 +682,5 @@ class Pipeline:
 
         gone, chunk_ids = await self.store.awrite(work)
         await self.refresher.refresh()
-        return {"deleted": doc_id, "chunks": len(chunk_ids), "entities_removed": len(gone.entity),
-                "relations_removed": len(gone.relation), "keywords_removed": len(gone.keyword)}
+        return Deletion(deleted=doc_id, chunks=len(chunk_ids), entities_removed=len(gone.entity),
+                        relations_removed=len(gone.relation), keywords_removed=len(gone.keyword))
