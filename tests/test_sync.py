@@ -95,6 +95,10 @@ def test_a_kept_loop_runs_calls_from_anywhere_until_closed():
     async def last() -> None:
         closed.append(True)
 
+    async def from_a_thread() -> int:  # waits for a sync call made on a thread while it holds the loop
+        return await asyncio.to_thread(kept.run, loop_id())
+
+    assert kept.run(from_a_thread()) != first  # a loop of its own, no deadlock
     kept.close(last)
     kept.close(last)
     assert closed == [True]

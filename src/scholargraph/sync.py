@@ -57,8 +57,10 @@ class KeptLoop:
         return self._here_or_in_thread(lambda: self._run_now(coro))
 
     def close(self, last: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
-        """Run ``last()`` on the loop (when it ran anything), then close it; later runs fail."""
-        self._here_or_in_thread(lambda: self._close_now(last))
+        """Run ``last()`` on the loop (when it ran anything), then close it; later runs fail. From a
+        coroutine the loop itself runs, nothing is closed (the loop cannot close under its caller)."""
+        if not self._inside():
+            self._here_or_in_thread(lambda: self._close_now(last))
 
     def _inside(self) -> bool:
         try:
@@ -76,12 +78,18 @@ class KeptLoop:
             return pool.submit(fn).result()
 
     def _run_now(self, coro: Coroutine[Any, Any, T]) -> T:
-        with self._turn:
+        if not self._turn.acquire(blocking=False):
+            # another call is on the loop (from another thread, or waiting for this very call in a
+            # worker thread): a loop of its own, as before, rather than a wait that may never end
+            return asyncio.run(coro)
+        try:
             if self._closed:
                 coro.close()
                 raise RuntimeError("this knowledge base is closed")
             self._used = True
             return self._runner.run(coro)
+        finally:
+            self._turn.release()
 
     def _close_now(self, last: Callable[[], Coroutine[Any, Any, None]] | None) -> None:
         with self._turn:
