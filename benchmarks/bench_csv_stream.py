@@ -1,4 +1,4 @@
-"""A CSV of many rows, streamed (issue 27, item 7): peak memory and rows/s of `index` on a CSV of N
+"""A CSV of many rows, streamed: peak memory and rows/s of `index` on a CSV of N
 short rows against one of N/10 rows. Rows are documents read as the file is indexed, registered and
 committed in batches with a bounded number waiting, so the peak memory must not grow with the rows
 (before: a 1M-row file held every row's Document at once, 2.2 GB after 300 s and nothing committed).

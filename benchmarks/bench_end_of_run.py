@@ -1,4 +1,4 @@
-"""End-of-run work of `index` against the size of the knowledge base (issue 28): a run that adds
+"""End-of-run work of `index` against the size of the knowledge base: a run that adds
 the same N passages to knowledge bases of K1 and K2 passages (2WikiMultihopQA dev corpus, offline
 profile). The work after the last document (graph rebuild, entity resolution, citations,
 communities) must cost in proportion to what the run touched, not to K.
@@ -6,7 +6,7 @@ communities) must cost in proportion to what the run touched, not to K.
     .venv/bin/python -m benchmarks.bench_end_of_run [--base 500,1000] [--add 50] [--profile-to FILE]
     .venv/bin/python -m benchmarks.bench_end_of_run --synthetic 10000,40000 --add 500
 
-``--synthetic K1,K2``: the resolution pass alone (the end-of-run phase issue 28 found growing with
+``--synthetic K1,K2``: the resolution pass alone (the end-of-run phase found growing with
 the graph) over a synthetic knowledge base of K entities (made-up names, random 384-d vectors, no
 extraction or embedding model), with N new entities queued as a run's commits queue them; it
 reports the pass's seconds, the entities it compared (its candidates) and the time of the
@@ -79,7 +79,7 @@ def add_run(workdir: Path, added: Path, profile_to: str | None) -> dict:
             profiler.disable()
             profiler.dump_stats(profile_to)
         end = time.perf_counter()
-        stats = kb.stats()
+        stats = kb.stats().to_json()
     return {"added": len(report.added), "seconds": round(end - started, 2),
             "end_of_run_s": round(end - clock.last_document, 2), "phases": clock.seconds(end),
             "queued_before": queued_before, "entities": stats["entities"], "relations": stats["relations"]}

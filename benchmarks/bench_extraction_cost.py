@@ -36,7 +36,7 @@ def run(paths: list[Path], profile: str, gleaning: int, count, reports: str = "e
         try:
             report = kb.insert(paths)
             assert report.ok, report.failed[:2]
-            chunks = kb.stats()["chunks"]
+            chunks = kb.stats().chunks
             papers = len(report.added)
         finally:
             kb.close()

@@ -32,7 +32,7 @@ def run(texts: list[dict], fmt: str, examples: str, count) -> dict:
                                            "examples": examples}) as kb:
                 report = kb.insert([], texts=texts)
                 assert report.ok, report.failed[:2]
-                chunks = kb.stats()["chunks"]
+                chunks = kb.stats().chunks
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         extract = server.stats.by_kind.get("extract", {})

@@ -31,6 +31,7 @@ from scholargraph.evaluation.kgqa import kg_qa, read_qa_pairs
 from scholargraph.export.rdf import SG
 from scholargraph.ingest.tokenizer import load_tokenizer
 from scholargraph.llm.embeddings import make_embedder
+from scholargraph.models import usage_to_json
 from scholargraph.profiles.localkg.document import read_paper
 from scholargraph.testing.llm_server import ScriptedLLMServer
 from tests.support.canned import default_rules
@@ -48,7 +49,8 @@ def _kb(server, workdir: Path, profile: str) -> KnowledgeBase:
 def _per_paper(kb: KnowledgeBase) -> dict[str, dict]:
     out = {}
     titles = {r.id: r.title for r in kb.store.list_documents()}
-    for doc, usage in kb.cost_by_document().items():
+    for doc, used in kb.cost_by_document().items():
+        usage = usage_to_json(used)
         stages = {p: {k: u[k] for k in ("calls", "prompt_tokens", "completion_tokens")}
                   for p, u in usage["by_purpose"].items()}
         out[doc] = {"title": titles.get(doc, ""), "calls": usage["llm_calls"], "total_tokens": usage["total_tokens"],
@@ -80,7 +82,7 @@ def _seed_stage1_calls(kb: KnowledgeBase, doc: str) -> int:
 
 def _turtle_check(kb: KnowledgeBase, doc: str) -> dict:
     out = io.StringIO()
-    report = kb.export("turtle", out, doc_ids=[doc])
+    report = kb.export("turtle", out, doc_ids=[doc]).to_json()
     g = rdflib.Graph().parse(data=out.getvalue(), format="turtle")
     stored = {s.text for s in kb.store.sentences_of(doc)}
     sentences = {s for s in g.subjects(RDF.type, SG.Sentence) if str(g.value(s, RDF.value)) in stored}

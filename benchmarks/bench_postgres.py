@@ -1,4 +1,4 @@
-"""PostgreSQL + pgvector next to SQLite, in the same run (issue 12's benchmarks).
+"""PostgreSQL + pgvector next to SQLite, in the same run.
 
     .venv/bin/python -m benchmarks.bench_postgres vectors   [--sizes 100000,1000000] [--queries 200]
     .venv/bin/python -m benchmarks.bench_postgres retrieval [--chunks 100000] [--queries 40]

@@ -1,4 +1,4 @@
-"""A scale run from one command (issue 28, item 3): PubMed-like abstracts, the fastbio profile,
+"""A scale run from one command: PubMed-like abstracts, the fastbio profile,
 PostgreSQL, several indexing workers, several scripted LLM endpoints with a realistic latency.
 
     .venv/bin/python -m benchmarks.bench_scale --docs 2000 [--workers 2] [--compare-one-worker]
@@ -14,7 +14,7 @@ PostgreSQL, several indexing workers, several scripted LLM endpoints with a real
 * ``--endpoints`` scripted OpenAI-compatible servers (``scholargraph.testing``), each in a process of
   its own, answer the fastbio draft prompt with the abstract's own terms (tests/support/canned_bio.py:
   the replies vary with the abstract), after ``--latency`` seconds, at most ``--server-parallel``
-  requests at once. When the settings have ``llm.endpoints`` (issue 28, item 1) every worker uses all
+  requests at once. When the settings have ``llm.endpoints`` every worker uses all
   of them; otherwise worker i uses endpoint i (the per-worker LLM limit ``--limit`` bounds both).
 * The documents are registered PENDING first, then ``--workers`` worker processes (``KnowledgeBase
   .insert()``: claim, index, end-of-run work shared) index them into one PostgreSQL database

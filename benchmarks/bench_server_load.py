@@ -1,4 +1,4 @@
-"""HTTP server under load: many concurrent askers while one job indexes (issue 18).
+"""HTTP server under load: many concurrent askers while one job indexes.
 
     .venv/bin/python -m benchmarks.bench_server_load [--askers 50] [--questions 4] [--latency 0.5]
 

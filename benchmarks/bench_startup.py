@@ -1,4 +1,4 @@
-"""Start-up cost of the CLI (issue 24 #8): CPU time (user + sys) of whole `scholargraph` processes.
+"""Start-up cost of the CLI: CPU time (user + sys) of whole `scholargraph` processes.
 
     .venv/bin/python -m benchmarks.bench_startup [--workdir WS] [--repeats 3]
 
@@ -6,7 +6,7 @@ Each command runs ``--repeats`` times as a fresh process; its CPU time comes fro
 ``resource.getrusage(RUSAGE_CHILDREN)`` (the median is reported; wall time is printed too but not
 comparable on a shared machine). ``ask``/``retrieve`` run once with the default embedding runtime
 (numpy for the question) and once with ``embeddings.runtime = "torch"`` (sentence-transformers,
-the runtime before issue 24). Without ``--workdir`` a small workspace is indexed first from two
+the runtime before the numpy runtime). Without ``--workdir`` a small workspace is indexed first from two
 papers of the bundled demo corpus (offline profile; not measured). Also reported: whether torch
 was imported by each command (``-X importtime``).
 """

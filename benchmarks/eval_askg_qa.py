@@ -57,7 +57,7 @@ async def run(args) -> dict:
     try:
         papers = sorted((dev / "askg" / "papers").glob("kg_ASKG_*.json"))
         report = await kb.ainsert(papers)
-        by_path = {Path(r["source_path"]).name: r["id"] for r in kb.status()}
+        by_path = {Path(r.source_path).name: r.id for r in kb.status()}
         doc_of_paper = {int(p.stem.rsplit("_", 1)[1]): by_path[p.name] for p in papers}
         embed = kb.embedder.embed
         gold_vecs = await embed([q["answer"] for q in qa])

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.eval_json_repair [--json-out benchmarks/results/json_repair.json]
 
-Issue 11 asks for JSON repair through the maintained ``json-repair`` package where it covers the
+JSON repair could go through the maintained ``json-repair`` package where it covers the
 cases. This measures which cases it covers. Inputs (``tests.support.broken_json``, the
 table ``tests/extract/test_parse.py`` checks):
 

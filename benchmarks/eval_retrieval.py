@@ -207,7 +207,7 @@ async def run_dataset(name: str, docs: list[dict], qs: list[dict], modes: list[s
                     units[row][kk].append(score(name, q, [d for d, _ in unit_list[:kk]], [x for _, x in unit_list[:kk]]))
                     sources[row][kk].append(score(name, q, [d for d, _ in source_list[:kk]],
                                                   [x for _, x in source_list[:kk]]))
-        stats = kb.stats()
+        stats = kb.stats().to_json()
         await kb.workspace.aclose_clients()
         kb.close()
     finally:

@@ -220,7 +220,7 @@ def run_ours(server: ScriptedLLMServer, pset: PaperSet, profile: str, tmp: Path,
                        communities={"reports": "extractive"}, chunking={"size": args.chunk_size, "overlap": args.chunk_overlap},
                        embeddings=embeddings, progress=False) as kb:
         report = kb.insert([str(p) for p in pset.inputs_for(profile)])
-        stats = kb.stats()
+        stats = kb.stats().to_json()
     elapsed = time.perf_counter() - started
     return {"elapsed_s": round(elapsed, 2), "index_report": {k: v for k, v in report.to_json().items() if k != "usage"},
             "usage_by_purpose": report.to_json()["usage"],

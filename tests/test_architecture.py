@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "scholargraph.evaluation")),
     ("retrieval", ("scholargraph.query",)),
     ("plug-ins", ("scholargraph.profiles",)),
-    ("application", ("scholargraph.app", "scholargraph.pipeline", "scholargraph.demo")),
+    ("application", ("scholargraph.app", "scholargraph.demo")),
     ("facade", ("scholargraph.kb",)),
     ("interfaces", ("scholargraph.cli", "scholargraph.__main__", "scholargraph.server", "scholargraph.testing",
                     "scholargraph.fastbmrag")),

@@ -98,7 +98,7 @@ def test_the_wheel_carries_the_demo_corpus(tmp_path: Path) -> None:
 
 
 def test_next_steps_name_the_program_as_the_reader_runs_it(tmp_path, monkeypatch) -> None:
-    """Issue 24 item 10: the demo's "next, try" commands assumed an activated environment."""
+    """The demo's "next, try" commands work without an activated environment."""
     from scholargraph.config import program_name
     from scholargraph.demo import demo_corpus, next_steps
 

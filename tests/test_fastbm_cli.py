@@ -107,7 +107,7 @@ def test_missing_arguments_are_config_errors(tmp_path):
 
 
 def test_fastbmrags_defaults_apply_to_omitted_flags(llm_server, tmp_path, capsys):
-    # issue 13: `--job query` without --question exited 2; fastbmRAG asks its default question
+    # `--job query` without --question exited 2; fastbmRAG asks its default question
     o = fastbm_overrides(parse(["--job", "query"]), [])
     assert o["query"]["top_k"] == 20 and o["plugins"]["fastbio"]["refine_threshold"] is None  # the local model's own cutoff
     o = fastbm_overrides(parse(["--job", "update", "--embed_model_name", "mxbai-embed-large:latest"]), [])
@@ -129,7 +129,7 @@ def test_fastbmrags_defaults_apply_to_omitted_flags(llm_server, tmp_path, capsys
 
 
 def test_update_checks_the_embedding_model_before_any_call(llm_server, tmp_path):
-    # issue 13: an embedding model the server lacks cost the draft calls, then every paper failed on a 404
+    # an embedding model the server lacks cost the draft calls, then every paper failed on a 404
     server = llm_server(rules=canned_bio.fastbio_rules(), models=["scripted-model", "nomic-embed-text"],
                         strict_models=True)
     args = parse(["--job", "update", "--document", str(write_csv(tmp_path / "in.csv", PAPERS)), "--working_dir",

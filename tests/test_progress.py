@@ -1,4 +1,4 @@
-"""CLI progress (issue 24 item 9): nothing was printed when stderr was not a terminal (a log file,
+"""CLI progress: nothing was printed when stderr was not a terminal (a log file,
 CI), and the bar sat at "1/1 docs" through the graph work with no phase shown."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """AcademicRAG's cost model (seed 000 §3.5, Table 3.2): an index run pays only for extracting the new
 chunks; community reports are written when something needs them (summary mode, the `communities`
 command, the web view's endpoint) or when asked (`index --reports`), and `--dry-run` and
-`stats --cost` say so (issue 25 item 5)."""
+`stats --cost` say so."""
 
 import json
 
@@ -42,7 +42,7 @@ def test_indexing_pays_only_for_extraction_and_reports_come_when_needed(llm_serv
             second.usage["summarise"].calls if "summarise" in second.usage else 0)
         view = kb.communities()  # what the `communities` command and the web view show: reports now
         assert _calls(server, "report") > 0
-        assert all(c["method"] == "llm" and c["title"] for c in view["communities"]), view
+        assert all(c.method == "llm" and c.title for c in view.communities), view
 
 
 def test_summary_mode_writes_the_reports_it_needs(llm_server, workdir):

@@ -45,7 +45,36 @@ function recordBuild() {
   };
 }
 
-export default defineConfig({
+// The offline graph page's viewer (`vite build --mode offline`, after the app): the Overview's
+// drawing as one classic script that analysis/graph_view.py inlines into graph.html. Its digest
+// joins the app's record, so the same check covers both.
+const VIEWER_DIR = join(WEB, "..", "src", "scholargraph", "analysis", "assets");
+const VIEWER = "graph_view.js";
+
+function recordViewer() {
+  return {
+    name: "scholargraph-record-viewer",
+    apply: "build",
+    writeBundle() {
+      const path = join(WEB, "..", "src", "scholargraph", "server", "static", RECORD);
+      const record = JSON.parse(readFileSync(path, "utf8"));
+      record.viewer = { [`analysis/assets/${VIEWER}`]: createHash("sha256").update(text(join(VIEWER_DIR, VIEWER))).digest("hex") };
+      writeFileSync(path, JSON.stringify(record, null, 2) + "\n");
+    },
+  };
+}
+
+const offline = {
+  plugins: [recordViewer()],
+  build: {
+    outDir: VIEWER_DIR,
+    emptyOutDir: false,
+    chunkSizeWarningLimit: 1200,
+    lib: { entry: join(WEB, "src", "offline.js"), formats: ["iife"], name: "scholargraphGraphView", fileName: () => VIEWER },
+  },
+};
+
+const app = {
   base: "./",
   plugins: [recordBuild()],
   build: {
@@ -57,4 +86,6 @@ export default defineConfig({
   server: {
     proxy: { "/api": "http://127.0.0.1:8765", "/v1": "http://127.0.0.1:8765" },
   },
-});
+};
+
+export default defineConfig(({ mode }) => (mode === "offline" ? offline : app));

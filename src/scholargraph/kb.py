@@ -11,7 +11,8 @@ client, extractor) are created on first use, so ``status`` and ``stats`` stay in
 
 The facade delegates to the application services (:mod:`scholargraph.app`): ``kb.workspace`` (the
 composition root), ``kb.indexing``, ``kb.curation`` and ``kb.browse`` (more browsing: neighbourhoods,
-relations' evidence, entity types, sessions, graph export, costs).
+relations' evidence, entity types, sessions, graph export, costs). Browsing returns typed views
+(:mod:`scholargraph.app.views`); each view's ``to_json()`` is what ``--json`` and the HTTP API print.
 """
 
 from __future__ import annotations
@@ -23,18 +24,35 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .app.browse import Browse
 from .app.curation import Curation
 from .app.indexing import Indexing
+from .app.views import (
+    CitationNetwork,
+    CommunitiesView,
+    CommunityView,
+    Deletion,
+    DocumentInfo,
+    DocumentStatus,
+    EntityMerge,
+    EntityView,
+    ExportReport,
+    GraphStats,
+    PaperCitations,
+    Passage,
+    PlotFiles,
+    WorkspaceStats,
+)
 from .app.workspace import Workspace
 from .config import Settings, load_settings
 from .errors import ConfigError
 from .ingest.registry import LoadOptions
 from .ingest.surrogates import scrub
 from .models import Answer, Document, Usage
-from .pipeline import IndexReport
 from .progress import Progress
 from .query.engine import QueryEngine
 from .query.retrieval import Retrieval
+from .report import IndexReport
 
 if TYPE_CHECKING:
+    from .graph.community_update import CommunityRun
     from .graph.kg_summary import KGSummary
     from .ingest.tokenizer import TextTokenizer
     from .llm.client import LLMClient
@@ -121,25 +139,25 @@ class KnowledgeBase:
         return self.run(self.ainsert(paths, texts=texts, scope=scope, only=only, profile=profile, force=force,
                                      options=options, dry_run=dry_run, wait=wait))
 
-    async def adelete(self, ref: str) -> dict[str, Any]:
+    async def adelete(self, ref: str) -> Deletion:
         """Delete a paper named by id, file name or title. Graph maintenance an earlier run left
         owed is finished first (even when ``ref`` names no paper)."""
         return await self.curation.adelete(ref)
 
-    def delete(self, ref: str) -> dict[str, Any]:
+    def delete(self, ref: str) -> Deletion:
         return self.run(self.adelete(ref))
 
-    async def adelete_source(self, source: str | Path) -> list[dict[str, Any]]:
+    async def adelete_source(self, source: str | Path) -> list[Deletion]:
         """Delete every paper read from the file ``source`` (a JSON or CSV file may hold many)."""
         return await self.curation.adelete_source(source)
 
-    def delete_source(self, source: str | Path) -> list[dict[str, Any]]:
+    def delete_source(self, source: str | Path) -> list[Deletion]:
         return self.run(self.adelete_source(source))
 
-    async def amerge_entities(self, keep: str, *others: str) -> dict[str, Any]:
+    async def amerge_entities(self, keep: str, *others: str) -> EntityMerge:
         return await self.curation.amerge_entities(keep, *others)
 
-    def merge_entities(self, keep: str, *others: str) -> dict[str, Any]:
+    def merge_entities(self, keep: str, *others: str) -> EntityMerge:
         return self.run(self.amerge_entities(keep, *others))
 
     async def asplit_entity(self, ref: str) -> list[str]:
@@ -185,43 +203,45 @@ class KnowledgeBase:
 
     # -- what the workspace holds (more on kb.browse) -------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[DocumentStatus]:
         """One row per document (``INTERRUPTED`` for a document left PROCESSING by a run that has ended)."""
         return self.browse.status()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> WorkspaceStats:
         return self.browse.stats()
 
-    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+    def entities(self, type_: str | None = None, search: str | None = None, limit: int = 100) -> list[EntityView]:
         """Entities with degree and source documents; ``search`` matches names and aliases."""
         return self.browse.entities(type_, search, limit)
 
-    def document(self, doc_id: str) -> dict[str, Any]:
+    def document(self, doc_id: str) -> DocumentInfo:
         """One document's status row plus its bibliographic fields."""
         return self.browse.document(doc_id)
 
-    def passage(self, chunk_id: str) -> dict[str, Any]:
+    def passage(self, chunk_id: str) -> Passage:
         """A stored chunk with the paper, section and pages it came from (what a citation points to)."""
         return self.browse.passage(chunk_id)
 
-    def cost_by_document(self) -> dict[str, dict[str, Any]]:
+    def cost_by_document(self) -> dict[str, dict[str, Usage]]:
+        """LLM usage per paper, by purpose (``usage_to_json(usage)``: what ``stats --cost`` prints)."""
         return self.browse.cost_by_document()
 
-    async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
+    async def aupdate_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
         """Recompute the communities when the graph changed enough (``force``: anyway; ``rebuild``:
-        from scratch, not from the stored ones) and write the missing reports."""
-        return (await self.indexing.update_communities(force, rebuild)).to_json()
+        from scratch, not from the stored ones) and write the missing reports; what was done
+        (``to_json()``: the ``update`` object of ``communities --json``)."""
+        return await self.indexing.update_communities(force, rebuild)
 
-    def update_communities(self, force: bool = False, rebuild: bool = False) -> dict[str, Any]:
+    def update_communities(self, force: bool = False, rebuild: bool = False) -> CommunityRun:
         return self.run(self.aupdate_communities(force, rebuild))
 
     async def acommunities(self, level: int | None = None, *, members: bool = False,
-                           reports: bool = True) -> dict[str, Any]:
+                           reports: bool = True) -> CommunitiesView:
         """Levels and the communities of ``level`` (all when None), each with its report; the reports
         still missing are written first (``reports=False``: shown without them)."""
         return await self.browse.acommunities(level, members=members, reports=reports)
 
-    def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> dict[str, Any]:
+    def communities(self, level: int | None = None, *, members: bool = False, reports: bool = True) -> CommunitiesView:
         return self.run(self.acommunities(level, members=members, reports=reports))
 
     async def asummarize(self, *, algorithm: str | None = None, depth: int = 3, max_nodes: int = 60,
@@ -234,23 +254,23 @@ class KnowledgeBase:
                   root: str | None = None) -> KGSummary:
         return self.run(self.asummarize(algorithm=algorithm, depth=depth, max_nodes=max_nodes, root=root))
 
-    def community(self, community_id: str) -> dict[str, Any]:
+    def community(self, community_id: str) -> CommunityView:
         """One community with its report and member entity ids."""
         return self.browse.community(community_id)
 
-    def citations(self, doc_id: str | None = None, limit: int = 50) -> dict[str, Any]:
+    def citations(self, doc_id: str | None = None, limit: int = 50) -> CitationNetwork | PaperCitations:
         """The citation network, or with ``doc_id`` that paper's references and the papers citing it."""
         return self.browse.citations(doc_id, limit)
 
-    def graph_stats(self) -> dict[str, Any]:
+    def graph_stats(self) -> GraphStats:
         return self.browse.graph_stats()
 
-    def plot(self, out: str | Path = "scholargraph_plots", *, level: int = 0, max_nodes: int = 1500) -> dict[str, Any]:
+    def plot(self, out: str | Path = "scholargraph_plots", *, level: int = 0, max_nodes: int = 1500) -> PlotFiles:
         """Write the PNG figures and the interactive HTML view (``graph.html``) into ``out``."""
         return self.browse.plot(out, level=level, max_nodes=max_nodes)
 
     def export(self, fmt: str, out: str | Path | Any = None, *, doc_ids: Sequence[str] | None = None,
-               base: str | None = None) -> dict[str, Any]:
+               base: str | None = None) -> ExportReport:
         """Write the graph (of ``doc_ids``, else of every indexed paper) as ``turtle``, ``jsonld``,
         ``graphml``, ``neo4j-csv`` or ``json``, streamed; returns what was written."""
         return self.browse.export(fmt, out, doc_ids=doc_ids, base=base)
@@ -258,8 +278,10 @@ class KnowledgeBase:
     # -- lifecycle ------------------------------------------------------------------------
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` (async work on this knowledge base) from synchronous code, then close the HTTP
-        clients. Works with or without a running event loop (Jupyter): see :func:`~scholargraph.sync.run_sync`."""
+        """Run ``coro`` (async work on this knowledge base) from synchronous code, on the knowledge
+        base's own event loop: the HTTP clients (LLM, embeddings) stay open from call to call until
+        :meth:`close`. Works with or without a running event loop (Jupyter): see
+        :class:`~scholargraph.sync.KeptLoop`."""
         return self.workspace.run(coro)
 
     def close(self) -> None:

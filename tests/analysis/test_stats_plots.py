@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "graph"))
 from planted import GROUPS, SIZE, SUBGROUPS  # noqa: E402
 from planted_store import planted_store  # noqa: E402
 
+import scholargraph.analysis  # noqa: E402
 from scholargraph.analysis.graph_stats import graph_stats  # noqa: E402
 from scholargraph.analysis.plots import write_plots  # noqa: E402
 from scholargraph.config import CommunitySettings  # noqa: E402
@@ -69,8 +70,13 @@ def test_plots_are_valid_png_and_a_self_contained_html_view(store, tmp_path):
     assert "http://" not in page and "https://" not in page and "<script src" not in page  # nothing fetched
     data = json.loads(page.split('<script id="graph-data" type="application/json">')[1].split("</script>")[0])
     assert len(data["nodes"]) == 100 and data["edges"] and len(data["communities"]) == GROUPS
-    assert all(0 <= n["c"] < GROUPS for n in data["nodes"])
-    assert {e for pair in data["edges"] for e in pair} <= set(range(100))
+    # the web app's Overview record (same layout, same viewer), with descriptions and papers
+    assert list(data)[:8] == ["nodes", "edges", "communities", "types", "total_nodes", "total_edges", "sampled", "limit"]
+    assert all(n["community"] in {c["id"] for c in data["communities"]} for n in data["nodes"])
+    assert {e[end] for e in data["edges"] for end in ("source", "target")} <= {n["id"] for n in data["nodes"]}
+    assert all(set(n["papers"]) <= set(data["papers"]) and "description" in n for n in data["nodes"])
+    viewer = (Path(scholargraph.analysis.__file__).parent / "assets" / "graph_view.js").read_text(encoding="utf-8")
+    assert viewer.replace("</", "<\\/") in page  # the viewer web/ builds, inlined
 
 
 def test_empty_workspace(tmp_path):

@@ -1,4 +1,4 @@
-"""Which files a run reads, and deleting what one file brought (issue 24 item 4: a folder holding
+"""Which files a run reads, and deleting what one file brought (a folder holding
 titles.json made 22 junk papers that ranked first in answers and made `delete <file>.pdf` ambiguous)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def test_a_json_file_that_is_not_papers_is_skipped_with_a_reason(tmp_path, capsy
     assert files["dense.md"]["outcome"] == "indexed" and files["titles.json"]["outcome"] == "skipped"
     assert "not papers" in files["titles.json"]["reason"] and not report["failed"]
     with KnowledgeBase(ws, progress=False) as kb:
-        assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]  # no junk papers, no FAILED row
+        assert [r.title for r in kb.status()] == ["Dense Retrieval"]  # no junk papers, no FAILED row
     assert main(["index", str(tmp_path / "papers"), "-w", str(ws)]) == 0
     assert "titles.json" in capsys.readouterr().err  # the reason is shown in the human output too
 
@@ -53,13 +53,13 @@ def test_delete_source_removes_every_paper_of_one_file(tmp_path, capsys):
     deleted = json.loads(capsys.readouterr().out)["deleted"]
     assert sorted(d["deleted"] for d in deleted) == ["p0", "p1"]
     with KnowledgeBase(ws, progress=False) as kb:
-        assert [r["title"] for r in kb.status()] == ["Dense Retrieval"]
+        assert [r.title for r in kb.status()] == ["Dense Retrieval"]
     assert main(["delete", "--source", str(tmp_path / "nothing.json"), "-w", str(ws)]) == 5
     assert "no paper" in capsys.readouterr().err
 
 
 def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, capsys, monkeypatch):
-    """Issue 24 item 10: `status` wrapped ids over three lines at 80 columns and showed no file."""
+    """`status` fits 80 columns (ids are not wrapped over three lines) and shows each paper's file."""
     from scholargraph.cli import output as cli_output
 
     monkeypatch.setattr(cli_output.out, "_width", 80)
@@ -70,13 +70,13 @@ def test_status_shows_whole_ids_and_the_source_file_at_80_columns(tmp_path, caps
     assert main(["status", "-w", str(ws)]) == 0
     out = capsys.readouterr().out
     with KnowledgeBase(ws, progress=False) as kb:
-        doc_id = kb.status()[0]["id"]
+        doc_id = kb.status()[0].id
     assert any(doc_id in line for line in out.splitlines()), out  # on one line
     assert "dense_retrieval_paper.md" in out and "Dense Retrieval" in out
 
 
 def test_a_folder_of_only_unsupported_files_fails_like_a_named_one(tmp_path, capsys):
-    """Issue 24 item 10: such a folder exited 0 while a named unsupported file left a FAILED row."""
+    """Such a folder exits 1 and names the unsupported files, as a named unsupported file does."""
     folder = tmp_path / "office"
     folder.mkdir()
     (folder / "notes.docx").write_bytes(b"PK\x03\x04 not really")
@@ -87,17 +87,17 @@ def test_a_folder_of_only_unsupported_files_fails_like_a_named_one(tmp_path, cap
 
 
 def test_stats_count_papers_apart_from_failed_files(tmp_path):
-    """Issue 24 item 10: the web Stats page counted FAILED rows as papers."""
+    """`stats` counts FAILED rows as documents, not as papers (the web Stats page shows papers)."""
     (tmp_path / "p.md").write_text(PAPER, encoding="utf-8")
     (tmp_path / "empty.txt").write_bytes(b"")
     with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:
         kb.insert([tmp_path / "p.md", tmp_path / "empty.txt"])
         stats = kb.stats()
-    assert stats["documents"] == 2 and stats["papers"] == 1
+    assert stats.documents == 2 and stats.papers == 1
 
 
 def test_retrieve_top_k_shows_at_most_k_rows_per_list(tmp_path, capsys):
-    """Issue 24 item 10: `retrieve --top-k 3` printed 15 rows, with scores on two scales mixed."""
+    """`retrieve --top-k K` prints at most K rows under each list, each list headed by the score that ranks it."""
     text = ("BERT encoders embed passages. Dense retrieval uses BERT encoders and FAISS indexes. "
             "ColBERT extends BERT encoders with late interaction. SPLADE expands BERT encoders sparsely.")
     with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, progress=False) as kb:

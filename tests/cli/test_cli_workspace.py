@@ -1,4 +1,4 @@
-"""Issue 13 defects a new user meets first: commands on a missing or empty workspace, `index` of a
+"""What a new user meets first: commands on a missing or empty workspace, `index` of a
 path that does not exist, and what a read-only command costs at start."""
 
 import json
@@ -73,7 +73,7 @@ def test_kb_insert_of_a_missing_path_records_no_failed_row(tmp_path):
 @pytest.mark.parametrize("argv", [["status"], ["delete", "x"], ["stats"]], ids=lambda a: a[0])
 def test_reading_commands_do_not_import_torch(tmp_path, argv):
     """A command that embeds nothing must not pay for torch / sentence-transformers at start, nor one
-    that searches no graph for networkx / scipy (issue 24 #8)."""
+    that searches no graph for networkx / scipy."""
     ws = tmp_path / "ws"
     code = ("import json, sys\nfrom scholargraph import KnowledgeBase\nfrom scholargraph.cli import main\n"
             f"KnowledgeBase({str(ws)!r}).close()\n"
@@ -104,7 +104,7 @@ def small_workspace(tmp_path_factory):
 @pytest.mark.parametrize("argv", [["ask", "What is SimCSE?"], ["retrieve", "What is SimCSE?"], ["--help"],
                                   ["ask", "--help"]], ids=" ".join)
 def test_questions_and_help_do_not_import_torch(small_workspace, argv):
-    """Issue 24 #8: a question is embedded by the numpy runtime; torch (seconds of CPU) is never imported."""
+    """A question is embedded by the numpy runtime; torch (seconds of CPU) is never imported."""
     code = ("import json, sys\nfrom scholargraph.cli import main\n"
             f"try:\n    code = main({argv!r} + ['-w', {str(small_workspace)!r}, '--json'])\n"
             "except SystemExit as exc:\n    code = exc.code\n"
@@ -192,7 +192,7 @@ def test_llm_url_without_model_on_a_server_of_several_models_lists_them(capsys, 
 
 
 def test_serve_on_a_missing_workspace_stops_with_exit_4(capsys, tmp_path, monkeypatch):
-    """Issue 24 item 5: `serve -w /no/such/dir` created a workspace and served an empty library."""
+    """`serve -w /no/such/dir` refuses (exit 4, pointing at --create): no empty workspace is made and served."""
     import scholargraph.server
 
     served: list = []

@@ -46,7 +46,7 @@ def test_kg_to_text_and_kg_qa(llm_server, tmp_path, monkeypatch):
         assert -1 <= first["kg_score"] <= 1 and -1 <= first["text_score"] <= 1
         taught = kb.run(kg_qa(kb, doc, None, count=3))  # the Teacher writes the questions
         assert taught["generated_questions"] and 1 <= taught["questions"] <= 3
-        assert kb.cost_by_document()[doc]["by_purpose"]["kgqa"]["calls"] > 0
+        assert kb.cost_by_document()[doc]["kgqa"].calls > 0
 
     monkeypatch.setenv("SCHOLARGRAPH_EMBEDDINGS__PROVIDER", "openai")
     monkeypatch.setenv("SCHOLARGRAPH_EMBEDDINGS__BASE_URL", server.base_url)

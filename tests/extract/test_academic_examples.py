@@ -1,4 +1,4 @@
-"""Domain examples in the extraction prompt (thesis 000 §5.2, issue 25 item 6): off by default (the
+"""Domain examples in the extraction prompt (thesis 000 §5.2): off by default (the
 system prompt is exactly the prompt file's), built-in cs / bio examples in the reply format in use,
 or a user's file; a file that cannot be read is one clear error before anything is indexed."""
 

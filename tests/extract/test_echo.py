@@ -25,7 +25,7 @@ def test_the_real_reply_loses_the_echoed_keyword_and_keeps_the_rest(llm_server, 
     with KnowledgeBase(workdir, llm=llm, extraction={"profile": "academic", "gleaning": 0, "format": "json"}) as kb:
         report = kb.insert(texts=[{"id": "C04-1096", "title": "C04-1096", "text": passage}])
         keywords = {text for _, text in kb.store.iter_keyword_texts()}
-        names = {e["name"].casefold() for e in kb.entities()}
+        names = {e.name.casefold() for e in kb.entities()}
     assert report.ok and INSTRUCTION not in keywords
     assert "past work of generating referring expressions" in names  # what the passage says is kept
     assert any("copied from the instructions" in w and INSTRUCTION in w for w in report.warnings)

@@ -291,11 +291,11 @@ def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server
         kb.workspace.extractor = lambda profile: _with_dictionary(original(profile), load_dictionary(dictionary))
         report = kb.insert([csv_path])
         assert report.ok
-        ents = {e["name"]: e for e in kb.entities(limit=20)}
+        ents = {e.name: e for e in kb.entities(limit=20)}
         rels = kb.store.get_relations(rid for rid, *_ in kb.store.all_edges())
     assert set(ents) == {"IL1B", "Endometriosis", "Ovarian Neoplasms"}
-    assert ents["IL1B"]["type"] == "Gene/Protein" and sorted(ents["IL1B"]["documents"]) == ["N1", "N2"]
-    assert "interleukin-1 beta" in ents["IL1B"]["aliases"] and "ovarian cancer" in ents["Ovarian Neoplasms"]["aliases"]
+    assert ents["IL1B"].type == "Gene/Protein" and sorted(ents["IL1B"].documents) == ["N1", "N2"]
+    assert "interleukin-1 beta" in ents["IL1B"].aliases and "ovarian cancer" in ents["Ovarian Neoplasms"].aliases
     by_types = sorted((r.types, r.directed, r.confidence) for r in rels.values())
     assert by_types == [(["Biomarker"], True, 0.9), (["Risk Factor"], True, None)]
 

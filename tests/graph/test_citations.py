@@ -81,6 +81,24 @@ def test_matching_stubs_later_inserts_and_deletes(store):
     assert store.references() == [] and store.stub_papers() == []
 
 
+def test_papers_without_a_reference_list_are_resolved_without_reading_every_document(store, monkeypatch):
+    """Abstracts (PubMed) have no reference list: a long-lived worker's batch of them listed every
+    document of the knowledge base to match references there were none of. Cited as stubs by an
+    earlier paper, they still take the stubs' place."""
+    add(store, paper("B", "A survey of citation analysis", references=["Someone. 2019. Deep citation parsing at scale."]))
+    asyncio.run(update_citations(store, ["B"]))
+    add(store, paper("C", "Deep Citation Parsing at Scale"))
+    add(store, paper("E", "An abstract with no references"))
+
+    def whole(*args, **kw):
+        raise AssertionError("read every document")
+
+    monkeypatch.setattr(store, "list_documents", whole)
+    run = asyncio.run(update_citations(store, ["C", "E"]))
+    assert (run.references, run.connected) == (0, 1) and store.stub_papers() == []
+    assert [r.target_id for r in store.references(["B"])] == ["C"]
+
+
 def test_no_self_citation(store):
     add(store, paper("A", "Graph retrieval for long documents",
                      references=["Me. 2020. Graph retrieval for long documents. arXiv."]))
@@ -111,7 +129,7 @@ def test_dev_papers_cite_each_other(dev, store):
 
 
 def test_a_cited_paper_without_a_parsed_title_is_listed_by_its_reference_text(store):
-    """Issue 24 item 7: cited papers outside the workspace were listed as ``ref:00040e2396313fef``."""
+    """Cited papers outside the workspace are listed by title, never as ``ref:00040e2396313fef``."""
     from scholargraph.analysis.citation_view import network_view
 
     raw = "[12] Pirolli P and Card S, The sensemaking process and leverage points for analyst technology"

@@ -1,4 +1,4 @@
-"""KG-RAG's hierarchical summarisation (seed 001 §III.D, issue 25 item 7): the most connected
+"""KG-RAG's hierarchical summarisation (seed 001 §III.D): the most connected
 research concept, its depth-3 subgraph without persons / organisations / places, subtopics by
 Louvain or Leiden, node summaries (LLM, or extractive and marked so), one Markdown document with
 citations to papers and sections; `scholargraph summarize` writes it."""

@@ -16,9 +16,9 @@ def test_acronym_in_one_paper_joins_long_form_in_another(workdir):
         report = kb.insert(texts=[DOC_A, DOC_B])
         rows = kb.entities(search="LLM")
     assert any("entity resolution merged" in n for n in report.notes)
-    merged = [r for r in rows if r["name"].lower().startswith("large language model")]
-    assert len(merged) == 1 and any(a.lower().startswith("llm") for a in merged[0]["aliases"])
-    assert len(merged[0]["documents"]) == 2
+    merged = [r for r in rows if r.name.lower().startswith("large language model")]
+    assert len(merged) == 1 and any(a.lower().startswith("llm") for a in merged[0].aliases)
+    assert len(merged[0].documents) == 2
 
 
 def test_resolution_can_be_switched_off_and_split_undoes_a_merge(workdir):
@@ -44,9 +44,9 @@ def test_camel_case_names_are_not_acronyms_of_other_papers_terms(workdir):
         kb.insert(texts=[PAGERANK, PASSAGES])
         page = kb.entities(search="PageRank")
         passage = kb.entities(search="Passage Ranking")
-    assert [e["name"] for e in page if e["name"] == "PageRank"] == ["PageRank"]
-    assert not any("Passage Ranking" in e["aliases"] for e in page)
-    assert any(e["name"] == "Passage Ranking" and not e["aliases"] for e in passage)
+    assert [e.name for e in page if e.name == "PageRank"] == ["PageRank"]
+    assert not any("Passage Ranking" in e.aliases for e in page)
+    assert any(e.name == "Passage Ranking" and not e.aliases for e in passage)
 
 
 def test_split_gives_each_name_its_own_entity_and_aliases(workdir):
@@ -55,14 +55,14 @@ def test_split_gives_each_name_its_own_entity_and_aliases(workdir):
         kb.insert(texts=[PAGERANK, PASSAGES])
         result = kb.merge_entities("PageRank", "Passage Ranking")
         assert names(kb)["PageRank"] or names(kb)["Passage Ranking"]
-        ids = kb.split_entity(result["kept"])
+        ids = kb.split_entity(result.kept)
         after = names(kb)
-    assert len(ids) == 2 and len(set(ids)) == 2 and result["kept"] in ids
+    assert len(ids) == 2 and len(set(ids)) == 2 and result.kept in ids
     assert "Passage Ranking" not in after.get("PageRank", []) and "PageRank" not in after.get("Passage Ranking", [])
     assert "PageRank" in after and "Passage Ranking" in after
 
 
-# issue 27, item 11: the same papers indexed one by one and together gave different graphs
+# the same papers indexed one by one and together give the same graph
 ORDER_PAPERS = [
     "The AGRIF project tests the mapping on records. The AGRIF project uses AGRIF archives.",
     "Natural language processing (NLP) studies text. NLP tools parse sentences. We use NLP tools for parsing.",
@@ -102,7 +102,7 @@ def test_papers_indexed_one_by_one_give_the_graph_indexed_together(tmp_path):
 
 
 def test_the_order_papers_arrive_in_does_not_change_the_ids_numpy_runtime(tmp_path):
-    """The remaining order dependence (issue 27 item 11): a name joined the entity that already held
+    """The remaining order dependence: a name joined the entity that already held
     one of its keys, under that entity's id, so the id of "natural language processing (NLP)" was
     that of "NLP" when the paper naming "NLP" alone was committed first (as concurrent papers
     sometimes are), and its own otherwise. Ids now come from the names an entity holds, whatever
@@ -117,8 +117,8 @@ def test_the_order_papers_arrive_in_does_not_change_the_ids_numpy_runtime(tmp_pa
 
 
 def test_the_merge_note_counts_the_entities_merged_and_what_they_became():
-    """Issue 24 item 10: "entity resolution merged 22 entities into 22" (22 pairs became 22)."""
-    from scholargraph.pipeline import resolution_note
+    """The note counts the entities of the merged groups and the groups (not "merged 22 entities into 22")."""
+    from scholargraph.app.pipeline import resolution_note
 
     note = resolution_note([["a", "b"], ["c", "d"], ["e", "f", "g"]])
     assert note.startswith("entity resolution merged 7 entities into 3 (4 duplicates removed")
@@ -145,7 +145,7 @@ def _store_with_entities(workdir, total: int, new: int):
 
 
 def test_the_end_of_run_pass_visits_the_runs_entities_and_their_neighbours_only(tmp_path, monkeypatch):
-    """Issue 28: the end-of-run resolution of a 6,119-passage run ran for more than 13 minutes over
+    """The end-of-run resolution of a 6,119-passage run once ran for more than 13 minutes over
     49,846 entities: one search over the whole vector index per entity the run touched. The pass now
     compares the run's entities with their neighbours found in ONE batched search, and gives
     canonical ids to the run's entities only."""

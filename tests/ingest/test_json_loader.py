@@ -206,7 +206,7 @@ def test_other_dev_json_files() -> None:
 
 
 def test_a_map_of_file_names_to_titles_is_not_papers(tmp_path: Path) -> None:
-    """Issue 24 item 4: titles.json (file name -> title) made 22 junk papers."""
+    """titles.json (file name -> title) is read as metadata, not as 22 junk papers."""
     from scholargraph.errors import NotPapersError
 
     titles = {f"paper{i}.pdf": f"A Study of Retrieval Method {i} for Scientific Text" for i in range(22)}

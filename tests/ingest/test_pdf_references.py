@@ -1,4 +1,4 @@
-"""Reference lists of PDFs split into one entry per reference (issue 24 item 7: on two-column PDFs
+"""Reference lists of PDFs split into one entry per reference (on two-column PDFs
 the lines of a list became "references": 165 line fragments on one paper; a year at the start of a
 line was taken for a reference number)."""
 

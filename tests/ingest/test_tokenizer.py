@@ -21,7 +21,7 @@ def word_model(tmp_path):
 
 
 def test_the_embedding_models_own_tokenizer_sizes_chunks(workdir, word_model):
-    # issue 13: the tokenizer was always MiniLM's whatever embeddings.model said
+    # the tokenizer was always MiniLM's whatever embeddings.model said
     with KnowledgeBase(workdir, embeddings={"model": str(word_model)}) as kb:
         assert kb.tokenizer.count(TEXT) == 5 and kb.tokenizer.name == "embedding:word-model"
     with KnowledgeBase(workdir) as kb:

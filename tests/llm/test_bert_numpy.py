@@ -1,4 +1,4 @@
-"""The numpy runtime of local embedding models (issue 24 #8): the same vectors as
+"""The numpy runtime of local embedding models: the same vectors as
 sentence-transformers without importing torch, and a clear word for models it cannot run."""
 
 import asyncio

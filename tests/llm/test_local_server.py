@@ -48,4 +48,4 @@ def test_a_local_model_in_a_knowledge_base_fails_clearly_before_any_work(tmp_pat
                        extraction={"profile": "academic"}) as kb, pytest.raises(LLMUnavailableError, match="not found"):
         kb.insert(texts=["GraphRAG builds a knowledge graph."])
     with KnowledgeBase(tmp_path / "ws") as kb:
-        assert kb.stats()["documents"] == 0  # nothing half-indexed
+        assert kb.stats().documents == 0  # nothing half-indexed

@@ -31,7 +31,7 @@ def example_plugin(monkeypatch):
 
 
 def _entities(kb: KnowledgeBase) -> list[str]:
-    return sorted(e["name"] for e in kb.entities(limit=50))
+    return sorted(e.name for e in kb.entities(limit=50))
 
 
 def test_a_plugin_reads_its_own_settings_section(example_plugin, tmp_path, monkeypatch):

@@ -75,7 +75,7 @@ def test_an_entry_point_plugin_indexes_and_answers(plugin, workdir, caplog):
     assert "broken" in caplog.text  # a broken plug-in is reported, not fatal
     with KnowledgeBase(workdir, extraction={"profile": "firstword"}, query={"mode": "echo"}) as kb:
         report = kb.insert(texts=["Zebrafish regenerate fins.", "Axolotls regrow limbs."])
-        assert report.profile == "firstword" and kb.stats()["entities"] == 2
+        assert report.profile == "firstword" and kb.stats().entities == 2
         retrieval = kb.retrieve("what regrows?", top_k=3)
         assert [s.text for s in retrieval.sources][-1] == "echo what regrows? #3"
         answer = kb.query("what regrows?", top_k=2, session="s")

@@ -1,4 +1,4 @@
-"""Extraction replies cut for length (issue 27 item 1, the failure real local models hit most):
+"""Extraction replies cut for length (the failure real local models hit most):
 never cached as complete, asked again with twice the budget, and when still cut the complete
 records are kept with a warning, so a later ``--force`` with a healthy server restores the paper."""
 
@@ -40,7 +40,7 @@ def test_a_cut_reply_is_asked_again_with_twice_the_budget(llm_server, workdir):
     server = llm_server(rules=[Rule("extract", "Build a knowledge graph", reply), *default_rules()])
     with kb_for(server, workdir) as kb:
         report = kb.insert(texts=[TEXT])
-        names = {e["name"] for e in kb.entities()}
+        names = {e.name for e in kb.entities()}
         assert report.ok and {"GraphRAG", "LightRAG"} <= names
         assert budgets[1] == 2 * budgets[0]
         again = kb.insert(texts=[TEXT], force=True)  # the whole reply was cached, the cut one was not
@@ -52,7 +52,7 @@ def test_a_reply_cut_twice_keeps_its_complete_records_and_is_not_cached(llm_serv
                                *default_rules()])
     with kb_for(server, workdir) as kb:
         report = kb.insert(texts=[TEXT])
-        names = {e["name"] for e in kb.entities()}
+        names = {e.name for e in kb.entities()}
         assert "GraphRAG" in names and "LightRAG" not in names
         assert any("cut off" in w for w in report.warnings)
     healthy = llm_server(rules=[Rule("extract", "Build a knowledge graph", WHOLE), *default_rules()])
@@ -60,7 +60,7 @@ def test_a_reply_cut_twice_keeps_its_complete_records_and_is_not_cached(llm_serv
         kb.settings.llm.base_url = healthy.base_url
         report = kb.insert(texts=[TEXT], force=True)
         assert report.usage["extract"].calls == 1  # not a cache hit
-        assert "LightRAG" in {e["name"] for e in kb.entities()}
+        assert "LightRAG" in {e.name for e in kb.entities()}
 
 
 def test_a_reply_that_stops_inside_a_record_counts_as_cut(llm_server, workdir):
@@ -74,7 +74,7 @@ def test_a_reply_that_stops_inside_a_record_counts_as_cut(llm_server, workdir):
     server = llm_server(rules=[Rule("extract", "Build a knowledge graph", reply), *default_rules()])
     with kb_for(server, workdir) as kb:
         assert kb.insert(texts=[TEXT]).ok
-        assert "LightRAG" in {e["name"] for e in kb.entities()} and len(calls) == 2
+        assert "LightRAG" in {e.name for e in kb.entities()} and len(calls) == 2
 
 
 def test_records_cut_in_the_last_record_are_retried(llm_server, workdir):
@@ -88,4 +88,4 @@ def test_records_cut_in_the_last_record_are_retried(llm_server, workdir):
     server = llm_server(rules=[Rule("extract", "Build a knowledge graph", reply), *default_rules()])
     with kb_for(server, workdir, format="records") as kb:
         assert kb.insert(texts=[TEXT]).ok
-        assert {"GraphRAG", "LightRAG"} <= {e["name"] for e in kb.entities()} and len(calls) == 2
+        assert {"GraphRAG", "LightRAG"} <= {e.name for e in kb.entities()} and len(calls) == 2

@@ -338,7 +338,7 @@ def test_bio_mode_keeps_the_session_history(workdir, tmp_path, llm_server):
 
 
 def test_a_citation_invented_in_a_batch_is_reported(bio_kb, llm_server):
-    # issue 13: the batch step dropped "[42]" before the check, so removed_citations was empty, no note
+    # the batch step dropped "[42]" before the check, so removed_citations was empty, no note
     parse = json.dumps({"genes": ["IL1B"], "diseases": ["endometriosis"], "other": [], "entity_types": [],
                         "relation_types": []})
     server = llm_server(rules=[Rule("parse", PARSE_MARK, parse), Rule("answer", ANSWER_MARK, batch_answer)])
@@ -349,7 +349,7 @@ def test_a_citation_invented_in_a_batch_is_reported(bio_kb, llm_server):
 
 
 def test_notes_name_each_missing_name_once_and_question_words_are_not_names(bio_kb, llm_server):
-    # issue 13: "not in the graph: Which, Which, Which"
+    # "not in the graph: Which, Which, Which"
     parse = json.dumps({"genes": ["Which", "FOXP9"], "diseases": ["Which", "FOXP9"], "other": ["which", "What"],
                         "entity_types": ["genes"], "relation_types": []})
     server = llm_server(rules=[Rule("parse", PARSE_MARK, parse), Rule("answer", ANSWER_MARK, batch_answer)])

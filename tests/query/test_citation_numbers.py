@@ -1,4 +1,4 @@
-"""Answers number the sources they cite [1], [2], ... in the order cited (issue 13: an answer cited
+"""Answers number the sources they cite [1], [2], ... in the order cited (an answer cited
 [24], [25], [27] and no [1]); ``Answer.sources`` holds the cited sources, ``context_sources`` all."""
 
 import asyncio

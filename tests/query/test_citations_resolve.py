@@ -1,4 +1,4 @@
-"""Every ``[n]`` of an answer resolves to a listed source (issue 24 item 1: an extractive answer in
+"""Every ``[n]`` of an answer resolves to a listed source (an extractive answer in
 local mode cited [1]-[4] while only [1] and [4] were listed: the sentences of sources cut from the
 prompt context were quoted, their numbers kept, the sources dropped)."""
 

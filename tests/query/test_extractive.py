@@ -25,7 +25,7 @@ def test_headings_inside_a_chunk_are_not_answer_sentences():
 
 
 def test_the_same_sentence_in_two_overlapping_chunks_is_quoted_once():
-    """Issue 24 item 6: chunks overlap, and the same sentence appeared twice under two numbers."""
+    """Chunks overlap; a sentence appears once, under one number."""
     shared = "MapReduce re-executes the tasks of a failed machine on other workers."
     sources = [_source(1, f"Workers fail often. {shared}", "Fault tolerance"),
                _source(2, f"{shared} Masters write checkpoints of their data structures.", "Fault tolerance")]

@@ -1,4 +1,4 @@
-"""Summary quality without an LLM (issue 25 item 8): acknowledgements, author lists and funding
+"""Summary quality without an LLM: acknowledgements, author lists and funding
 statements never name a research theme in `ask --mode summary` or in community names, and an
 extractive report shows no rating (only an LLM rates a report)."""
 
@@ -39,13 +39,13 @@ def test_acknowledged_people_and_funders_are_not_themes_offline(workdir):
         kb.insert(texts=_papers())
         view = kb.communities()
         answer = kb.query("What are the main research themes across these papers?", mode="summary")
-    titles = [c["title"] for c in view["communities"]]
+    titles = [c.title for c in view.communities]
     assert not [t for t in titles if _themes_named(t)], titles
     assert any("Graph Neural Networks" in t for t in titles) and any("Differential Privacy" in t for t in titles)
     assert not _themes_named(answer.text), answer.text
-    assert all(c["rating"] is None for c in view["communities"] if c["method"] == "extractive")
-    off = [c for c in view["communities"] if not c["thematic"]]
-    assert off and all(c["title"].startswith("Not a research theme") for c in off)
+    assert all(c.rating is None for c in view.communities if c.method == "extractive")
+    off = [c for c in view.communities if not c.thematic]
+    assert off and all(c.title.startswith("Not a research theme") for c in off)
 
 
 def test_no_llm_report_is_paid_for_acknowledgements(llm_server, workdir):
@@ -54,8 +54,8 @@ def test_no_llm_report_is_paid_for_acknowledgements(llm_server, workdir):
                        llm={"base_url": server.base_url, "model": "scripted-model", "timeout": 5}) as kb:
         kb.insert(texts=_papers())
         view = kb.communities()
-    by_method = {c["method"] for c in view["communities"] if c["thematic"]}
-    off = [c for c in view["communities"] if not c["thematic"]]
-    assert by_method == {"llm"} and off and all(c["method"] == "extractive" for c in off)
-    assert server.stats.by_kind["report"]["calls"] == sum(1 for c in view["communities"] if c["thematic"])
-    assert all(isinstance(c["rating"], float | int) for c in view["communities"] if c["method"] == "llm")
+    by_method = {c.method for c in view.communities if c.thematic}
+    off = [c for c in view.communities if not c.thematic]
+    assert by_method == {"llm"} and off and all(c.method == "extractive" for c in off)
+    assert server.stats.by_kind["report"]["calls"] == sum(1 for c in view.communities if c.thematic)
+    assert all(isinstance(c.rating, float | int) for c in view.communities if c.method == "llm")

@@ -1,6 +1,6 @@
 """What each mode used, with names, in `retrieve --json` / `ask --json` (``trace``): the subgraph's
 matched nodes and paths, the global mode's edges, hybrid's two parts, ppr's seeds, the bio mode's
-parsed filters (issue 25 item 10; query/trace.py)."""
+parsed filters (query/trace.py)."""
 
 from __future__ import annotations
 

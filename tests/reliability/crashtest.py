@@ -1,7 +1,7 @@
 """The crash-test helper: kill a real `scholargraph` process (SIGKILL) at a chosen point of a run,
 run the recovery command, and compare the workspace with one a clean, uninterrupted run made.
 
-    check_crash(scholar, ["index", corpus], kill_at="scholargraph.pipeline:Pipeline._commit", nth=3,
+    check_crash(scholar, ["index", corpus], kill_at="scholargraph.app.pipeline:Pipeline._commit", nth=3,
                 when="return", clean=clean_workspace)
 
 Kill points are named functions (see :mod:`crash_runner`): deterministic, unlike a timer, so the

@@ -1,4 +1,4 @@
-"""What the red-team suite (issue 14) shares: the `scholargraph` command run in this process or in a
+"""What the red-team suite shares: the `scholargraph` command run in this process or in a
 subprocess against a scripted OpenAI-compatible server (chat and embeddings, so no embedding model
 is loaded), small corpora, and a snapshot of a workspace to compare two of them."""
 

@@ -1,4 +1,4 @@
-"""kill -9 at several points of `index`, `entities --merge` and `delete` (issue 14, defect 2 and the
+"""kill -9 at several points of `index`, `entities --merge` and `delete` (the defect found and the
 crash cases that must keep holding): after the recovery command the workspace is the one a clean
 run makes, whatever point the kill hit."""
 
@@ -32,11 +32,11 @@ def clean(scholar, corpus, tmp_path):
 
 
 INDEX_KILLS = [
-    KillPoint("scholargraph.pipeline:Pipeline._commit", nth=3, when="return"),  # in the 3rd paper's commit
+    KillPoint("scholargraph.app.pipeline:Pipeline._commit", nth=3, when="return"),  # in the 3rd paper's commit
     KillPoint("scholargraph.graph.resolution_pass:resolve_touched"),  # all papers in, resolution not started
     KillPoint("scholargraph.graph.resolution_pass:merge_entities", nth=1, when="return"),  # mid-resolution
     KillPoint("scholargraph.graph.refresh:GraphRefresher.refresh", nth=2),  # resolution done, rebuild not
-    # the communities phase (issue 27, item 3): not computed yet; computed, no report yet; some reports in
+    # the communities phase: not computed yet; computed, no report yet; some reports in
     KillPoint("scholargraph.graph.community_update:detect_hierarchy"),
     KillPoint("scholargraph.graph.community_update:write_reports"),
 ]
@@ -77,7 +77,8 @@ def test_kill_during_delete_is_all_or_nothing(scholar, clean, tmp_path):
 
 def test_kill_before_the_communities_on_postgresql_then_a_rerun_gives_them_back(scholar, corpus, clean, pg_dsn,
                                                                                 tmp_path):
-    """Issue 27, item 3, on the PostgreSQL backend (there 154 communities / 71 reports became 0 / 0)."""
+    """A kill before the communities phase on the PostgreSQL backend: the rerun computes them (a rerun once
+    left 0 of 154 communities and 0 of 71 reports)."""
     argv = ["index", str(corpus), "--profile", "academic", "--reports"]
     want = scholar.at(tmp_path / "pg-clean")
     assert want(*argv, "--db", pg_dsn("clean")).code == 0
@@ -91,7 +92,7 @@ def test_kill_before_the_communities_on_postgresql_then_a_rerun_gives_them_back(
 
 
 def test_migrate_killed_after_its_commit_is_finished_by_a_rerun(scholar, clean, pg_dsn, tmp_path):
-    """Issue 27, item 10: `migrate` killed after the copy committed, before the check: the rerun used to
+    """`migrate` killed after the copy committed, before the check: the rerun used to
     refuse ("already holds a knowledge base"); it finishes the copy's indexes and check instead."""
     scholar.workdir = copy_workspace(clean, tmp_path / "to-migrate")
     dsn = pg_dsn("target")

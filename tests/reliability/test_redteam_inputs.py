@@ -1,4 +1,4 @@
-"""Hostile input files against `scholargraph index` (issue 14, defects 1, 5, 6, 7 and the file cases
+"""Hostile input files against `scholargraph index` (the defects found and the file cases
 that must keep holding): one bad file never stops the others, every path given is reported, and
 nothing a hostile file points to reaches the index."""
 

@@ -1,4 +1,4 @@
-"""A CSV of very many rows (issue 27, item 7): a 1M-row file reached 2.2 GB of memory after 300 s
+"""A CSV of very many rows: a 1M-row file reached 2.2 GB of memory after 300 s
 with nothing committed, because every row became a Document in memory before the first was indexed.
 Rows now stream: registered and committed in batches while the file is read, a bounded number
 waiting, and a run killed mid-file keeps what it committed and a rerun finishes it."""
@@ -15,9 +15,9 @@ import pytest
 from crashtest import KillPoint, run_killed
 from redteam import SENTENCES
 
+from scholargraph.app.pipeline import REGISTER_BATCH, Pipeline
 from scholargraph.graph import citations
 from scholargraph.ingest import csvfile, jsonfile, pubmed
-from scholargraph.pipeline import REGISTER_BATCH, Pipeline
 from scholargraph.store import open_store
 
 ROWS = 3 * REGISTER_BATCH + 40  # several batches, the last one short
@@ -154,7 +154,7 @@ def test_a_run_keeps_no_per_row_objects_beyond_a_bound(scholar, tmp_path, monkey
 def test_a_run_killed_mid_file_keeps_its_rows_and_a_rerun_finishes_without_duplicates(scholar, tmp_path):
     path = write_csv(tmp_path / "big.csv", ROWS)
     argv = ["index", str(path), *NONE]
-    run_killed(scholar, argv, KillPoint("scholargraph.pipeline:Pipeline._commit", nth=REGISTER_BATCH + 10,
+    run_killed(scholar, argv, KillPoint("scholargraph.app.pipeline:Pipeline._commit", nth=REGISTER_BATCH + 10,
                                         when="return"), llm=False)
     kept = counts(scholar.workdir)
     assert kept.get("PROCESSED", 0) >= REGISTER_BATCH + 9  # every commit before the kill survived it

@@ -1,4 +1,4 @@
-"""A misbehaving LLM server (issue 14, defects 3 and 4): unusable replies are never cached, chunks
+"""A misbehaving LLM server: unusable replies are never cached, chunks
 whose reply was unusable are marked and retried by a plain rerun, and replies are bounded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile questions and names (issue 14, cases that held and must keep holding): empty and huge
+"""Hostile questions and names (cases that held and must keep holding): empty and huge
 questions, SQL / FTS / LIKE metacharacters in questions and entity names, undecodable bytes."""
 
 from __future__ import annotations

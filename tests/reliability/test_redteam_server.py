@@ -1,4 +1,4 @@
-"""The HTTP server under a hostile look (issue 27): accepted uploads survive a restart, sessions
+"""The HTTP server under a hostile look: accepted uploads survive a restart, sessions
 belong to their key, jobs never show the server's paths, weak keys are refused and wrong keys
 slowed. Real servers (uvicorn on a loopback port) over the scripted LLM and embeddings."""
 

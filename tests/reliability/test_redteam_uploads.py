@@ -1,4 +1,4 @@
-"""Hostile uploads and pages (issue 27, item 11): a file name of 5,000 characters, and a page of
+"""Hostile uploads and pages: a file name of 5,000 characters, and a page of
 deeply nested ``<div>``s."""
 
 from __future__ import annotations

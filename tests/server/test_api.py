@@ -86,7 +86,7 @@ def test_retrieve_in_every_mode(server, indexed, mode):
 
 
 def test_answers_and_retrievals_say_what_their_mode_used(server, indexed):
-    # issue 25 item 10: the subgraph's matched nodes and paths, the global mode's edges, by name
+    # the subgraph's matched nodes and paths, the global mode's edges, by name
     with client(server) as http:
         sub = http.post("/api/retrieve", json={"question": "How does HippoRAG use the Knowledge Graph?",
                                                "mode": "subgraph"}).json()["trace"]

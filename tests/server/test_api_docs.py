@@ -1,6 +1,5 @@
 """``/docs`` and ``/redoc`` work offline: the pages load Swagger UI and ReDoc from this server (the
-installed package's bundles), never from a CDN the server's own content policy blocks (issue 24
-item 3: both pages were blank)."""
+installed package's bundles), never from a CDN the server's own content policy blocks (the pages would be blank)."""
 
 from __future__ import annotations
 

@@ -375,3 +375,33 @@ def test_read_only_key_sees_no_upload(browser, site, tmp_path):
     response = page.goto(site.url + "/")
     assert response.status == 401
     context.close()
+
+
+def test_offline_graph_page_uses_the_overview_viewer(page, tmp_path):
+    """`scholargraph plot`'s graph.html opens from disk, drawn by the Overview's viewer: labels that do
+    not overlap, a click shows the entity with its neighbours, the legend hides a community, the
+    search box marks names."""
+    from scholargraph import KnowledgeBase
+
+    with KnowledgeBase(tmp_path / "ws", extraction={"profile": "offline"}, communities={"reports": "extractive"},
+                       progress=False) as kb:
+        assert kb.insert(paper_paths()).ok
+        path = Path(kb.plot(tmp_path / "plots").files["graph_view"])
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.__scholargraphGraphView && window.__scholargraphGraphView.labelled > 0")
+    state = page.evaluate(LABEL_OVERLAPS.replace("__scholargraphOverview", "__scholargraphGraphView"))
+    assert state["nodes"] > 10 and state["labels"] >= 1 and state["overlaps"] == 0
+    shot(page, "offline-graph")
+
+    top = page.evaluate("""() => { const n = window.__scholargraphGraphView.cy.nodes().max((n) => n.data('degree')).ele;
+        const p = n.renderedPosition(); return { name: n.data('name'), x: p.x, y: p.y }; }""")
+    page.locator("#view").click(position={"x": top["x"], "y": top["y"]})
+    panel = page.locator("#panel")
+    panel.filter(has_text="neighbours:").wait_for()
+    assert top["name"] in panel.inner_text() and "degree" in panel.inner_text()
+
+    page.locator("#legend .item").first.click()
+    hidden = page.evaluate("() => window.__scholargraphGraphView.cy.nodes('.hidden').length")
+    assert hidden > 0
+    page.locator("#search").fill(top["name"][:6])
+    assert page.evaluate("() => window.__scholargraphGraphView.cy.nodes('.found').map((n) => n.data('name'))")

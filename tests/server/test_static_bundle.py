@@ -1,4 +1,5 @@
-"""The web app the package ships (server/static, built by `make web`) is the one web/ describes: the
+"""The web app the package ships (server/static, built by `make web`) and the offline graph page's viewer
+(analysis/assets/graph_view.js, built with it) are the ones web/ describes: the
 build records a digest of its inputs and of each file it wrote (static/build.json, by
 web/vite.config.js); a change to web/ without a rebuild, or a bundle edited by hand, fails here."""
 
@@ -11,6 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "web"
 STATIC = REPO / "src" / "scholargraph" / "server" / "static"
+PACKAGE = REPO / "src" / "scholargraph"
 RECORD = STATIC / "build.json"
 REBUILD = "the committed bundle is stale: run `make web` (needs Node and npm) and commit src/scholargraph/server/static"
 
@@ -58,3 +60,13 @@ def test_the_bundle_files_are_the_ones_the_build_wrote() -> None:
 def test_the_web_inputs_cover_the_app_sources() -> None:
     inputs = _record()["sources"]["inputs"]
     assert {"src", "index.html", "package-lock.json", "vite.config.js"} <= set(inputs)
+
+
+def test_the_offline_graph_page_is_drawn_by_the_overviews_viewer() -> None:
+    """One graph viewer: `scholargraph plot`'s graph.html inlines analysis/assets/graph_view.js, which
+    the same build makes from web/src/offline.js over the Overview's drawing (overview_graph.js)."""
+    viewer = _record()["viewer"]
+    assert {rel: hashlib.sha256(_text(PACKAGE / rel)).hexdigest() for rel in viewer} == viewer, REBUILD
+    assert list(viewer) == ["analysis/assets/graph_view.js"]
+    for page in ("overview.js", "offline.js"):
+        assert 'from "./overview_graph.js"' in (WEB / "src" / page).read_text(encoding="utf-8"), page

@@ -1,5 +1,5 @@
 """Everything outside ``store/`` depends only on the storage protocols: no sqlite3, no SQL text,
-no backend module, no private state of a store (issue 12, "interfaces that are used")."""
+no backend module, no private state of a store (the interfaces that are used)."""
 
 from __future__ import annotations
 

@@ -215,7 +215,7 @@ def test_two_workers_replacing_the_communities_at_once_leave_one_set(open_pg):
 
 
 def test_three_processes_opening_a_new_database_at_once_all_succeed(pg_server, tmp_path):
-    """Issue 27, item 4: workers started together on a database that has neither the pgvector
+    """Workers started together on a database that has neither the pgvector
     extension nor the schema yet. One used to fail with "cannot enable the pgvector extension
     (duplicate key ... pg_extension_name_index) ... install pgvector": a race, not a missing pgvector."""
     import subprocess

@@ -1,4 +1,4 @@
-"""Leases of claimed documents and maintenance rows on PostgreSQL (issue 28, item 2): a worker that
+"""Leases of claimed documents and maintenance rows on PostgreSQL: a worker that
 stops renewing its leases loses its documents to the next claim of a running worker, a worker that
 was only slow commits nothing another worker took over, and the entities to resolve are shared out
 in blocks that no two live workers hold at once."""

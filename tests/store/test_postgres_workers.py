@@ -1,4 +1,4 @@
-"""Workers on one PostgreSQL database share a corpus (issue 12, item 3): a worker takes the documents
+"""Workers on one PostgreSQL database share a corpus: a worker takes the documents
 other workers registered, holds no more claims than it can start, and two `scholargraph index`
 processes finish a corpus together, every document processed once, no chunk missing or duplicated."""
 
@@ -80,6 +80,17 @@ def open_when_both_claimed(dsn: str, gate: threading.Event) -> None:
     gate.set()
 
 
+def no_whole_document_reads(monkeypatch, store) -> None:
+    """A worker asks what other workers index from the status index (the documents PENDING or
+    PROCESSING), never by grouping or listing every document (papers without a reference list:
+    the citation update reads the batch's documents only)."""
+    def whole(*args, **kw):
+        raise AssertionError("read every document")
+
+    monkeypatch.setattr(store, "status_counts", whole)
+    monkeypatch.setattr(store, "list_documents", whole)
+
+
 def worker_kb(dsn: str, workdir, server_url: str, **overrides) -> KnowledgeBase:
     return KnowledgeBase(workdir, store={"backend": "postgres", "dsn": dsn},
                          llm={"base_url": server_url, "model": "scripted-model", "timeout": 2 * WAIT},
@@ -93,7 +104,7 @@ def test_a_worker_takes_the_documents_another_worker_registered_during_its_run(t
     """Two workers started together on the same folder: this one's first claim finds nothing, then the
     other reads faster and registers every file first. This worker must still take those documents
     (it used to claim only the ones it registered itself: it stopped with none, the other did all)."""
-    import scholargraph.pipeline as pipeline_module
+    import scholargraph.app.pipeline as pipeline_module
 
     server = llm_server(rules=default_rules())
     write_corpus(tmp_path / "papers", 6)
@@ -198,7 +209,8 @@ def test_two_index_processes_share_one_database(tmp_path, pg_dsn, llm_server):
         assert q("SELECT count(*) FROM entities WHERE dirty")[0][0] == 0
 
 
-def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communities_to_it(tmp_path, pg_dsn, llm_server):
+def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communities_to_it(tmp_path, pg_dsn, llm_server,
+                                                                                             monkeypatch):
     """Community reports written over a half-indexed graph are written again by the worker that finishes
     last: with two workers every report was paid twice. The early worker leaves them to the last one."""
     server = llm_server(rules=default_rules())
@@ -206,6 +218,7 @@ def test_a_worker_that_finishes_while_another_still_indexes_leaves_the_communiti
     dsn = pg_dsn()
     other = open_store(tmp_path / "other", "postgres", dsn=dsn)
     kb = worker_kb(dsn, tmp_path / "this", server.base_url)
+    no_whole_document_reads(monkeypatch, kb.store)
     try:
         other.add_pending(Document(id="elsewhere", title="Elsewhere", sections=[Section("body", "word " * 5)]),
                           "full", "academic")
@@ -241,7 +254,7 @@ def test_a_community_update_waits_for_another_workers_then_finds_it_done(tmp_pat
         held = first.store.communities_lock()
         assert held.acquire()  # the first worker is (still) updating them
         result: dict = {}
-        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True)), daemon=True)
+        update = threading.Thread(target=lambda: result.update(second.update_communities(force=True).to_json()), daemon=True)
         update.start()
         time.sleep(1.5)
         assert update.is_alive() and not result  # it waits rather than computing beside the first
@@ -274,7 +287,7 @@ def test_workers_that_finish_together_write_the_community_reports_between_them(t
         missing = first.indexing.reports_pending()
         assert missing > 2 and server.stats.by_kind.get("report", {}).get("calls", 0) == 0
         runs: list[dict] = [{}, {}]
-        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities()), daemon=True)
+        threads = [threading.Thread(target=lambda i=i, kb=kb: runs[i].update(kb.update_communities().to_json()), daemon=True)
                    for i, kb in enumerate((first, second))]
         for t in threads:
             t.start()
@@ -346,7 +359,7 @@ def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
 
 def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_indexed_what(tmp_path, pg_dsn,
                                                                                           llm_server):
-    """Issue 27, item 5: a second worker found every file claimed by the first and exited 0 saying
+    """A second worker that finds every file claimed by the first must not exit 0 saying
     "files: 10 indexed" while the first still had all 10 PROCESSING. By default it now waits until
     the knowledge base is complete (taking over what the others give back), and says who indexed what."""
     server = llm_server(rules=default_rules())
@@ -377,7 +390,8 @@ def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_in
         other.close()
 
 
-def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexing(tmp_path, pg_dsn, llm_server):
+def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexing(tmp_path, pg_dsn, llm_server,
+                                                                                   monkeypatch):
     server = llm_server(rules=default_rules())
     write_corpus(tmp_path / "papers", 3)
     dsn = pg_dsn()
@@ -385,6 +399,7 @@ def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexin
     kb = worker_kb(dsn, tmp_path / "this", server.base_url)
     try:
         _claimed_by_another_worker(kb, tmp_path / "papers", other)
+        no_whole_document_reads(monkeypatch, kb.store)
         report = kb.insert([tmp_path / "papers"], wait=False)
         assert report.added == []
         assert [f.outcome for f in report.files] == ["being indexed by another worker"] * 3
@@ -394,7 +409,7 @@ def test_without_waiting_a_worker_reports_the_documents_others_are_still_indexin
         other.close()
 
 
-# -- workers that come and go (issue 28, item 2) -------------------------------------------------------
+# -- workers that come and go -------------------------------------------------------
 
 
 def victim_process(corpus, workdir, dsn: str, server_url: str, lease_s: float, *extra: str) -> subprocess.Popen:

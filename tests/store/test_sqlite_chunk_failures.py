@@ -1,4 +1,4 @@
-"""Schema v6 of the SQLite workspace (issue 14): an older workspace's duplicated chunk-failure rows become
+"""Schema v6 of the SQLite workspace: an older workspace's duplicated chunk-failure rows become
 one record per chunk, with the attempts counted and the latest reason kept."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""SQLite's own `PRAGMA integrity_check` is clean on a workspace with communities (issue 27, item 12):
+"""SQLite's own `PRAGMA integrity_check` is clean on a workspace with communities:
 SQLite 3.40 reported "NULL value in community_members.community_id" on every such workspace (a
 WITHOUT ROWID table whose first column is not part of its primary key), which reads as corruption.
 Schema v7 orders the table's columns key first; an older workspace is migrated with its members."""

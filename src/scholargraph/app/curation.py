@@ -5,12 +5,12 @@ maintenance an earlier run left owed, and refreshes the graph after. Works on th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..errors import NotFoundError, ScholarGraphError
 from ..extract.base import NoExtraction
 from ..llm.embeddings import DeferredEmbedder
 from .indexing import Indexing
+from .views import Deletion, EntityMerge
 from .workspace import Workspace
 
 
@@ -36,7 +36,7 @@ class Curation:
             raise ScholarGraphError(f"{ref!r} matches {len(matches)} papers: {listed}; give one of these ids")
         return matches[0].id
 
-    async def adelete(self, ref: str) -> dict[str, Any]:
+    async def adelete(self, ref: str) -> Deletion:
         """Delete a paper named by id, file name or title (:meth:`find_document`). Graph maintenance
         an earlier run left owed is finished first (even when ``ref`` names no paper)."""
         await self.indexing.finish_maintenance()
@@ -55,14 +55,14 @@ class Curation:
         return [r.id for r in self.ws.store.list_documents() if r.source_path in given
                 or (r.source_path and str(Path(r.source_path).absolute()) in given)]
 
-    async def adelete_source(self, source: str | Path) -> list[dict[str, Any]]:
+    async def adelete_source(self, source: str | Path) -> list[Deletion]:
         """Delete every paper read from the file ``source`` (a JSON or CSV file may hold many)."""
         ids = self.documents_from(source)
         if not ids:
             raise NotFoundError(f"no paper was read from {str(source)!r} (see `scholargraph status`)")
         return [await self.adelete(doc_id) for doc_id in ids]
 
-    async def amerge_entities(self, keep: str, *others: str) -> dict[str, Any]:
+    async def amerge_entities(self, keep: str, *others: str) -> EntityMerge:
         from ..graph.edit import merge_entities
 
         await self.indexing.finish_maintenance()
@@ -70,7 +70,7 @@ class Curation:
         other_ids = [self.ws.one_entity(o) for o in others]
         gone = merge_entities(self.ws.store, keep_id, other_ids)
         await self.indexing.refresh_graph()
-        return {"kept": keep_id, "merged": gone["entity"], "relations_merged": len(gone["relation"])}
+        return EntityMerge(kept=keep_id, merged=gone["entity"], relations_merged=len(gone["relation"]))
 
     async def asplit_entity(self, ref: str) -> list[str]:
         from ..graph.edit import split_entity

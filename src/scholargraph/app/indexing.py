@@ -19,8 +19,8 @@ from ..ingest.identity import doc_id as make_doc_id
 from ..ingest.registry import LoadOptions, missing_paths
 from ..ingest.surrogates import scrub
 from ..models import DocStatus, Document, Section, Usage
-from ..pipeline import IndexReport, Pipeline
 from ..plugins.registry import AUTO, AUTO_WITH_LLM
+from .pipeline import IndexReport, Pipeline
 from .reembed import reembed_vectors
 from .workspace import Workspace
 
@@ -77,20 +77,34 @@ class Indexing:
         started = time.perf_counter()
         extractor = self.ws.extractor(profile)
         report = IndexReport(profile=extractor.name)
-        report.notes += getattr(extractor, "notes", [])
-        if (profile or self.ws.settings.extraction.profile) == AUTO and not self.ws.settings.llm.configured:
-            report.notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
-                                f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
-        if not dry_run:  # unreachable server or unknown model: nothing started
-            await (self.ws.ensure_llm_ready() if extractor.uses_llm else self.ws.ensure_embedder_ready())
-        pipeline = self.ws.pipeline(extractor)
+        report.notes += self._profile_notes(extractor, profile)
         opts = options or self.load_options()
         if dry_run:
-            docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
-            pipeline.estimate(docs + [text_document(t) for t in texts], scope, report)
-            report.notes.append(self._report_cost_note())
-            report.seconds = time.perf_counter() - started
-            return report
+            await self._estimate(self.ws.pipeline(extractor), paths, texts, scope, report, opts)
+        else:  # unreachable server or unknown model: nothing started
+            await (self.ws.ensure_llm_ready() if extractor.uses_llm else self.ws.ensure_embedder_ready())
+            await self._index(self.ws.pipeline(extractor), paths, texts, scope, only, force, opts, report, wait)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _profile_notes(self, extractor: Extractor, profile: str | None) -> list[str]:
+        notes = list(getattr(extractor, "notes", []))
+        if (profile or self.ws.settings.extraction.profile) == AUTO and not self.ws.settings.llm.configured:
+            notes.append(f"no LLM configured: using the {extractor.name} extraction profile (a draft graph); "
+                         f"set llm.base_url and llm.model for the {AUTO_WITH_LLM} profile")
+        return notes
+
+    async def _estimate(self, pipeline: Pipeline, paths: Sequence[str | Path],
+                        texts: Sequence[str | dict[str, Any] | Document], scope: str, report: IndexReport,
+                        opts: LoadOptions) -> None:
+        """``index --dry-run``: what the run would cost, nothing indexed."""
+        docs = await asyncio.to_thread(pipeline.load_paths, list(paths), report, opts) if paths else []
+        pipeline.estimate(docs + [text_document(t) for t in texts], scope, report)
+        report.notes.append(self._report_cost_note())
+
+    async def _index(self, pipeline: Pipeline, paths: Sequence[str | Path],
+                     texts: Sequence[str | dict[str, Any] | Document], scope: str, only: Sequence[str] | None,
+                     force: bool, opts: LoadOptions, report: IndexReport, wait: bool) -> None:
         # rebuilds an interrupted run left; the entities it left to resolve are resolved with this run's, at its end.
         # Not while other workers index: what they state is dirty until their own end, and rebuilding it
         # here would keep this worker from claiming documents for as long as they go on
@@ -110,8 +124,6 @@ class Indexing:
         pipeline.file_outcomes(report)
         await self._after_index(report)
         report.usage = self.ws.llm.usage_since(before) if self.ws.llm else {}
-        report.seconds = time.perf_counter() - started
-        return report
 
     def _upgrade_selected(self, pipeline: Pipeline, only: Sequence[str], scope: str, report: IndexReport) -> None:
         for doc_id in only:
@@ -216,24 +228,26 @@ class Indexing:
                         "complete (--no-wait: stop now)…", busy)
         while busy:
             await asyncio.sleep(OTHER_WORKERS_POLL_S)
-            if self.ws.store.pending_ids(only) or self.ws.store.interrupted_ids():
+            if self._pending(only) or self.ws.store.interrupted_ids():
                 await pipeline.run_pending(report, only)
             busy = self._others_documents(pipeline)
 
     def _others_documents(self, pipeline: Pipeline) -> int:
         """Documents other live workers are indexing now (never this run's own: on SQLite, where one
         process indexes at a time, none)."""
-        if not self._indexed_elsewhere():
-            return 0
-        processing = {r.id for r in self.ws.store.list_documents(DocStatus.PROCESSING)}
-        return len(processing - self.ws.store.interrupted_ids() - pipeline.taken)
+        processing = set(self.ws.store.document_ids(DocStatus.PROCESSING))
+        return len(processing - self.ws.store.interrupted_ids() - pipeline.taken) if processing else 0
+
+    def _pending(self, only: set[str] | None) -> bool:
+        """Anything PENDING (of ``only``)? One row of the status index when any document will do."""
+        return bool(self.ws.store.pending_ids(only) if only is not None else self.ws.store.document_ids(DocStatus.PENDING, 1))
 
     def _indexed_elsewhere(self) -> int:
         """Documents other live workers are indexing now (several workers on one PostgreSQL database).
         Communities and their reports computed before those land would be redone by the last worker,
         so a worker that finishes early leaves them to it."""
-        processing = self.ws.store.status_counts().get(DocStatus.PROCESSING.value, 0)
-        return max(0, processing - len(self.ws.store.interrupted_ids())) if processing else 0
+        processing = set(self.ws.store.document_ids(DocStatus.PROCESSING))  # the status index, not every document
+        return len(processing - self.ws.store.interrupted_ids()) if processing else 0
 
     async def update_communities(self, force: bool = False, rebuild: bool = False, reports: bool = True) -> CommunityRun:
         """The communities (one process at a time: another worker updating them is waited for, then
@@ -284,7 +298,7 @@ class Indexing:
         try:
             async with self.exclusive_indexing(wait=True):
                 while not stop.is_set():
-                    if not (self.ws.store.pending_ids() or self.ws.store.interrupted_ids()):
+                    if not (self._pending(None) or self.ws.store.interrupted_ids()):
                         delay = await _pause(stop, delay)
                         continue
                     delay = WORKER_POLL_S[0]

@@ -20,14 +20,14 @@ from ..graph.refresh import GraphRefresher
 from ..ingest.tokenizer import TextTokenizer, load_tokenizer
 from ..llm.embeddings import Embedder, make_embedder
 from ..llm.rerank import Reranker, make_reranker
-from ..pipeline import Pipeline
 from ..plugins.base import ExtractorContext
 from ..plugins.registry import check_settings, get_profile, resolve_profile_name
 from ..progress import NullProgress, Progress
 from ..query.engine import QueryEngine
 from ..store import open_store
-from ..sync import run_sync
+from ..sync import KeptLoop
 from ..text.names import normalise_name
+from .pipeline import Pipeline
 
 if TYPE_CHECKING:
     from ..llm.client import LLMClient
@@ -53,6 +53,7 @@ class Workspace:
         self._llm_checked = False
         self._embedder_checked = False
         self._reranker: Reranker | None = None
+        self._sync = KeptLoop()  # the event loop of the sync API (run)
 
     @property
     def workdir(self) -> Path:
@@ -210,9 +211,11 @@ class Workspace:
         self._embedder = embedder
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` (async work on this workspace) from synchronous code, then close the HTTP
-        clients. Works with or without a running event loop (Jupyter): see :func:`~scholargraph.sync.run_sync`."""
-        return run_sync(self._closing(coro))
+        """Run ``coro`` (async work on this workspace) from synchronous code, on the workspace's own
+        event loop, kept until :meth:`close` with the HTTP clients made for it (LLM, embeddings):
+        each call reuses them. Works with or without a running event loop (Jupyter): see
+        :class:`~scholargraph.sync.KeptLoop`."""
+        return self._sync.run(coro)
 
     async def _closing(self, coro: Awaitable[T]) -> T:
         try:
@@ -232,7 +235,10 @@ class Workspace:
             self._reranker = None
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            self._sync.close(self.aclose_clients)  # the clients the sync calls kept, closed on their loop
+        finally:
+            self.store.close()
         if self._local_server is not None:
             self._local_server.stop()
             self._local_server = None

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..config import load_settings, settings_origins, settings_summary
 from ..errors import ConfigError
+from ..models import usage_to_json
 from ..plugins.registry import check_settings, settings_of_plugins
 from . import analysis as show_analysis
 from . import output as show
@@ -93,21 +94,21 @@ def add_export_and_config(sub: Any) -> None:
 
 def cmd_status(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
-        rows = kb.status()
+        rows = [row.to_json() for row in kb.status()]
     show.print_json({"documents": rows}) if args.json else show.print_status(rows)
     return 0
 
 
 def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
-        stats = kb.stats()
+        stats = kb.stats().to_json()
         if args.cost:
-            stats["cost_by_document"] = kb.cost_by_document()
-            stats["cost_outside_documents"] = kb.browse.cost_outside_documents()
-            stats["cost_by_endpoint"] = kb.browse.cost_by_endpoint()
-            stats["community_reports"] = kb.browse.report_cost()
+            stats["cost_by_document"] = {doc: usage_to_json(u) for doc, u in kb.cost_by_document().items()}
+            stats["cost_outside_documents"] = usage_to_json(kb.browse.cost_outside_documents())
+            stats["cost_by_endpoint"] = kb.browse.cost_by_endpoint().to_json()
+            stats["community_reports"] = kb.browse.report_cost().to_json()
         if args.graph:
-            stats["graph"] = kb.graph_stats()
+            stats["graph"] = kb.graph_stats().to_json()
     if args.json:
         show.print_json(stats)
     else:
@@ -135,8 +136,9 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 def cmd_communities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
-        run = None if args.no_update else kb.update_communities(force=args.force, rebuild=args.rebuild)
-        data = kb.community(args.community_id) if args.community_id else kb.communities(args.level, members=args.members)
+        run = None if args.no_update else kb.update_communities(force=args.force, rebuild=args.rebuild).to_json()
+        view = kb.community(args.community_id) if args.community_id else kb.communities(args.level, members=args.members)
+    data = view.to_json()
     if args.json:
         show.print_json({**data, "update": run} if not args.community_id else data)
     elif args.community_id:
@@ -169,7 +171,7 @@ def cmd_summarize(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 def cmd_citations(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
-        data = kb.citations(args.doc_id, args.limit)
+        data = kb.citations(args.doc_id, args.limit).to_json()
     if args.json:
         show.print_json(data)
     elif args.doc_id:
@@ -181,7 +183,7 @@ def cmd_citations(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 def cmd_plot(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     with command_workspace(args, overrides) as kb:
-        result = kb.plot(args.out, level=args.level, max_nodes=args.max_nodes)
+        result = kb.plot(args.out, level=args.level, max_nodes=args.max_nodes).to_json()
     if args.json:
         show.print_json(result)
     else:
@@ -196,14 +198,14 @@ def cmd_entities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             if len(args.merge) < 2:
                 raise ConfigError("--merge needs at least two entities: the one to keep, then the ones to fold into it")
             result = kb.merge_entities(args.merge[0], *args.merge[1:])
-            show.print_json(result) if args.json else show.out.print(
-                f"merged {len(result['merged'])} entit(ies) into {result['kept']}")
+            show.print_json(result.to_json()) if args.json else show.out.print(
+                f"merged {len(result.merged)} entit(ies) into {result.kept}")
             return 0
         if args.split:
             ids = kb.split_entity(args.split)
             show.print_json({"entities": ids}) if args.json else show.out.print(f"split into {len(ids)}: {', '.join(ids)}")
             return 0
-        rows = kb.entities(args.entity_type, args.search, args.limit)
+        rows = [e.to_json() for e in kb.entities(args.entity_type, args.search, args.limit)]
     if args.json:
         show.print_json({"entities": rows})
     else:
@@ -214,7 +216,7 @@ def cmd_entities(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 def cmd_export(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     to_stdout = args.export_format != "neo4j-csv" and args.out in (None, "-")
     with command_workspace(args, overrides) as kb:
-        report = kb.export(args.export_format, args.out, doc_ids=args.doc, base=args.base)
+        report = kb.export(args.export_format, args.out, doc_ids=args.doc, base=args.base).to_json()
     if args.json and not to_stdout:
         show.print_json(report)
     elif not to_stdout:

@@ -107,7 +107,7 @@ async def _local_kg_eval(kb: KnowledgeBase, args: argparse.Namespace) -> dict[st
         return await kg_to_text(kb, args.doc, order=getattr(args, "order", "section"))
     from ..evaluation.kgqa import kg_qa, read_qa_pairs
 
-    docs = args.doc or [r["id"] for r in kb.status() if r["status"] == "PROCESSED"]
+    docs = args.doc or [r.id for r in kb.status() if r.status == "PROCESSED"]
     if args.questions and len(docs) != 1:
         raise ConfigError("eval kgqa --questions FILE is about one paper: give it with --doc DOC_ID")
     pairs = read_qa_pairs(args.questions) if args.questions else None

@@ -134,9 +134,9 @@ def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     results = []
     with command_workspace(args, overrides) as kb:
         for doc_id in args.doc_ids:
-            results.append(kb.delete(doc_id))
+            results.append(kb.delete(doc_id).to_json())
         for source in args.source:
-            results.extend(kb.delete_source(source))
+            results.extend(d.to_json() for d in kb.delete_source(source))
     if args.json:
         show.print_json({"deleted": results})
     else:
@@ -147,10 +147,10 @@ def cmd_delete(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
 
 
 def cmd_parse(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    from ..app.pipeline import select_scope
     from ..ingest.chunking import chunk_document
     from ..ingest.registry import LoadOptions, load_file
     from ..ingest.tokenizer import load_tokenizer
-    from ..pipeline import select_scope
 
     settings = load_settings(args.workdir, overrides)
     docs = load_file(Path(args.file), LoadOptions(include_references=True))

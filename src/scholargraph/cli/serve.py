@@ -112,7 +112,7 @@ def cmd_demo(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         show.print_index_report(report)
         if not report.ok and not kb.status():
             return 1
-        top = [e["name"] for e in kb.entities(limit=3)] if not corpus.bundled else []
+        top = [e.name for e in kb.entities(limit=3)] if not corpus.bundled else []
         for question in questions_for(corpus, top):
             show.out.print(f"\n[bold cyan]Q: {show.escape(question)}[/bold cyan]")
             show.print_answer(kb.query(question), streamed=False)

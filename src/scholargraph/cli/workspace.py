@@ -56,7 +56,7 @@ def read_queries(path: str) -> list[str]:
 
 def require_indexed(kb: KnowledgeBase) -> None:
     """Questions need indexed papers: an empty workspace is an error, not an empty answer."""
-    if not kb.store.status_counts().get(DocStatus.PROCESSED.value):
+    if not kb.store.document_ids(DocStatus.PROCESSED, 1):
         raise WorkspaceError(f"nothing is indexed in the workspace {kb.workdir} "
                              f"(see `scholargraph status`; add papers with `scholargraph index PATH --workdir {kb.workdir}`)")
 

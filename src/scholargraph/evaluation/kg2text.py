@@ -36,7 +36,7 @@ async def kg_to_text(kb: Any, doc_ids: Sequence[str] | None = None, batch: int =
     "section" (per section) or "paper" (the whole paper by relevance, §5.2)."""
     if order not in ORDERS:
         raise ConfigError(f"unknown kg2text order {order!r}; use one of {', '.join(ORDERS)}")
-    ids = list(doc_ids) if doc_ids else [r["id"] for r in kb.status() if r["status"] == "PROCESSED"]
+    ids = list(doc_ids) if doc_ids else [r.id for r in kb.status() if r.status == "PROCESSED"]
     run = _paper if order == "section" else _whole_paper
     papers = [await run(kb, doc_id, batch, embed or kb.embedder.embed) for doc_id in ids]
     return {"order": order, "papers": papers, "similarity": summary([p["similarity"] for p in papers]),

@@ -75,8 +75,8 @@ QUESTIONS_SCHEMA = _array_of({"type": "string"}, "questions")
 
 
 def corpus_description(kb, max_titles: int = 40) -> str:
-    titles = [r["title"] for r in kb.status() if r["status"] == "PROCESSED"][:max_titles]
-    top = [e["name"] for e in kb.entities(limit=30)]
+    titles = [r.title for r in kb.status() if r.status == "PROCESSED"][:max_titles]
+    top = [e.name for e in kb.entities(limit=30)]
     return f"{len(titles)} papers, e.g.: " + "; ".join(titles) + (". Frequent topics: " + ", ".join(top) if top else "")
 
 

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TextIO
 from urllib.parse import quote
 
 from rdflib import RDF, RDFS, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, PROV, SKOS
 
-from ..models import Entity, LocalGraph
+from ..models import Chunk, Entity, LocalGraph, MentionRecord, SentenceRecord
+from ..store.base import DocumentRow
 from .source import BROADER, PaperPart, RelationPart, predicate_of
 
 SG = Namespace("https://w3id.org/scholargraph/ns#")
@@ -103,7 +104,17 @@ def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
     """A paper's metadata, sections, sentences, passages and mentions; with ``local`` (and a local
     KG) the mentions refer to the paper's own local entities instead of the workspace's."""
     g = new_graph(terms)
-    row, doc = part.row, part.row.id
+    paper = _add_paper(g, terms, part.row)
+    _add_passages(g, terms, paper, part.chunks)
+    _add_sentences(g, terms, part.row.id, paper, part.sentences)
+    owner = _mention_owners(part.local) if local and part.local else None
+    _add_mentions(g, terms, part.row.id, part.mentions, owner)
+    return g
+
+
+def _add_paper(g: Graph, terms: Terms, row: DocumentRow) -> URIRef:
+    """The paper's node: identifier, title, authors, year, venue, DOI, PMID, source file."""
+    doc = row.id
     paper = terms.paper(doc)
     g.add((paper, RDF.type, SG.Paper))
     g.add((paper, RDF.type, DCTERMS.BibliographicResource))
@@ -121,7 +132,12 @@ def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
         g.add((paper, SG.pmid, Literal(row.pmid)))
     if row.source_path:
         g.add((paper, DCTERMS.source, Literal(row.source_path)))
-    for c in part.chunks:
+    return paper
+
+
+def _add_passages(g: Graph, terms: Terms, paper: URIRef, chunks: Sequence[Chunk]) -> None:
+    """The paper's passages (chunks): text, order, section and pages."""
+    for c in chunks:
         p = terms.passage(c.id)
         g.add((p, RDF.type, SG.Passage))
         g.add((p, DCTERMS.isPartOf, paper))
@@ -132,8 +148,12 @@ def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
         for prop, page in ((SG.pageStart, c.page_start), (SG.pageEnd, c.page_end)):
             if page is not None:
                 g.add((p, prop, Literal(page)))
+
+
+def _add_sentences(g: Graph, terms: Terms, doc: str, paper: URIRef, sentences: Sequence[SentenceRecord]) -> None:
+    """Sections and their sentences, each with its passage and page."""
     sections_done: set[int] = set()
-    for s in part.sentences:
+    for s in sentences:
         section = terms.section(doc, s.section_no)
         if s.section_no not in sections_done:
             sections_done.add(s.section_no)
@@ -153,8 +173,12 @@ def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
         g.add((node, SG.passage, terms.passage(s.chunk_id)))
         if s.page is not None:
             g.add((node, SG.page, Literal(s.page)))
-    owner = _mention_owners(part.local) if local and part.local else None
-    for m in part.mentions:
+
+
+def _add_mentions(g: Graph, terms: Terms, doc: str, mentions: Sequence[MentionRecord],
+                  owner: dict[tuple[int, int, int], int] | None) -> None:
+    """Mentions, each referring to the workspace entity, or (``owner``) to the paper's local one."""
+    for m in mentions:
         node = terms.mention(doc, m.sentence_no, m.char_start, m.char_end)
         g.add((node, RDF.type, SG.Mention))
         g.add((node, RDFS.label, Literal(m.surface)))
@@ -173,7 +197,7 @@ def paper_graph(part: PaperPart, terms: Terms, local: bool = False) -> Graph:
             g.add((node, DCTERMS.description, Literal(m.description)))
         for t in m.types:
             g.add((node, SG.potentialType, Literal(t)))
-    return g
+
 
 
 def _mention_owners(graph: LocalGraph) -> dict[tuple[int, int, int], int]:

@@ -114,33 +114,31 @@ class Collector:
         if kind == "keywords":
             self.keywords.extend(value if isinstance(value, list) else [value])
             return
-        if isinstance(value, dict):
-            nd = _norm_keys(value)
-            if _name_of(nd) is None and _pick(nd, _SRC) is None:  # {"BERT": {...}} / {"BERT": "desc"}
-                value = [{"name": k, **v} if isinstance(v, dict) else {"name": k, "description": v}
-                         for k, v in value.items()]
-            else:
-                value = [value]
-        if not isinstance(value, list):
+        items = _section_items(value)
+        if items is None:
             self.problems.append(f"{kind}: expected a list, got {type(value).__name__}")
             return
-        if kind == "entities" and not value:
+        if kind == "entities" and not items:
             self.explicit_empty = True
-        for item in value:
-            if isinstance(item, dict):
-                (self.entity if kind == "entities" else self.relation)(_norm_keys(item))
-            elif kind == "entities" and isinstance(item, str):
-                self.entities.append({"name": item})
-            elif kind == "entities" and isinstance(item, list) and 1 <= len(item) <= 3:
-                self.entity(dict(zip(("name", "type", "description"), item, strict=False)))  # compact tuple
-            elif kind == "relations" and isinstance(item, list) and len(item) == 3:
-                self.relation({"source": item[0], "relation": item[1], "target": item[2]})
-            elif kind == "relations" and isinstance(item, list) and len(item) in (4, 5):
-                # compact triple (extract/schema.py): source, relation, target, description[, strength]
-                self.relation(dict(zip(("source", "relation", "target", "description", "strength"), item,
-                                       strict=False)))
-            else:
-                self.problems.append(f"{kind}: ignored item {str(item)[:60]!r}")
+        for item in items:
+            self._section_item(kind, item)
+
+    def _section_item(self, kind: str, item: Any) -> None:
+        """One item of an entity or relation list: an object, a name, or a compact tuple."""
+        if isinstance(item, dict):
+            (self.entity if kind == "entities" else self.relation)(_norm_keys(item))
+        elif kind == "entities" and isinstance(item, str):
+            self.entities.append({"name": item})
+        elif kind == "entities" and isinstance(item, list) and 1 <= len(item) <= 3:
+            self.entity(dict(zip(("name", "type", "description"), item, strict=False)))  # compact tuple
+        elif kind == "relations" and isinstance(item, list) and len(item) == 3:
+            self.relation({"source": item[0], "relation": item[1], "target": item[2]})
+        elif kind == "relations" and isinstance(item, list) and len(item) in (4, 5):
+            # compact triple (extract/schema.py): source, relation, target, description[, strength]
+            self.relation(dict(zip(("source", "relation", "target", "description", "strength"), item,
+                                   strict=False)))
+        else:
+            self.problems.append(f"{kind}: ignored item {str(item)[:60]!r}")
 
     def json_value(self, value: Any, depth: int = 0) -> None:
         if depth > 5:
@@ -159,16 +157,32 @@ class Collector:
         if _pick(d, _SRC) is not None and _pick(d, _TGT) is not None:
             self.relation(d)
         elif sections or (any(k in _KEYWORD_SECTIONS for k in d) and _name_of(d) is None):
-            for key, v in d.items():
-                if key in _ENTITY_SECTIONS and key in sections:
-                    self.section("entities", v)
-                elif key in _RELATION_SECTIONS and key in sections:
-                    self.section("relations", v)
-                elif key in _KEYWORD_SECTIONS:
-                    self.section("keywords", v)
+            self._sections(d, sections)
         elif _name_of(d) is not None:
             self.entity(d)
         elif len(d) == 1 and isinstance(next(iter(d.values())), (dict, list)):
             self.json_value(next(iter(d.values())), depth + 1)  # {"result": {...}}
         else:
             self.problems.append(f"ignored JSON object with keys {sorted(d)[:6]}")
+
+    def _sections(self, d: dict[str, Any], sections: dict[str, Any]) -> None:
+        """An object of sections (``{"entities": [...], "relations": [...], "keywords": [...]}``), in its order."""
+        for key, v in d.items():
+            if key in _ENTITY_SECTIONS and key in sections:
+                self.section("entities", v)
+            elif key in _RELATION_SECTIONS and key in sections:
+                self.section("relations", v)
+            elif key in _KEYWORD_SECTIONS:
+                self.section("keywords", v)
+
+
+def _section_items(value: Any) -> list[Any] | None:
+    """A section's items: its list; an object of entities keyed by name, as a list; one object, as a
+    list of one; None for anything else."""
+    if isinstance(value, dict):
+        nd = _norm_keys(value)
+        if _name_of(nd) is None and _pick(nd, _SRC) is None:  # {"BERT": {...}} / {"BERT": "desc"}
+            return [{"name": k, **v} if isinstance(v, dict) else {"name": k, "description": v}
+                    for k, v in value.items()]
+        return [value]
+    return value if isinstance(value, list) else None

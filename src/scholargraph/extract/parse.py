@@ -220,16 +220,22 @@ def _parse_extraction(raw: str, chunk_id: str, entity_types: list[str], default_
         return result
     if out.explicit_empty and not truncated:
         return result
+    raise _nothing_usable(raw, out, bool(records), json_error, truncated)
+
+
+def _nothing_usable(raw: str, out: Collector, records: bool, json_error: ModelOutputError | None,
+                    truncated: bool) -> ModelOutputError:
+    """Why an output gave nothing: cut off, no JSON or records, the JSON's own fault, or only unusable items."""
     if out.cut_off and not records:
-        raise ModelOutputError("output truncated before the first complete record", raw)
+        return ModelOutputError("output truncated before the first complete record", raw)
     if json_error is not None and not records:
         if json_error.reason == "no JSON found in output":
-            raise ModelOutputError("no JSON or delimiter-style records found in output", raw)
-        raise ModelOutputError(json_error.reason, raw)
+            return ModelOutputError("no JSON or delimiter-style records found in output", raw)
+        return ModelOutputError(json_error.reason, raw)
     if truncated:
-        raise ModelOutputError("output truncated before the first complete item", raw)
+        return ModelOutputError("output truncated before the first complete item", raw)
     detail = f": {'; '.join(out.problems[:3])}" if out.problems else ""
-    raise ModelOutputError(f"no usable entities, relations or keywords in output{detail}", raw)
+    return ModelOutputError(f"no usable entities, relations or keywords in output{detail}", raw)
 
 
 def parse_extraction(raw: str, chunk_id: str, entity_types: list[str], default_type: str = "Concept",

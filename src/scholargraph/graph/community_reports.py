@@ -18,7 +18,7 @@ import asyncio
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -186,32 +186,52 @@ def _parts(store: CommunityUpkeep, community: Community, adjacency: _Adjacency, 
     thematic = any(e.id not in off for e in checked) or not checked
     top = [i for i in ranked if i not in off][: params.entities] if thematic else ranked[: params.entities]
     key = [entities[i] for i in top if i in entities]
-    relations_by_id = store.get_relations(rids[: params.relations * 2], sources=False)
-    relations = [relations_by_id[r] for r in rids[: params.relations * 2] if r in relations_by_id]
-    if thematic:  # a research theme's links, not who thanked whom
-        relations = [r for r in relations if r.source_id not in off and r.target_id not in off] or relations
-    relations = relations[: params.relations]
+    relations = _key_relations(store, rids, off if thematic else set(), params.relations)
     ends = {x for r in relations for x in (r.source_id, r.target_id)} - set(entities)
     names = {i: e.name for i, e in entities.items()}
     names.update({i: e.name for i, e in store.get_entities(ends, sources=False).items()})
+    return _Parts(community, key, relations, _supporting_papers(entities.values(), children),
+                  _evidence_with_children(store, key, children), _top_keywords(relations, children), children, names,
+                  thematic)
+
+
+def _key_relations(store: CommunityUpkeep, rids: list[str], off: set[str], count: int) -> list[Relation]:
+    """The heaviest ``count`` relations inside; those touching an off-theme entity left out (a
+    research theme's links, not who thanked whom) unless nothing else is left."""
+    by_id = store.get_relations(rids[: count * 2], sources=False)
+    relations = [by_id[r] for r in rids[: count * 2] if r in by_id]
+    if off:
+        relations = [r for r in relations if r.source_id not in off and r.target_id not in off] or relations
+    return relations[:count]
+
+
+def _supporting_papers(entities: Iterable[Entity], children: list[CommunityReport]) -> list[str]:
+    """Papers by support: the entities' sources, then each child's papers weighted by their rank."""
     papers: Counter[str] = Counter()
-    for e in entities.values():
+    for e in entities:
         papers.update(e.document_ids)
     for child in children:
         papers.update({d: len(child.documents) - i for i, d in enumerate(child.documents)})
+    return [d for d, _ in papers.most_common()]
+
+
+def _top_keywords(relations: list[Relation], children: list[CommunityReport]) -> list[str]:
     keywords = Counter(k.lower() for r in relations for k in r.keywords if k.strip())
     for child in children:
         keywords.update(child.keywords)
+    return [k for k, _ in keywords.most_common(8)]
+
+
+def _evidence_with_children(store: CommunityUpkeep, key: list[Entity], children: list[CommunityReport]) -> list[dict]:
+    """The key entities' representative passages; a parent also shows its children's best ones."""
     evidence = _evidence(store, key)
-    if children:  # a parent also shows its children's best passages
-        seen = {x["chunk_id"] for x in evidence}
-        for child in children:
-            for item in child.evidence[:1]:
-                if item["chunk_id"] not in seen and len(evidence) < EVIDENCE + 2:
-                    evidence.append(item)
-                    seen.add(item["chunk_id"])
-    return _Parts(community, key, relations, [d for d, _ in papers.most_common()], evidence,
-                  [k for k, _ in keywords.most_common(8)], children, names, thematic)
+    seen = {x["chunk_id"] for x in evidence}
+    for child in children:
+        for item in child.evidence[:1]:
+            if item["chunk_id"] not in seen and len(evidence) < EVIDENCE + 2:
+                evidence.append(item)
+                seen.add(item["chunk_id"])
+    return evidence
 
 
 OFF_THEME_TITLE = "Not a research theme: people, institutions and funding"

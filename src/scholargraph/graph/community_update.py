@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import CommunitySettings
 from ..models import Community
-from ..store.base import CommunityStore, CommunityUpkeep, MetaStore
+from ..store.base import CommunityDrift, CommunityStore, CommunityUpkeep, MetaStore
 from .communities import HierarchyParams, detect_hierarchy, memberships
 from .community_reports import ReportParams, write_reports
 
@@ -61,25 +61,21 @@ def state(store: MetaStore) -> dict[str, Any]:
     return json.loads(raw) if raw else {}
 
 
-def changed_share(store: MetaStore, edges: list[tuple[str, str, str, float]], stored: list[Community]) -> float:
+def drift_share(drift: CommunityDrift, relations_before: int) -> float:
     """Share of the graph's connected entities that are new or gone since the communities were
-    computed, or of relations added/removed, whichever is larger (1.0 when never computed)."""
-    if not stored:
-        return 1.0 if edges else 0.0
-    nodes = {x for _, s, t, _ in edges for x in (s, t)}
-    assigned = {m for c in stored if c.level == 0 for m in c.members}
-    node_share = len(nodes ^ assigned) / max(1, len(nodes))
-    before = int(state(store).get("relations", 0))
-    edge_share = abs(len(edges) - before) / max(1, before)
+    computed, or of relations added/removed (against ``relations_before``, recorded then),
+    whichever is larger (1.0 when never computed)."""
+    if not drift.communities:
+        return 1.0 if drift.relations else 0.0
+    node_share = (drift.unassigned + drift.gone) / max(1, drift.connected)
+    edge_share = abs(drift.relations - relations_before) / max(1, relations_before)
     return max(node_share, edge_share)
 
 
 def pending_reports(store: CommunityStore, llm: bool) -> int:
     """Distinct communities (by signature) with no report yet; with ``llm``, extractive reports
     count as pending too (they are rewritten by the LLM when next needed)."""
-    signatures = {c.signature for c in store.list_communities()}
-    known = store.community_reports(list(signatures))
-    return len(signatures) - sum(1 for r in known.values() if not llm or r.method != "extractive")
+    return store.missing_reports(extractive_too=llm)
 
 
 def report_counts(store: CommunityStore) -> dict[str, int]:
@@ -106,29 +102,35 @@ async def update_communities(store: CommunityUpkeep, settings: CommunitySettings
     return run
 
 
+Edges = list[tuple[str, str, str, float]]
+
+
 async def refresh_communities(store: CommunityUpkeep, settings: CommunitySettings, *, force: bool = False, rebuild: bool = False
-                              ) -> tuple[CommunityRun, list[Community], list[tuple[str, str, str, float]]]:
-    """The communities, recomputed when forced or when the graph changed by ``settings.min_change``
-    (else the stored ones), with the edges they were read from."""
+                              ) -> tuple[CommunityRun, list[Community], Edges | None]:
+    """The communities, recomputed when forced or when the graph changed by ``settings.min_change``,
+    with the edges they were computed from; else the stored ones, without members or edges (the
+    change is counted by the store: an unchanged graph is not read, see :func:`add_reports`)."""
     started = time.perf_counter()
-    edges = await asyncio.to_thread(store.all_edges)
-    stored = await asyncio.to_thread(store.list_communities, None, True)
-    share = changed_share(store, edges, stored)
+    drift = await asyncio.to_thread(store.community_drift)
+    share = drift_share(drift, int(state(store).get("relations", 0)))
     run = CommunityRun(False, "")
     run.changed_share = share
-    if not force and not rebuild and stored and share < settings.min_change:
+    edges: Edges | None = None
+    if not force and not rebuild and drift.communities and share < settings.min_change:
         run.reason = f"graph changed by {share:.1%} (< communities.min_change {settings.min_change:.0%}); kept"
-        communities = stored
+        communities = await asyncio.to_thread(store.list_communities)
     else:
+        edges = await asyncio.to_thread(store.all_edges)
+        stored = [] if rebuild else await asyncio.to_thread(store.list_communities, None, True)
         t = time.perf_counter()
-        previous = None if rebuild or not stored else memberships(stored)
-        hierarchy = await asyncio.to_thread(detect_hierarchy, edges, hierarchy_params(settings), previous)
+        hierarchy = await asyncio.to_thread(detect_hierarchy, edges, hierarchy_params(settings),
+                                            memberships(stored) if stored else None)
         run.detect_seconds = time.perf_counter() - t
         communities = hierarchy.communities
         meta = json.dumps({
             "computed_at": time.time(), "relations": len(edges), "nodes": hierarchy.nodes, "edges": hierarchy.edges,
             "modularity": {str(k): v for k, v in hierarchy.modularity.items()}, "seed": settings.seed,
-            "resolution": settings.resolution, "rebuild": bool(rebuild or not stored)})
+            "resolution": settings.resolution, "rebuild": not stored})
 
         def save() -> None:
             store.replace_communities(communities)
@@ -136,7 +138,7 @@ async def refresh_communities(store: CommunityUpkeep, settings: CommunitySetting
 
         await store.awrite(save)
         run.computed = True
-        run.reason = "rebuilt from scratch" if rebuild or not stored else "updated from the stored communities"
+        run.reason = "rebuilt from scratch" if not stored else "updated from the stored communities"
         run.modularity = hierarchy.modularity
         run.nodes, run.edges = hierarchy.nodes, hierarchy.edges
     for c in communities:
@@ -149,11 +151,19 @@ async def refresh_communities(store: CommunityUpkeep, settings: CommunitySetting
 
 
 async def add_reports(store: CommunityUpkeep, settings: CommunitySettings, llm, run: CommunityRun, communities: list[Community],
-                      edges: list[tuple[str, str, str, float]]) -> None:
+                      edges: Edges | None) -> None:
     """Write the missing reports of ``communities`` (shared with other workers writing them at the
-    same time: :func:`.community_reports.write_reports`), counted in ``run``."""
+    same time: :func:`.community_reports.write_reports`), counted in ``run``. Kept communities
+    (``edges`` None) are read with their members and edges only when some report is missing."""
     started = time.perf_counter()
     params = ReportParams(settings.report_entities, settings.report_relations, use_llm(settings, llm))
+    if edges is None:
+        if not await asyncio.to_thread(store.missing_reports, params.use_llm and llm is not None):
+            run.reports_kept = len({c.signature for c in communities})
+            run.seconds += time.perf_counter() - started
+            return
+        communities = await asyncio.to_thread(store.list_communities, None, True)
+        edges = await asyncio.to_thread(store.all_edges)
     written = await write_reports(store, communities, edges, params, llm)
     if run.computed:
         await asyncio.to_thread(store.delete_orphan_reports)

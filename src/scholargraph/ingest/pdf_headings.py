@@ -165,22 +165,37 @@ def _alone_above_space(lines: list[Line], i: int) -> bool:
 
 def _line_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading | None:
     line = lines[i]
-    text = line.text
-    if len(text) > 120 or _NEVER.match(text) or line.size < st.body - 0.6:
+    if len(line.text) > 120 or _NEVER.match(line.text) or line.size < st.body - 0.6:
         return None
+    found = _anchored_heading(lines, i, st, early)
+    if found is not None:
+        st.anchored = True
+        return found
+    if not _may_be_unnumbered_heading(lines, i, st):
+        return None
+    found = _bold_line_heading(lines, i, st)
+    return found if found is not None else _bold_prefix_heading(lines, i)
+
+
+def _anchored_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading | None:
+    """An inline abstract, a numbered heading or a known section name: each anchors the outline."""
+    line = lines[i]
+    text = line.text
     name = text.strip(" .:")
     if early and (m := _INLINE_ABSTRACT.match(text)) and not line.bold:
-        st.anchored = True
         return Heading(i, "Abstract", 1, rest=m.group(2))
     if _strong(line, st) and line.words <= 16 and (num := _numbered(line, st)):
-        st.anchored = True
         return Heading(i, num[0], num[1])
     if _KNOWN.match(name) and (_strong(line, st) or name.isupper()) and not _figure_text(lines, i, st):
         st.appendix = st.appendix or name.lower().startswith(("appendi", "reference", "bibliography"))
-        st.anchored = True
         return Heading(i, name, 1)
-    if not _may_be_unnumbered_heading(lines, i, st):
-        return None
+    return None
+
+
+def _bold_line_heading(lines: list[Line], i: int, st: _State) -> Heading | None:
+    """A short line all in bold, capitalised, not ending mid-sentence, not one of a bold run."""
+    line = lines[i]
+    text = line.text
     short = line.x1 - line.x0 < 0.8 * st.column
     if (
         line.all_bold
@@ -191,7 +206,14 @@ def _line_heading(lines: list[Line], i: int, st: _State, early: bool) -> Heading
         and not _bold_run(lines, i)
     ):
         level = 1 if st.top_size and line.size >= st.top_size - 0.3 else 2
-        return Heading(i, name, level)
+        return Heading(i, text.strip(" .:"), level)
+    return None
+
+
+def _bold_prefix_heading(lines: list[Line], i: int) -> Heading | None:
+    """A run-in heading: a paragraph opening with a few bold words ("Training. We ...")."""
+    line = lines[i]
+    text = line.text
     prefix = line.bold_prefix
     if prefix and 1 <= len(prefix.split()) <= 8 and prefix[0].isupper() and _para_start(lines, i):
         rest = text[len(prefix) :].strip() if text.startswith(prefix) else text.replace(prefix, "", 1).strip()

@@ -63,26 +63,38 @@ def detect_title(pages: list[list[Line]], max_pages: int = 2, min_size: float = 
     alone, they are the title.
     """
     for lines in pages[:max_pages]:
-        cands = [ln for ln in lines if _title_candidate(ln) and ln.size >= min_size]
-        if not cands:
-            continue
-        ids = {id(ln) for ln in cands}
-        largest = max(ln.size for ln in cands)
-        logo: tuple[str, list[Line]] | None = None
-        for size in sorted({ln.size for ln in cands}, reverse=True)[:3]:
-            at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and same_size(ln.size, size)]
-            bold = [i for i in at_size if lines[i].bold]
-            group = _title_group(lines, (bold or at_size)[0])
-            text = title_text(group)
-            words = len(text.split())
-            if logo is None and size == largest and len(text) >= 4 and (words <= 2 or text[:1].islower()):
-                logo = (text, group)  # a logo or journal name ("PaperSearch", "future internet")?
-                continue
-            if 2 <= words <= 40 and (logo is None or (words >= 3 and _stands_out(group, largest, min_size))):
-                return text, group
-        if logo is not None:
-            return logo
+        found = _page_title(lines, min_size)
+        if found is not None:
+            return found
     return "", []
+
+
+def _page_title(lines: list[Line], min_size: float) -> tuple[str, list[Line]] | None:
+    """The title of one page: the text in its three largest sizes, a logo word giving way (see
+    :func:`detect_title`); None when the page has no candidate."""
+    cands = [ln for ln in lines if _title_candidate(ln) and ln.size >= min_size]
+    if not cands:
+        return None
+    ids = {id(ln) for ln in cands}
+    largest = max(ln.size for ln in cands)
+    logo: tuple[str, list[Line]] | None = None
+    for size in sorted({ln.size for ln in cands}, reverse=True)[:3]:
+        group = _group_at_size(lines, ids, size)
+        text = title_text(group)
+        words = len(text.split())
+        if logo is None and size == largest and len(text) >= 4 and (words <= 2 or text[:1].islower()):
+            logo = (text, group)  # a logo or journal name ("PaperSearch", "future internet")?
+            continue
+        if 2 <= words <= 40 and (logo is None or (words >= 3 and _stands_out(group, largest, min_size))):
+            return text, group
+    return logo
+
+
+def _group_at_size(lines: list[Line], ids: set[int], size: float) -> list[Line]:
+    """The lines of the first candidate printed at ``size`` (a bold one first), with the lines it continues on."""
+    at_size = [i for i, ln in enumerate(lines) if id(ln) in ids and same_size(ln.size, size)]
+    bold = [i for i in at_size if lines[i].bold]
+    return _title_group(lines, (bold or at_size)[0])
 
 
 def _stands_out(group: list[Line], largest: float, min_size: float) -> bool:

@@ -142,7 +142,7 @@ async def session(request: Request, name: str = Path(pattern=SESSION_PATTERN)) -
     session sees it (another key finds it empty)."""
     state = state_of(request)
     turns = await state.runner.call(state.kb.browse.session_history, session_of(request, name), 100)
-    return {"session": name, "turns": turns}
+    return {"session": name, "turns": [t.to_json() for t in turns]}
 
 
 @router.get("/passages/{chunk_id}")
@@ -150,7 +150,7 @@ async def passage(request: Request, chunk_id: str) -> dict:
     """The passage a citation points to, with its paper, section and pages; ``pdf_url`` opens the
     cited page of the stored PDF when the paper was uploaded as one."""
     state = state_of(request)
-    found = await state.runner.call(state.kb.passage, chunk_id)
+    found = (await state.runner.call(state.kb.passage, chunk_id)).to_json()
     path = found.pop("source_path", "") or ""
     found["pdf_url"] = None
     if path.lower().endswith(".pdf"):

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..models import usage_to_json
 from .state import Admin, ServerState, job_response, state_of
 
 router = APIRouter(prefix="/api", tags=["graph"])
@@ -19,7 +20,8 @@ async def entities(request: Request, search: str | None = Query(None, max_length
                    type: str | None = Query(None, max_length=100), limit: int = Query(50, ge=1, le=1000)) -> dict:
     """Entities by degree; ``search`` matches names and aliases."""
     state = state_of(request)
-    return {"entities": await state.runner.call(state.kb.entities, type, search, limit)}
+    found = await state.runner.call(state.kb.entities, type, search, limit)
+    return {"entities": [e.to_json() for e in found]}
 
 
 class MergeRequest(BaseModel):
@@ -52,7 +54,7 @@ async def neighbourhood(request: Request, entity: str = Query(min_length=1), dep
                         limit: int = Query(60, ge=1, le=500)) -> dict:
     """An entity (name or id) and its neighbours: ``{"nodes", "edges", "center", "truncated"}``."""
     state = state_of(request)
-    return await state.runner.call(state.kb.browse.neighbourhood, entity, depth, limit)
+    return (await state.runner.call(state.kb.browse.neighbourhood, entity, depth, limit)).to_json()
 
 
 class SubgraphRequest(BaseModel):
@@ -65,14 +67,14 @@ class SubgraphRequest(BaseModel):
 async def subgraph(request: Request, body: SubgraphRequest) -> dict:
     """The entities and the shortest paths joining them: ``{"nodes", "edges", "paths"}``."""
     state = state_of(request)
-    return await state.runner.call(state.kb.browse.subgraph, body.entities, body.max_length)
+    return (await state.runner.call(state.kb.browse.subgraph, body.entities, body.max_length)).to_json()
 
 
 @router.get("/graph/relations/{relation_id}")
 async def relation(request: Request, relation_id: str) -> dict:
     """A relation with its evidence sentences, each with paper, section and pages."""
     state = state_of(request)
-    return await state.runner.call(state.kb.browse.relation, relation_id)
+    return (await state.runner.call(state.kb.browse.relation, relation_id)).to_json()
 
 
 @router.get("/graph/communities")
@@ -82,7 +84,7 @@ async def communities(request: Request, level: int | None = Query(None, ge=0),
     their reports, the missing ones written now (``reports=false``: without them, e.g. to colour
     the graph)."""
     state = state_of(request)
-    return await state.runner.run(state.kb.acommunities(level, members=True, reports=reports))
+    return (await state.runner.run(state.kb.acommunities(level, members=True, reports=reports))).to_json()
 
 
 @router.get("/graph/overview")
@@ -92,13 +94,13 @@ async def overview(request: Request, limit: int = Query(1500, ge=10, le=5000),
     the most connected first (``sampled``: more match, ``total_nodes`` of them), each with its
     level-0 ``community`` and a position (``x``, ``y``) that keeps communities together."""
     state = state_of(request)
-    return await state.runner.call(state.kb.browse.overview, limit, type or None, document or None)
+    return (await state.runner.call(state.kb.browse.overview, limit, type or None, document or None)).to_json()
 
 
 def _reports_state(state: ServerState) -> dict:
     found = state.kb.browse.reports_status()
-    pending, llm = found["pending"], found["llm"]
-    if not found["communities"]:
+    pending, llm = found.pending, found.llm
+    if not found.communities:
         message = "No communities yet: they are computed when papers are indexed."
     elif pending == 0:
         message = "Every community has its report."
@@ -133,10 +135,11 @@ async def stats(request: Request) -> dict:
     kb = state.kb
 
     def gather() -> dict:
-        titles = {row["id"]: row["title"] for row in kb.status()}
+        titles = {row.id: row.title for row in kb.status()}
         cost = kb.cost_by_document()
-        return {**kb.stats(), "entity_types": kb.browse.entity_types(),
-                "cost_by_document": [{"id": doc, "title": titles.get(doc), **usage} for doc, usage in cost.items()]}
+        return {**kb.stats().to_json(), "entity_types": kb.browse.entity_types(),
+                "cost_by_document": [{"id": doc, "title": titles.get(doc), **usage_to_json(usage)}
+                                     for doc, usage in cost.items()]}
 
     data = await state.runner.call(gather)
     data.pop("workspace", None)  # a server path

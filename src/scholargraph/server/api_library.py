@@ -51,7 +51,7 @@ async def documents(request: Request) -> dict:
     state = state_of(request)
     rows = await state.runner.call(state.kb.status)
     names = await run_in_threadpool(state.uploads.names)
-    return {"documents": [document_json(r, names) for r in rows]}
+    return {"documents": [document_json(r.to_json(), names) for r in rows]}
 
 
 @router.get("/library")
@@ -64,8 +64,9 @@ async def library(request: Request, search: str = Query("", max_length=200), sta
     ``statuses`` and ``years`` what the filters offer. Rows as ``/api/documents`` plus ``authors``,
     ``year``, ``venue``, ``doi``, ``created_at``."""
     state = state_of(request)
-    page = await state.runner.call(lambda: state.kb.browse.library(search=search, status=status, year=year, sort=sort,
-                                                            descending=order == "desc", offset=offset, limit=limit))
+    page = (await state.runner.call(lambda: state.kb.browse.library(
+        search=search, status=status, year=year, sort=sort, descending=order == "desc", offset=offset,
+        limit=limit))).to_json()
     names = await run_in_threadpool(state.uploads.names)
     page["documents"] = [document_json(r, names) for r in page["documents"]]
     return page
@@ -78,7 +79,7 @@ async def paper_page(request: Request, doc_id: str) -> dict:
     ``entities`` (most passages first, ``entities_total`` in all), ``references`` (each resolved to
     a workspace paper, ``stub: false``, where it matches) and ``cited_by``."""
     state = state_of(request)
-    page = await state.runner.call(state.kb.browse.paper, doc_id)
+    page = (await state.runner.call(state.kb.browse.paper, doc_id)).to_json()
     names = await run_in_threadpool(state.uploads.names)
     path = page["document"].get("source_path") or ""
     page["document"] = document_json(page["document"], names)
@@ -91,7 +92,7 @@ async def pdf(request: Request, doc_id: str, page: int | None = Query(None, ge=1
     """The paper's PDF as indexed, or only page ``page`` of it (a one-page PDF)."""
     state = state_of(request)
     row = await state.runner.call(state.kb.document, doc_id)
-    data = await run_in_threadpool(_pdf_bytes, row.get("source_path") or "", page)
+    data = await run_in_threadpool(_pdf_bytes, row.source_path or "", page)
     if data is None:
         raise HTTPException(404, "no PDF is stored for this document")
     suffix = f"-p{page}" if page else ""
@@ -103,7 +104,7 @@ async def pdf(request: Request, doc_id: str, page: int | None = Query(None, ge=1
 async def document(request: Request, doc_id: str) -> dict:
     state = state_of(request)
     row = await state.runner.call(state.kb.document, doc_id)
-    return document_json(row, await run_in_threadpool(state.uploads.names))
+    return document_json(row.to_json(), await run_in_threadpool(state.uploads.names))
 
 
 @router.delete("/documents/{doc_id:path}", dependencies=[Admin], status_code=202)
@@ -111,7 +112,7 @@ async def delete_document(request: Request, doc_id: str, wait: float = Query(30.
     """Remove a paper and everything only it supported (a job: it waits for a running index job)."""
     state = state_of(request)
     row = await state.runner.call(state.kb.document, doc_id)  # 404 now, not later in the job
-    job = state.jobs.submit("delete", ids=[doc_id], source_paths=[row["source_path"]])
+    job = state.jobs.submit("delete", ids=[doc_id], source_paths=[row.source_path])
     return await job_response(state, job, wait)
 
 

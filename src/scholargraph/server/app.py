@@ -78,7 +78,7 @@ def create_app(settings: Settings, kb: KnowledgeBase | None = None) -> FastAPI:
 
 
 def _has_pending(kb: KnowledgeBase) -> bool:
-    return any(row["status"] in ("PENDING", "PROCESSING", "INTERRUPTED") for row in kb.status())
+    return any(row.status in ("PENDING", "PROCESSING", "INTERRUPTED") for row in kb.status())
 
 
 def _middleware(settings: Settings, keys: KeyRing) -> list[Middleware]:
@@ -148,18 +148,18 @@ def register_jobs(jobs: JobManager, uploads: UploadStore) -> None:
         return (await kb.ainsert(())).to_json()
 
     async def delete(job):
-        deleted = [await kb.adelete(doc_id) for doc_id in job.params["ids"]]
+        deleted = [(await kb.adelete(doc_id)).to_json() for doc_id in job.params["ids"]]
         _remove_orphaned_uploads(kb, uploads, job.params.get("source_paths", []))
         return {"deleted": deleted}
 
     async def merge(job):
-        return await kb.amerge_entities(job.params["keep"], *job.params["others"])
+        return (await kb.amerge_entities(job.params["keep"], *job.params["others"])).to_json()
 
     async def split(job):
         return {"entities": await kb.asplit_entity(job.params["entity"])}
 
     async def reports(job):
-        return await kb.browse.awrite_reports()
+        return (await kb.browse.awrite_reports()).to_json()
 
     jobs.handlers.update(index=index, upgrade=upgrade, resume=resume, delete=delete, merge=merge, split=split,
                          reports=reports)
@@ -167,7 +167,7 @@ def register_jobs(jobs: JobManager, uploads: UploadStore) -> None:
 
 def _remove_orphaned_uploads(kb: KnowledgeBase, uploads: UploadStore, paths: list[str]) -> None:
     """An uploaded file goes when no document comes from it any more (one file may hold many papers)."""
-    still_used = {row["source_path"] for row in kb.status()}
+    still_used = {row.source_path for row in kb.status()}
     for path in paths:
         if path and path not in still_used and uploads.owns(path):
             Path(path).unlink(missing_ok=True)

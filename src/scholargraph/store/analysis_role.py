@@ -15,11 +15,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 
 from ..models import Community, CommunityReport, PaperReference, StubPaper
+from .base import CommunityDrift
 from .units import SqlSeam
 
 _COMMUNITY_COLUMNS = "id, level, signature, parent_id, relations, weight"
 _REFERENCE_COLUMNS = "citing_id, ordinal, raw, target_id, doi, pmid, title, year"
 _STUB_COLUMNS = "id, title, doi, pmid, year, raw"
+# relations, communities, connected entities (every relation end is an entity), level-0 members,
+# and those of them no longer connected; each EXISTS one probe of a relations end index, each
+# member one row of community_members' key (level, entity_id)
+_DRIFT = """SELECT (SELECT COUNT(*) FROM relations), (SELECT COUNT(*) FROM communities),
+       (SELECT COUNT(*) FROM entities e WHERE EXISTS (SELECT 1 FROM relations r WHERE r.source_id = e.id)
+            OR EXISTS (SELECT 1 FROM relations r WHERE r.target_id = e.id)),
+       (SELECT COUNT(*) FROM community_members WHERE level = 0),
+       (SELECT COUNT(*) FROM community_members m WHERE m.level = 0
+            AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.source_id = m.entity_id)
+            AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.target_id = m.entity_id))"""
+# a report as put_community_reports stores it (json.dumps' separators) says how it was written
+_EXTRACTIVE = '%"method": "extractive"%'
 
 
 def _report(data: str) -> CommunityReport:
@@ -108,6 +121,18 @@ class Communities:
     def delete_orphan_reports(self) -> int:
         return int(self.sql.write(lambda: self.sql.execute(
             "DELETE FROM community_reports WHERE signature NOT IN (SELECT signature FROM communities)", ()).rowcount))
+
+    def community_drift(self) -> CommunityDrift:
+        relations, communities, connected, members, gone = (int(x) for x in self.sql.rows(_DRIFT, ())[0])
+        # connected entities in no level-0 community: the connected ones less the members still connected
+        return CommunityDrift(relations, communities, connected, connected - (members - gone), gone)
+
+    def missing_reports(self, extractive_too: bool = False) -> int:
+        also = f" OR r.report LIKE {self.sql.mark}" if extractive_too else ""
+        rows = self.sql.rows("SELECT COUNT(DISTINCT c.signature) FROM communities c LEFT JOIN community_reports r "
+                             f"ON r.signature = c.signature WHERE r.signature IS NULL{also}",
+                             (_EXTRACTIVE,) if extractive_too else ())
+        return int(rows[0][0])
 
 
 class Citations:
@@ -203,6 +228,12 @@ class KeepsAnalysis:
 
     def delete_orphan_reports(self) -> int:
         return self.communities.delete_orphan_reports()
+
+    def community_drift(self) -> CommunityDrift:
+        return self.communities.community_drift()
+
+    def missing_reports(self, extractive_too: bool = False) -> int:
+        return self.communities.missing_reports(extractive_too)
 
     def put_references(self, citing_id: str, references: Sequence[PaperReference]) -> None:
         self.citations.put_references(citing_id, references)

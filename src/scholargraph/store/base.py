@@ -135,6 +135,19 @@ class SourceDescriptions:
     keys: list[str] = field(default_factory=list)  # entities, parallel to names: the name key each record had
 
 
+@dataclass(frozen=True)
+class CommunityDrift:
+    """How the graph stands against the stored communities, counted by the database (nothing read
+    whole): its relations and connected entities (an end of some relation), the connected entities
+    in no level-0 community (``unassigned``) and the level-0 members no longer connected (``gone``)."""
+
+    relations: int
+    communities: int
+    connected: int
+    unassigned: int
+    gone: int
+
+
 @dataclass
 class GraphRemoval:
     """Ids that disappeared when a document's provenance was dropped, per vector namespace."""
@@ -202,6 +215,11 @@ class DocumentStore(Protocol):
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
+
+    def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
+        """Documents in ``status`` (up to ``limit``), largest first, read from the status index: as
+        many rows as there are such documents, whatever the size of the knowledge base (the
+        questions a worker asks after each batch: anything PENDING? what is PROCESSING?)."""
 
     def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
         """A document's parsed form and scope (never waits for a unit of work in progress)."""
@@ -444,6 +462,13 @@ class CommunityStore(Protocol):
 
     def delete_orphan_reports(self) -> int:
         """Delete reports whose signature no stored community has; returns how many."""
+
+    def community_drift(self) -> CommunityDrift:
+        """The graph against the stored communities, counted in the database (one snapshot)."""
+
+    def missing_reports(self, extractive_too: bool = False) -> int:
+        """Distinct signatures of the stored communities with no report (``extractive_too``: or an
+        extractive one), counted without reading the reports."""
 
 
 class CitationStore(Protocol):

@@ -39,6 +39,12 @@ class DocumentReads:
         wanted = None if only is None else set(only)
         return [r[0] for r in rows if wanted is None or r[0] in wanted]
 
+    def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
+        # the order of the claim index (status, size DESC, id): a range of it, the first row for limit 1
+        rows = self.sql.rows(f"SELECT id FROM documents WHERE status = {self.sql.mark} ORDER BY size DESC, id"
+                             + (f" LIMIT {int(limit)}" if limit else ""), (status.value,))
+        return [r[0] for r in rows]
+
     def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
         rows = self.sql.rows(f"SELECT payload, scope FROM documents WHERE id = {self.sql.mark}", (doc_id,))
         if not rows or not rows[0][0]:
@@ -97,6 +103,9 @@ class KeepsDocumentReads:
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         return self.documents.pending_ids(only)
+
+    def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
+        return self.documents.document_ids(status, limit)
 
     def document_to_process(self, doc_id: str) -> tuple[Document, str] | None:
         return self.documents.document_to_process(doc_id)

@@ -49,9 +49,9 @@ def test_a_paper_becomes_a_local_kg_traceable_to_its_sentences(lkg_server, tmp_p
         mel = kb.store.get_entities(kb.store.find_entity("MEL")).popitem()[1]
         assert mel.name == "Metadata Extractor and Loader" and mel.type == "Named Entity" and mel.description
         # cost per paper and per stage
-        cost = kb.cost_by_document()[doc]["by_purpose"]
+        cost = kb.cost_by_document()[doc]
         assert sorted(p for p in cost if p.startswith("lkg_")) == STAGE_PURPOSES
-        assert kb.stats()["mentions"] == len(mentions) and kb.stats()["sentences"] == 7
+        assert kb.stats().mentions == len(mentions) and kb.stats().sentences == 7
 
 
 def test_a_bad_answer_fails_its_unit_and_the_paper_survives(lkg_server, tmp_path):
@@ -62,7 +62,7 @@ def test_a_bad_answer_fails_its_unit_and_the_paper_survives(lkg_server, tmp_path
         assert row.status == "PROCESSED" and report.chunk_failures == 3  # one unit, three targets
         [failures] = kb.store.chunk_failures().values()
         assert all("stage 1" in f.reason and "§3" in f.reason and f.raw for f in failures)
-        assert kb.store.mentions_of(row.id) and kb.stats()["relations"] > 5
+        assert kb.store.mentions_of(row.id) and kb.stats().relations > 5
 
 
 def test_reindexing_a_paper_gives_the_same_graph_from_the_cache(lkg_server, tmp_path):

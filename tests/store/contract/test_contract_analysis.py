@@ -3,7 +3,21 @@
 
 from __future__ import annotations
 
-from scholargraph.models import Community, CommunityReport, DocStatus, Document, PaperReference, Section, StubPaper
+from contract_helpers import index_document
+
+from scholargraph.models import (
+    Community,
+    CommunityReport,
+    DocStatus,
+    Document,
+    EntityRecord,
+    Extraction,
+    PaperReference,
+    RelationRecord,
+    Section,
+    StubPaper,
+)
+from scholargraph.store.base import CommunityDrift
 
 
 def _hierarchy() -> list[Community]:
@@ -38,6 +52,40 @@ def test_reports_by_signature_and_orphans(store):
     store.put_community_reports([CommunityReport("sa", "Topic A2", "New.", 5, "extractive")])
     assert store.community_reports(["sa"])["sa"].title == "Topic A2"
     assert store.delete_orphan_reports() == 1 and set(store.community_reports()) == {"sa"}
+
+
+def _graph(store, edges: list[tuple[str, str, str]]) -> None:
+    index_document(store, "d1", Extraction())  # the document and chunk the records come from
+    ends = sorted({x for _, s, t in edges for x in (s, t)})
+
+    def work() -> None:
+        store.write_entities([EntityRecord(e, "Concept", f"{e}.", "d1-c0", id=e, key=e, document_id="d1") for e in ends])
+        store.write_relations([RelationRecord(s, t, f"{s} and {t}.", "d1-c0", ["link"], 1.0, id=rid, source_id=s,
+                                              target_id=t, document_id="d1") for rid, s, t in edges])
+
+    store.write(work)
+
+
+def test_community_drift_is_counted_by_the_database(store):
+    """What the community update decides from (graph changed enough to recompute?) without reading
+    the graph: relations now, connected entities, and how they differ from the level-0 members."""
+    assert store.community_drift() == CommunityDrift(relations=0, communities=0, connected=0, unassigned=0, gone=0)
+    _graph(store, [("r1", "e1", "e2"), ("r2", "e2", "e3"), ("r3", "e6", "e7"), ("r4", "e7", "e6")])
+    assert store.community_drift() == CommunityDrift(relations=4, communities=0, connected=5, unassigned=5, gone=0)
+    store.replace_communities(_hierarchy())  # level 0: e1..e5; e4, e5 have no relation, e6, e7 no community
+    assert store.community_drift() == CommunityDrift(relations=4, communities=5, connected=5, unassigned=2, gone=2)
+    store.write(lambda: store.delete_relations(["r3", "r4"]))
+    assert store.community_drift() == CommunityDrift(relations=2, communities=5, connected=3, unassigned=0, gone=2)
+
+
+def test_missing_reports_are_counted_without_reading_them(store):
+    store.replace_communities(_hierarchy())  # signatures sa, sb (twice), sc, sd
+    assert store.missing_reports() == store.missing_reports(extractive_too=True) == 4
+    store.put_community_reports([CommunityReport("sa", "A", "About A.", 5, "llm"),
+                                 CommunityReport("sb", "B", "About B.", 5, "extractive"),
+                                 CommunityReport("gone", "Old", "Old.", 1, "llm")])
+    assert store.missing_reports() == 2  # sc, sd
+    assert store.missing_reports(extractive_too=True) == 3  # and sb, to be rewritten by an LLM
 
 
 def _doc(store, doc_id):

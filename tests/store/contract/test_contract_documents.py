@@ -76,6 +76,21 @@ def test_claims_hand_out_the_largest_pending_documents_once(store):
     assert store.claim_pending(5, only=["small", "done", "unknown"]) == ["small"]
 
 
+def test_documents_of_one_status_are_read_without_the_others(store):
+    """What a worker asks after each batch (anything pending? what is being indexed?), answered with
+    the same documents as grouping or listing them all."""
+    for doc_id, words in (("small", 5), ("large", 500), ("medium", 50), ("done", 900)):
+        store.add_pending(doc(doc_id, words), "full", "offline")
+    store.set_status("done", DocStatus.PROCESSED)
+    assert store.document_ids(DocStatus.PENDING) == store.pending_ids() == ["large", "medium", "small"]
+    assert store.document_ids(DocStatus.PENDING, 1) == ["large"] and store.document_ids(DocStatus.FAILED) == []
+    claimed = store.claim_pending(2)
+    for status, n in store.status_counts().items():
+        ids = store.document_ids(DocStatus(status))
+        assert len(ids) == n and set(ids) == {r.id for r in store.list_documents(DocStatus(status))}
+    assert store.document_ids(DocStatus.PROCESSING) == claimed and store.document_ids(DocStatus.PROCESSED, 1) == ["done"]
+
+
 def test_release_only_touches_claimed_documents(store):
     store.add_pending(doc("d1"), "full", "x")
     store.set_status("d1", DocStatus.PROCESSED)

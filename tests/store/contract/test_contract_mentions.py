@@ -131,7 +131,7 @@ def _local_graph(store, doc_id: str) -> LocalGraph:
 
 
 def test_a_papers_local_kg_round_trips_and_follows_merges_and_deletes(store):
-    """issue 25 item 1: a paper's own local KG, apart from the workspace graph, linked to it."""
+    """A paper's own local KG, apart from the workspace graph, linked to it."""
     index_document(store, "d1")
     _provenance(store, "d1")
     written = _local_graph(store, "d1")

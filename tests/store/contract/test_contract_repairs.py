@@ -1,4 +1,4 @@
-"""What a run leaves unfinished, kept durably (issue 14): chunk failures until they are repaired
+"""What a run leaves unfinished, kept durably: chunk failures until they are repaired
 (DocumentStore) and graph maintenance owed (MaintenanceStore)."""
 
 from __future__ import annotations

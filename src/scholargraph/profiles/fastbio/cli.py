@@ -37,7 +37,7 @@ from typing import Any
 
 from ...config import load_settings
 from ...errors import ConfigError
-from ...models import Answer
+from ...models import Answer, usage_to_json
 from ...plugins.base import CommandKit, CommandWorkspace
 from ...query.citations import number_cited_sources
 from .normalise import load_dictionary
@@ -172,7 +172,7 @@ def cmd_fastbm(args: argparse.Namespace, overrides: dict[str, Any] | None = None
         kb = kit.open_workspace(settings, create=True)
         try:
             report = kb.insert(args.document, dry_run=args.dry_run)
-            per_paper = {d: u for d, u in kb.cost_by_document().items() if d in set(report.added)}
+            per_paper = {d: usage_to_json(u) for d, u in kb.cost_by_document().items() if d in set(report.added)}
         finally:
             kb.close()
         report.notes[:0] = notes

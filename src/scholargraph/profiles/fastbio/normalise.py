@@ -138,6 +138,17 @@ def _sniff_delimiter(text: str, path: Path) -> str:
     return ","
 
 
+def _header_columns(first: list[str]) -> tuple[int, list[int], int | None] | None:
+    """(name column, alias columns, type column) when ``first`` is a header row, else None."""
+    head = [_col(c) for c in first]
+    if not head or not (head[0] in NAME_COLUMNS or any(h in ALIAS_COLUMNS for h in head)):
+        return None
+    name_col = next((i for i, h in enumerate(head) if h in NAME_COLUMNS), 0)
+    alias_cols = [i for i, h in enumerate(head) if h in ALIAS_COLUMNS]
+    type_col = next((i for i, h in enumerate(head) if h in TYPE_COLUMNS), None)
+    return name_col, alias_cols, type_col
+
+
 def parse_dictionary(text: str, path: Path | str = "<dictionary>") -> BioDictionary:
     path = Path(path)
     delimiter = _sniff_delimiter(text, path)
@@ -145,15 +156,10 @@ def parse_dictionary(text: str, path: Path | str = "<dictionary>") -> BioDiction
             if r and any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
     if not rows:
         raise ConfigError(f"{path}: the dictionary has no rows (expected: symbol/heading, aliases separated by | or ;)")
-    head = [_col(c) for c in rows[0]]
-    has_header = bool(head) and (head[0] in NAME_COLUMNS or any(h in ALIAS_COLUMNS for h in head))
-    if has_header:
-        name_col = next((i for i, h in enumerate(head) if h in NAME_COLUMNS), 0)
-        alias_cols = [i for i, h in enumerate(head) if h in ALIAS_COLUMNS]
-        type_col = next((i for i, h in enumerate(head) if h in TYPE_COLUMNS), None)
+    columns = _header_columns(rows[0])
+    if columns is not None:
         rows = rows[1:]
-    else:  # symbol, aliases[, type]
-        name_col, alias_cols, type_col = 0, [1], 2
+    name_col, alias_cols, type_col = columns or (0, [1], 2)  # no header: symbol, aliases[, type]
     out = BioDictionary(source=str(path))
     for row in rows:
         name = row[name_col].strip() if name_col < len(row) else ""

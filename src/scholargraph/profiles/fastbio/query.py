@@ -88,22 +88,11 @@ def _given_query(given: GivenFilters) -> BioQuery:
     return BioQuery(genes=list(given.genes), diseases=list(given.diseases), parsed_by="given")
 
 
-async def bio_retrieve(store, settings, embedder, llm, question: str, weight_threshold: float | None = None, *,
-                       dictionary: BioDictionary | None = None, threshold: float | None = None,
-                       top_k: int | None = None, given: GivenFilters | None = None) -> Retrieval:
-    """Numbered paper sources for ``question`` (see the module doc); no answer is generated.
-
-    ``top_k``: at most this many papers (the best ranked), and the number of relations the search
-    falls back to when none reaches the threshold; None = every paper above the threshold, and
-    ``query.top_k`` relations as the fallback (fastbmRAG's behaviour). ``given``: names and papers
-    the caller filters on (see :class:`GivenFilters`)."""
-    if not question.strip():
-        raise ConfigError("the question is empty")
-    t0 = time.perf_counter()
-    retrieval = Retrieval(question, "bio", [], "", {})
-    if dictionary is None:
-        dictionary = dictionary_from_settings(settings)
-    before = llm.usage_snapshot() if llm is not None else {}
+async def _parse(store, settings, llm, question: str, dictionary: BioDictionary | None, given: GivenFilters | None,
+                 retrieval: Retrieval) -> tuple[BioQuery, dict[str, list[str]]]:
+    """The question's names and types (the caller's when it gives them unparsed; else the LLM's, or
+    the graph vocabulary's when there is no LLM or its reply is unusable), and each name resolved to
+    entity ids; names not in the graph are noted on ``retrieval``."""
     query: BioQuery | None = None
     resolved: dict[str, list[str]] = {}
     if given is not None and not given.parse:
@@ -125,6 +114,26 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
         missing = list(dict.fromkeys(n for n in query.genes + query.diseases + query.other if n not in resolved))
         if missing:
             retrieval.notes.append(f"not in the graph: {', '.join(missing)} (no filter on them)")
+    return query, resolved
+
+
+async def bio_retrieve(store, settings, embedder, llm, question: str, weight_threshold: float | None = None, *,
+                       dictionary: BioDictionary | None = None, threshold: float | None = None,
+                       top_k: int | None = None, given: GivenFilters | None = None) -> Retrieval:
+    """Numbered paper sources for ``question`` (see the module doc); no answer is generated.
+
+    ``top_k``: at most this many papers (the best ranked), and the number of relations the search
+    falls back to when none reaches the threshold; None = every paper above the threshold, and
+    ``query.top_k`` relations as the fallback (fastbmRAG's behaviour). ``given``: names and papers
+    the caller filters on (see :class:`GivenFilters`)."""
+    if not question.strip():
+        raise ConfigError("the question is empty")
+    t0 = time.perf_counter()
+    retrieval = Retrieval(question, "bio", [], "", {})
+    if dictionary is None:
+        dictionary = dictionary_from_settings(settings)
+    before = llm.usage_snapshot() if llm is not None else {}
+    query, resolved = await _parse(store, settings, llm, question, dictionary, given, retrieval)
     retrieval.timings["parse_s"] = time.perf_counter() - t0
     filters = Filters(
         named={i for n in query.genes + query.other for i in resolved.get(n, [])},

@@ -170,32 +170,8 @@ class TermFinder:
         cached = self._class_cache.get(word)
         if cached is not None:
             return cached
-        lw = word.lower()
-        kind = ""
-        if not HAS_ALPHA_RE.search(word) and not HAS_DIGIT_RE.search(word):
-            cls = PUNCT
-        elif PLACEHOLDER_RE.fullmatch(word):
-            cls = IGNORED
-        elif NUMBER_RE.fullmatch(word) or not HAS_ALPHA_RE.search(word):
-            cls = NUMBER
-        elif lw in STOPWORDS or lw.strip("'\u2019") in STOPWORDS or (len(word) == 1 and word.islower()):
-            cls = STOP
-        elif lw in VERBS and not (word.isupper() and len(word) > 1):
-            cls = VERB
-        elif lw.endswith("ly") and len(lw) > 4 and lw not in LY_NOUNS and "-" not in lw and not word.isupper():
-            cls = ADVERB
-        else:
-            cls = WORD
-            if len(word) == 1:
-                kind = ""
-            elif is_acronym(word) and not ROMAN_RE.fullmatch(word):
-                kind = "acr"
-            elif MIXED_RE.search(word):
-                kind = "mixed"
-            elif HAS_DIGIT_RE.search(word) and not (len(word) <= 2 and word[0].islower()):
-                kind = "alnum"  # "word2vec", "p53", "F1" (not the variable "i1")
-            elif word[0].isupper():
-                kind = "cap"
+        cls = _word_class(word)
+        kind = _technical_kind(word) if cls == WORD else ""
         if len(self._class_cache) < 200_000:
             self._class_cache[word] = (cls, kind)
         return cls, kind
@@ -316,38 +292,17 @@ class TermFinder:
 
     def _apply_definitions(self, analysis: ChunkAnalysis) -> None:
         """Turn "long form (ACR)" into one long-form mention; the acronym becomes an alias mention."""
-        defs = find_acronym_definition_spans(analysis.text)
-        if not defs:
-            return
-        for d in defs:
+        for d in find_acronym_definition_spans(analysis.text):
             long_key = normalise_name(d.long_form)
             short_key = normalise_name(d.acronym)
             if not long_key or not short_key or long_key == short_key:
                 continue
-            s_idx = next((k for k, s in enumerate(analysis.sentences) if s.start <= d.long_start < s.end), None)
-            if s_idx is None:
+            span = _definition_span(analysis, d.long_start, d.long_end)
+            if span is None:
                 continue
+            s_idx, ti, tj = span
             sent = analysis.sentences[s_idx]
-            toks = [k for k, t in enumerate(sent.tokens) if t.start >= d.long_start and t.end <= d.long_end]
-            if not toks:
-                continue
-            ti, tj = toks[0], toks[-1] + 1
-            # Replace overlapping standalone phrases of that sentence by the long form.
-            kept = []
-            for m in analysis.mentions:
-                if (
-                    m.sent == s_idx
-                    and not m.standalone
-                    and ti <= m.tok_start
-                    and m.tok_end <= tj
-                    and not is_acronym(m.surface)
-                ):
-                    continue  # "BRidge" inside "BRidge Language Modeling (BRLM)"; "DNA" in "complementary DNA" stays
-                if m.sent == s_idx and m.standalone and m.tok_start < tj and ti < m.tok_end and not m.alias:
-                    if normalise_name(m.surface) == short_key:
-                        kept.append(m)
-                    continue
-                kept.append(m)
+            kept = _mentions_beside_definition(analysis.mentions, s_idx, ti, tj, short_key)
             technical = any(sent.kinds[k] in ("acr", "mixed", "alnum") for k in range(ti, tj)) or any(
                 sent.kinds[k] == "cap" for k in range(ti, tj)
             )
@@ -358,6 +313,65 @@ class TermFinder:
             kept.sort(key=lambda m: (m.sent, m.tok_start, -m.tok_end))
             analysis.mentions = kept
             analysis.definitions.append((long_key, clean_ws(d.long_form), d.acronym))
+
+
+def _word_class(word: str) -> str:
+    """A token's class from the word alone: punctuation, placeholder, number, stopword, verb, adverb or word."""
+    lw = word.lower()
+    if not HAS_ALPHA_RE.search(word) and not HAS_DIGIT_RE.search(word):
+        return PUNCT
+    if PLACEHOLDER_RE.fullmatch(word):
+        return IGNORED
+    if NUMBER_RE.fullmatch(word) or not HAS_ALPHA_RE.search(word):
+        return NUMBER
+    if lw in STOPWORDS or lw.strip("'\u2019") in STOPWORDS or (len(word) == 1 and word.islower()):
+        return STOP
+    if lw in VERBS and not (word.isupper() and len(word) > 1):
+        return VERB
+    if lw.endswith("ly") and len(lw) > 4 and lw not in LY_NOUNS and "-" not in lw and not word.isupper():
+        return ADVERB
+    return WORD
+
+
+def _technical_kind(word: str) -> str:
+    """How a word looks technical: acr (an acronym), mixed (mixed case), alnum (letters and digits),
+    cap (capitalised) or '' (plain, or one letter)."""
+    if len(word) == 1:
+        return ""
+    if is_acronym(word) and not ROMAN_RE.fullmatch(word):
+        return "acr"
+    if MIXED_RE.search(word):
+        return "mixed"
+    if HAS_DIGIT_RE.search(word) and not (len(word) <= 2 and word[0].islower()):
+        return "alnum"  # "word2vec", "p53", "F1" (not the variable "i1")
+    if word[0].isupper():
+        return "cap"
+    return ""
+
+
+def _definition_span(analysis: ChunkAnalysis, start: int, end: int) -> tuple[int, int, int] | None:
+    """(sentence, first token, end token) of a definition's long form, or None when no token lies in it."""
+    s_idx = next((k for k, s in enumerate(analysis.sentences) if s.start <= start < s.end), None)
+    if s_idx is None:
+        return None
+    toks = [k for k, t in enumerate(analysis.sentences[s_idx].tokens) if t.start >= start and t.end <= end]
+    return (s_idx, toks[0], toks[-1] + 1) if toks else None
+
+
+def _mentions_beside_definition(mentions: list[Mention], s_idx: int, ti: int, tj: int, short_key: str) -> list[Mention]:
+    """The mentions a long form at tokens ``ti``..``tj`` of sentence ``s_idx`` leaves: phrases inside it
+    go ("BRidge" inside "BRidge Language Modeling (BRLM)"; "DNA" in "complementary DNA" stays), and
+    standalone ones overlapping it too, except the acronym itself."""
+    kept = []
+    for m in mentions:
+        if m.sent == s_idx and not m.standalone and ti <= m.tok_start and m.tok_end <= tj and not is_acronym(m.surface):
+            continue
+        if m.sent == s_idx and m.standalone and m.tok_start < tj and ti < m.tok_end and not m.alias:
+            if normalise_name(m.surface) == short_key:
+                kept.append(m)
+            continue
+        kept.append(m)
+    return kept
 
 
 def _trim_start(sent: Sentence, i: int, j: int, first_word: int) -> int:

@@ -1,4 +1,4 @@
-"""Leases of the documents and maintenance rows a PostgreSQL worker has claimed (issue 28).
+"""Leases of the documents and maintenance rows a PostgreSQL worker has claimed.
 
 A claim gives the row a lease, ``lease_until`` on the database's clock (the workers' clocks never
 matter), which :class:`Heartbeat` renews every third of the lease from a thread of its own on a

@@ -313,7 +313,7 @@ CREATE TABLE maintenance (
 ) WITHOUT ROWID;
 """
 
-# v7 (issue 27): community_members with its key columns first. SQLite 3.40's integrity_check reported
+# v7: community_members with its key columns first. SQLite 3.40's integrity_check reported
 # "NULL value in community_members.community_id" on a WITHOUT ROWID table whose first column is not
 # part of its primary key (a false report, no NULL was ever stored); same rows, key first.
 V6_TO_V7 = """
@@ -330,7 +330,7 @@ ALTER TABLE community_members_v7 RENAME TO community_members;
 CREATE INDEX community_members_community ON community_members(community_id);
 """
 
-# v8 (issue 25): each paper's own local knowledge graph (localkg, seed 004), kept apart from the
+# v8: each paper's own local knowledge graph (localkg, seed 004), kept apart from the
 # workspace graph so later papers never change it: its entities (label, category, potential types,
 # description, aliases, relevance, mentions) with the link to the workspace entity each one joined
 # (``entity_id``, updated when entities merge), its triples between them; and the sentence IRIs an

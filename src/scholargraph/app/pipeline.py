@@ -39,21 +39,24 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .config import Settings
-from .errors import LeaseLostError, LLMUnavailableError, LoadError, NotPapersError, ScholarGraphError
-from .extract.base import Extractor
-from .extract.limits import ChunkLimits, limit_per_chunk
-from .graph.merge import entity_keys, plan_writes
-from .graph.refresh import GraphRefresher
-from .ingest.chunking import chunk_document
-from .ingest.identity import content_md5
-from .ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
-from .ingest.tokenizer import TextTokenizer
-from .llm.embeddings import Embedder
-from .models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
-from .progress import NullProgress, Progress
-from .report import FileLedger, IndexReport
-from .store.base import DocumentRow, GraphRemoval, IndexingStore
+from ..config import Settings
+from ..errors import LeaseLostError, LLMUnavailableError, LoadError, NotFoundError, NotPapersError, ScholarGraphError
+from ..extract.base import Extractor
+from ..extract.limits import ChunkLimits, limit_per_chunk
+from ..graph.merge import KeyFn, entity_keys, plan_writes
+from ..graph.refresh import GraphRefresher
+from ..graph.resolution_pass import NameMates, resolve_touched
+from ..graph.resolve import ResolutionSettings
+from ..ingest.chunking import chunk_document
+from ..ingest.identity import content_md5
+from ..ingest.registry import LoadOptions, display_path, empty_directory_reason, iter_file, iter_files
+from ..ingest.tokenizer import TextTokenizer
+from ..llm.embeddings import Embedder
+from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
+from ..progress import NullProgress, Progress
+from ..report import FileLedger, IndexReport
+from ..store.base import DocumentRow, GraphRemoval, IndexingStore
+from .views import Deletion
 
 INTRO_KINDS = {"front", "abstract", "introduction"}
 CLAIM_POLL_S = 1.0  # an idle worker waiting for its next parsed file looks this often for others' documents
@@ -132,7 +135,7 @@ def resolution_note(groups: Sequence[Sequence[str]]) -> str:
 
 class Pipeline:
     def __init__(self, store: IndexingStore, settings: Settings, embedder: Embedder, tokenizer: TextTokenizer,
-                 extractor: Extractor, key_fn, refresher: GraphRefresher, progress: Progress | None = None):
+                 extractor: Extractor, key_fn: KeyFn, refresher: GraphRefresher, progress: Progress | None = None):
         self.store = store
         self.settings = settings
         self.embedder = embedder
@@ -147,7 +150,7 @@ class Pipeline:
         self.files = FileLedger()  # input path -> documents and outcome, for report.files
         self.taken: set[str] = set()  # documents this run claimed (the others' are another worker's)
         self._in_flight: set[str] = set()  # documents this run registered from its files, not processed yet
-        self.running: set[asyncio.Task] = set()  # the documents being processed now (at most parallel_documents)
+        self.running: set[asyncio.Task[None]] = set()  # the documents being processed now (at most parallel_documents)
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -439,7 +442,7 @@ class Pipeline:
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
-    def _done(self, doc_id: str, task: asyncio.Task) -> None:
+    def _done(self, doc_id: str, task: asyncio.Task[None]) -> None:
         if task.cancelled() or task.exception() is None:  # a finished task is not kept (1M CSV rows: 1M tasks);
             self.running.discard(task)  # one that crashed stays, for run_pending to raise
         self._in_flight.discard(doc_id)
@@ -451,9 +454,6 @@ class Pipeline:
         cfg = self.settings.extraction
         if not cfg.resolve or not self.store.pending_maintenance("resolve", 1):
             return
-        from .graph.resolution_pass import NameMates, resolve_touched
-        from .graph.resolve import ResolutionSettings
-
         self.progress.phase("resolving entities")
         settings = ResolutionSettings(threshold=cfg.resolution_threshold)
         groups: list[list[str]] = []
@@ -667,11 +667,9 @@ class Pipeline:
 
     # -- delete ---------------------------------------------------------------------------
 
-    async def delete(self, doc_id: str) -> dict:
+    async def delete(self, doc_id: str) -> Deletion:
         row = self.store.get_document(doc_id)
         if row is None:
-            from .errors import NotFoundError
-
             raise NotFoundError(f"no document with id {doc_id!r} (see `scholargraph status`)")
 
         def work() -> tuple[GraphRemoval, list[str]]:
@@ -684,5 +682,5 @@ class Pipeline:
 
         gone, chunk_ids = await self.store.awrite(work)
         await self.refresher.refresh()
-        return {"deleted": doc_id, "chunks": len(chunk_ids), "entities_removed": len(gone.entity),
-                "relations_removed": len(gone.relation), "keywords_removed": len(gone.keyword)}
+        return Deletion(deleted=doc_id, chunks=len(chunk_ids), entities_removed=len(gone.entity),
+                        relations_removed=len(gone.relation), keywords_removed=len(gone.keyword))

@@ -28,7 +28,7 @@ def test_academic_indexing_calls_and_cache(llm_server, workdir):
         assert report.ok and len(report.added) == 2
         assert report.usage["extract"].calls == 2 and report.usage["glean"].calls == 2
         stats = kb.stats()
-        assert stats["entities"] >= 5 and stats["relations"] >= 3 and stats["keywords"] >= 3
+        assert stats.entities >= 5 and stats.relations >= 3 and stats.keywords >= 3
         calls = server.stats.calls
         again = kb.insert(texts=[TEXT_A, TEXT_B], force=True)  # re-extract: every call answered from the cache
         assert server.stats.calls == calls and again.usage["extract"].cached_calls == 2
@@ -42,7 +42,7 @@ def test_academic_indexing_calls_and_cache(llm_server, workdir):
 def test_records_format_sends_no_schema(llm_server, workdir):
     server = llm_server(rules=default_rules())
     with kb_for(server, workdir, extraction={"format": "records"}) as kb:
-        assert kb.insert(texts=[TEXT_A]).ok and kb.stats()["entities"] >= 3
+        assert kb.insert(texts=[TEXT_A]).ok and kb.stats().entities >= 3
     extract_requests = [r for r in server.stats.requests if "Build a knowledge graph" in json.dumps(r)]
     assert "response_format" not in extract_requests[0]  # records, one per line: no JSON schema to impose
     assert "entity|name|type|description" in json.dumps(extract_requests[0])
@@ -56,7 +56,7 @@ def test_malformed_output_is_recorded_and_document_continues(llm_server, workdir
     server = llm_server(rules=rules)
     with kb_for(server, workdir) as kb:
         report = kb.insert(texts=[TEXT_A, TEXT_B])
-        # the paper is indexed without that chunk, and marked incomplete: the run is not ok (issue 14)
+        # the paper is indexed without that chunk, and marked incomplete: the run is not ok
         assert not report.ok and len(report.added) == 2 and report.chunk_failures == 1 and len(report.incomplete) == 1
         rows = [(f.reason, f.raw) for fs in kb.store.chunk_failures().values() for f in fs]
     assert len(rows) == 1 and "cannot produce JSON" in rows[0][1] and rows[0][0]
@@ -76,10 +76,10 @@ def test_persistent_failure_fails_only_that_document(llm_server, workdir):
     server = llm_server(rules=rules)
     with kb_for(server, workdir, llm={"retries": 1}) as kb:
         report = kb.insert(texts=[TEXT_A, TEXT_B])
-        statuses = {r["title"][:10]: r for r in kb.status()}
+        statuses = {r.title[:10]: r for r in kb.status()}
     assert len(report.added) == 1 and len(report.failed) == 1
-    failed = next(r for r in statuses.values() if r["status"] == "FAILED")
-    assert "500" in failed["error"] or "overloaded" in failed["error"]
+    failed = next(r for r in statuses.values() if r.status == "FAILED")
+    assert "500" in failed.error or "overloaded" in failed.error
 
 
 def test_unknown_model_is_refused_before_any_work(llm_server, workdir):
@@ -96,7 +96,7 @@ def test_server_going_away_leaves_documents_pending(llm_server, workdir):
         server.stop()
         report = kb.insert(texts=[TEXT_A, TEXT_B])
         assert report.stopped and "PENDING" in report.stopped
-        assert {r["status"] for r in kb.status()} == {"PENDING"}
+        assert {r.status for r in kb.status()} == {"PENDING"}
 
 
 def test_answer_citations_are_verified(llm_server, workdir):
@@ -158,7 +158,7 @@ def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp
     """Files are parsed one by one while earlier papers are already with the LLM."""
     import time
 
-    import scholargraph.pipeline as pipeline_module
+    import scholargraph.app.pipeline as pipeline_module
 
     server = llm_server(rules=default_rules())
     papers = tmp_path / "papers"
@@ -184,7 +184,7 @@ def test_extraction_starts_before_the_last_file_is_read(llm_server, workdir, tmp
 
 
 def test_cost_figures_agree_with_the_server(llm_server, workdir, tmp_path, capsys):
-    # issue 13: `stats --cost` counted failed HTTP attempts as calls; index --json, stats --cost and
+    # `stats --cost` counted failed HTTP attempts as calls; index --json, stats --cost and
     # the server must agree, with answered calls, failed attempts and cache hits apart
     server = llm_server(rules=default_rules())
     server.fail_next(3, status=429, retry_after=0.01)
@@ -218,13 +218,13 @@ def test_cost_figures_agree_with_the_server(llm_server, workdir, tmp_path, capsy
 
 def graph_snapshot(kb):
     """Everything a re-run must reproduce: entities (with their provenance records) and edges."""
-    entities = {e["name"]: (e["type"], sorted(e["aliases"]), e["description"], len(kb.store.entity_name_keys(e["id"])))
+    entities = {e.name: (e.type, sorted(e.aliases), e.description, len(kb.store.entity_name_keys(e.id)))
                 for e in kb.entities(limit=10_000)}
     return entities, sorted(kb.store.all_edges())
 
 
 def test_force_with_identical_cached_answers_gives_the_same_graph(llm_server, workdir):
-    # issue 13: `index --force` changed the graph (271 -> 269 entities): the old provenance stayed
+    # `index --force` changed the graph (271 -> 269 entities): the old provenance stayed
     # beside the new, so descriptions, vectors and then resolution drifted run after run
     server = llm_server(rules=default_rules())
     with kb_for(server, workdir) as kb:
