@@ -2,8 +2,11 @@
 themselves and with their nearest stored neighbours (vector index), groups that ``resolve``
 links are merged (provenance moves, relations re-key), and the refresher rebuilds them.
 
-Incremental by construction: only groups that contain a touched entity are merged, so a run
-costs in proportion to what it added, never a pass over the whole graph. The touched entities are
+Incremental by construction: only the part of the link graph that holds a touched entity is
+regrouped, so a run costs in proportion to what it added, never a pass over the whole graph. The
+stored entities there are taken apart into the names they were merged from and partitioned again
+with the new names, by the rule one pass over them all uses; the difference is applied with
+``split_parts`` and ``merge_entities``, so papers indexed one by one give the graph indexed at once. The touched entities are
 queued durably by each document's commit (``MaintenanceStore.queue_maintenance("resolve", ...)``) and leave
 the queue in the unit of work that merges them: a run killed before or during this pass leaves
 the work to the next one (docs/reliability.md).
