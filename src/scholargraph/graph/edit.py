@@ -81,24 +81,26 @@ def split_entity(store: GraphUpkeep, entity_id: str) -> list[str]:
 def split_parts(store: GraphUpkeep, entity_id: str, parts: list[list[str]] | None) -> list[str]:
     """Split an entity into one entity per part, a list of the name keys its records hold (``None``:
     one part per key); keys no part names stay with the entity. Relations follow the name that
-    occurs in the same chunk (else the most frequent name). Returns the id of each part, in order."""
-    rows = store.entity_name_keys(entity_id)
-    keys = Counter(key for _, key in rows if key)
-    parts = [[k] for k in keys] if parts is None else [[k for k in part if k in keys] for part in parts]
-    if len([p for p in parts if p]) < 2:
-        return [entity_id] * len(parts)
-    # The entity keeps the part holding the name its id was made from (when it still has records
-    # of it), else the part of its most frequent name; every other part gets the id its smallest
-    # key implies (or, where another entity has that id, the id of another of its keys).
-    own = [k for k in keys if entity_id_for(k) == entity_id]
-    main_key = own[0] if own else keys.most_common(1)[0][0]
-    part_ids = [entity_id if main_key in part else _free_id(store, part) for part in parts]
-    new_ids = {k: part_id for part, part_id in zip(parts, part_ids, strict=True) for k in part}
-    by_chunk: dict[str, str] = {}
-    for chunk_id, key in rows:
-        by_chunk.setdefault(chunk_id, key)
+    occurs in the same chunk (else the most frequent name). Returns the id of each part, in order
+    (all the entity's own where there is nothing to split, or a concurrent merge took it away)."""
 
     def work() -> list[str]:
+        store.lock_merges()  # merges and splits of concurrent workers take turns
+        rows = store.entity_name_keys(entity_id)
+        keys = Counter(key for _, key in rows if key)
+        wanted = [[k] for k in keys] if parts is None else [[k for k in part if k in keys] for part in parts]
+        if len([p for p in wanted if p]) < 2:
+            return [entity_id] * len(wanted)
+        # The entity keeps the part holding the name its id was made from (when it still has records
+        # of it), else the part of its most frequent name; every other part gets the id its smallest
+        # key implies (or, where another entity has that id, the id of another of its keys).
+        own = [k for k in keys if entity_id_for(k) == entity_id]
+        main_key = own[0] if own else keys.most_common(1)[0][0]
+        part_ids = [entity_id if main_key in part else _free_id(store, part) for part in wanted]
+        new_ids = {k: part_id for part, part_id in zip(wanted, part_ids, strict=True) for k in part}
+        by_chunk: dict[str, str] = {}
+        for chunk_id, key in rows:
+            by_chunk.setdefault(chunk_id, key)
         for key, new_id in new_ids.items():
             if new_id != entity_id:
                 store.split_off(entity_id, key, new_id)
