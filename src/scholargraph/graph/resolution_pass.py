@@ -88,7 +88,8 @@ class Pool:
 def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMates | None = None) -> Pool:
     index = store.vector_index("entity")
     pool = dict.fromkeys(sorted(touched))
-    found = [(entity_id, vector) for entity_id in pool if (vector := index.get(entity_id)) is not None]
+    vectors = store.get_vectors("entity", list(pool))  # one read, not one round trip per entity
+    found = [(entity_id, vectors[entity_id]) for entity_id in pool if entity_id in vectors]
     if found:  # one batched search (a matrix product per block of rows), not one pass over the index per entity
         for hits in index.search_many(np.stack([v for _, v in found]), k + 1):
             pool.update(dict.fromkeys(i for i, _ in hits))
@@ -99,7 +100,8 @@ def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMat
         entities.update(store.get_entities(named))
     sources = store.entity_sources([i for i in pool if i in entities])
     parts = {i: _member_groups(sources[i]) for i in pool if i in entities}
-    return Pool([Candidate(e.id, e.name, e.type, e.description, list(e.aliases), index.get(e.id))
+    vectors.update(store.get_vectors("entity", [i for i in pool if i in entities and i not in vectors]))
+    return Pool([Candidate(e.id, e.name, e.type, e.description, list(e.aliases), vectors.get(e.id))
                  for e in (entities[i] for i in pool if i in entities)], parts)
 
 

@@ -112,8 +112,8 @@ def relevance(store: GraphSearch, ids, probes: np.ndarray, dim: int) -> dict[str
     ids = list(dict.fromkeys(ids))
     if not ids:
         return {}
-    index = store.vector_index("relation", dim)
-    found = [(i, v) for i in ids if (v := index.get(i)) is not None]
+    vectors = store.get_vectors("relation", ids)  # one read, not one round trip per relation
+    found = [(i, vectors[i]) for i in ids if i in vectors]
     out = {i: 0.0 for i in ids}
     if found:
         mat = np.stack([v for _, v in found])
