@@ -287,7 +287,18 @@ def database_size(dsn: str, documents: int) -> dict:
 # -- queries from a cold start ------------------------------------------------------------------------------
 
 
-def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir: str, out) -> None:
+def _profile_top(stats_source, limit: int = 15) -> list[str]:
+    """The ``limit`` functions with the most cumulative time (after the timed questions: timings unaffected)."""
+    import io
+    import pstats
+
+    buffer = io.StringIO()
+    pstats.Stats(stats_source, stream=buffer).sort_stats("cumulative").print_stats(limit)
+    return [line.strip() for line in buffer.getvalue().splitlines() if line.strip()][-limit:]
+
+
+def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir: str, out,
+                   profile: bool = False) -> None:
     """One mode from a cold start, on the async API in one event loop (as the HTTP server runs it: the
     sync API's clients are made and closed around every call)."""
     import asyncio
@@ -315,6 +326,15 @@ def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir:
             times.append(1000 * (time.perf_counter() - t))
         result["p50_ms"] = round(float(np.percentile(times, 50)), 1)
         result["p95_ms"] = round(float(np.percentile(times, 95)), 1)
+        if profile:  # three more questions under cProfile, after the timed ones
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for q in questions[1:4]:
+                await kb.aretrieve(q, mode)
+            profiler.disable()
+            result["profile_top_cumulative"] = _profile_top(profiler)
         await kb.workspace.aclose_clients()
 
     try:
@@ -339,12 +359,12 @@ def questions(gen: AbstractGenerator, n_docs: int, count: int) -> list[str]:
     return out
 
 
-def query_modes(dsn: str, url: str, qs: list[str], tmp: Path) -> list[dict]:
+def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = False) -> list[dict]:
     ctx = multiprocessing.get_context("spawn")
     results = []
     for mode in MODES:
         queue = ctx.Queue()
-        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue))
+        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue, profile))
         proc.start()
         try:
             results.append(queue.get(timeout=3600))
@@ -394,6 +414,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--sample-s", type=float, default=5.0)
     parser.add_argument("--no-queries", action="store_true")
+    parser.add_argument("--profile-queries", action="store_true",
+                        help="after each mode's timed questions, profile three more and record the top functions")
     parser.add_argument("--reports", action="store_true",
                         help="community reports written by the LLM at the end of the run (index --reports), shared by the workers")
     parser.add_argument("--json-out")
@@ -415,7 +437,8 @@ def main() -> None:
         result["run"] = main_run
         write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
         if not args.no_queries:
-            result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp)
+            result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp,
+                                            args.profile_queries)
             write_result(f"scale_{args.docs}", result, args.json_out)
         if args.compare_one_worker:
             one = index_run(pg, "scale_one", gen, args, endpoints.urls, 1, tmp)
