@@ -327,6 +327,14 @@ def _bib_references(pdf_parse: Any) -> list[str]:
 # --- record -> Document ----------------------------------------------------------------------
 
 
+def _record_document(raw: object, fallback_id: str | None, path: Path, options: LoadOptions) -> Document | None:
+    """The document of one record, or None when it is not a paper (or absurdly nested)."""
+    try:
+        return record_to_document(raw, fallback_id, path, options) if isinstance(raw, dict) else None
+    except RecursionError:  # absurdly nested sections/paragraphs
+        return None
+
+
 def record_to_document(
     raw: dict[str, Any], fallback_id: str | None, path: Path, options: LoadOptions
 ) -> Document | None:
@@ -388,10 +396,7 @@ def load_json(path: Path, options: LoadOptions) -> list[Document]:
     docs: list[Document] = []
     skipped: list[int] = []
     for number, (fallback_id, raw) in enumerate(pairs, start=1):
-        try:
-            doc = record_to_document(raw, fallback_id, path, options) if isinstance(raw, dict) else None
-        except RecursionError:  # absurdly nested sections/paragraphs
-            doc = None
+        doc = _record_document(raw, fallback_id, path, options)
         if doc is None:
             skipped.append(number)
         else:
@@ -512,10 +517,7 @@ def _documents(pairs: Iterable[tuple[str | None, Any]], path: Path, options: Loa
     for total, (fallback_id, raw) in enumerate(pairs, start=1):
         if isinstance(raw, dict) and total <= 50:
             keys.update(str(k) for k in raw)
-        try:
-            doc = record_to_document(raw, fallback_id, path, options) if isinstance(raw, dict) else None
-        except RecursionError:  # absurdly nested sections/paragraphs
-            doc = None
+        doc = _record_document(raw, fallback_id, path, options)
         if doc is None:
             skipped.append(total)
             continue
