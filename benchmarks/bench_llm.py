@@ -42,7 +42,7 @@ from scholargraph.text.names import normalise_name
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "real_model.json"
-SYSTEMS = ("sg-json", "sg-records", "sg-json-glean", "offline", "lightrag")
+SYSTEMS = ("sg-json", "sg-records", "sg-json-glean", "sg-fastbio", "offline", "lightrag")
 # LightRAG sends no max_tokens: with Qwen2.5-Coder 1.5B its first extraction reply ran past 3,400 tokens
 # of repeated records (it stops only when the 8,192-token context is full, ~15 min per call here).
 # A budget twice scholargraph's first one is given to it, which favours it; said in docs/benchmarks.md.
@@ -124,6 +124,8 @@ def run_scholargraph(system: str, docs: list[GoldDoc], types: list[str], base_ur
     extraction: dict[str, Any] = {"entity_types": types}
     if system == "offline":
         extraction["profile"] = "offline"
+    elif system == "sg-fastbio":  # fastbmRAG's draft call per abstract (no main text here: nothing to refine)
+        extraction["profile"] = "fastbio"
     else:
         extraction.update(profile="academic", gleaning=1 if system.endswith("glean") else 0,
                           format="records" if system == "sg-records" else "json")
@@ -160,9 +162,6 @@ def _nodelink(kb: Any, doc_id: str) -> dict[str, Any]:
 
 def run_lightrag(docs: list[GoldDoc], base_url: str, model: str, embed_url: str, workdir: Path,
                  gleaning: int) -> dict[str, Any]:
-    from benchmarks.lightrag_env import ensure
-
-    env_info = ensure()
     files = []
     source = workdir / "texts"
     source.mkdir(parents=True, exist_ok=True)
@@ -171,15 +170,8 @@ def run_lightrag(docs: list[GoldDoc], base_url: str, model: str, embed_url: str,
         path.write_text(d.text, encoding="utf-8")
         files.append(str(path))
     dump = workdir / "graph.json"
-    env = {**os.environ, "TIKTOKEN_CACHE_DIR": env_info["tiktoken_cache_dir"]}
-    cmd = [env_info["python"], str(HERE / "lightrag_runner.py"), "--base-url", base_url, "--model", model,
-           "--embedding-base-url", embed_url, "--workdir", str(workdir / "lr"), "--gleaning", str(gleaning),
-           "--max-async", "1", "--timeout", "1800", "--max-tokens", str(LIGHTRAG_MAX_TOKENS), "--dump-graph", str(dump),
-           *files]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"LightRAG run failed:\n{done.stderr[-3000:]}")
-    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    summary = lightrag_run(base_url, model, workdir / "lr", ["--gleaning", str(gleaning), "--embedding-base-url",
+                                                             embed_url, "--dump-graph", str(dump), *files])
     graph = json.loads(dump.read_text(encoding="utf-8"))
     predicted: list[list[tuple[str, str]]] = []
     pairs: dict[str, set[frozenset[str]]] = {}
@@ -191,6 +183,23 @@ def run_lightrag(docs: list[GoldDoc], base_url: str, model: str, embed_url: str,
                            for e in graph["edges"] if name in str(e.get("file_path", "")).split("<SEP>")}
     summary["_predicted"], summary["_pairs"] = predicted, pairs
     return summary
+
+
+def lightrag_run(base_url: str, model: str, workdir: Path, extra: list[str]) -> dict[str, Any]:
+    """benchmarks/lightrag_runner.py in LightRAG's venv against ``base_url`` (one request at a time, the
+    completion budget above); its summary line as a dictionary."""
+    from benchmarks.lightrag_env import ensure
+
+    env_info = ensure()
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": env_info["tiktoken_cache_dir"]}
+    cmd = [env_info["python"], str(HERE / "lightrag_runner.py"), "--base-url", base_url, "--model", model,
+           "--workdir", str(workdir), "--max-async", "1", "--timeout", "1800", "--max-tokens", str(LIGHTRAG_MAX_TOKENS),
+           *extra]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"LightRAG run failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -239,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--biored", type=int, default=10, help="BioRED dev abstracts (0: skip)")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--context", type=int, default=8192, help="llama.cpp context per slot")
+    parser.add_argument("--nice", type=int, default=0, help="llama.cpp's nice value (19: only idle CPU)")
     parser.add_argument("--json-out", type=Path, default=RESULTS)
     parser.add_argument("--keep", type=Path, help="keep the call logs and workspaces in this folder")
     args = parser.parse_args(argv)
@@ -247,13 +257,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
     result: dict[str, Any] = {"model": MODELS[args.model].description, "server": "llama.cpp (xllamacpp), 1 slot",
-                              "context_per_slot": args.context, "cpus": os.cpu_count(),
+                              "context_per_slot": args.context, "cpus": os.cpu_count(), "nice": args.nice,
                               "load_before": round(os.getloadavg()[0], 2), "sets": {}}
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         scratch = args.keep.resolve() if args.keep else Path(tmp)
         scratch.mkdir(parents=True, exist_ok=True)
         with local_server(args.model, args.cache, slots=1, context_per_slot=args.context,
-                          log_path=scratch / "llama.log") as server:
+                          log_path=scratch / "llama.log", nice=args.nice) as server:
             recorder = Recorder(server.base_url, scratch / "calls.jsonl")
             with recording_proxy(recorder, args.model, args.context) as proxy:
                 if args.scierc:

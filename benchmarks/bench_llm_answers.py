@@ -23,6 +23,14 @@ Scores (one reader for every system: the same model, prompt and settings):
   supported (benchmarks/data/support_judge_prompt.txt).
 2WikiMultihopQA has no gold answers in the dev data (SOURCES.md), so it is not scored here
 (eval_retrieval measures its retrieval).
+
+``--systems sg,lightrag``: LightRAG 1.5.7 (its own venv, benchmarks/lightrag_env.py) indexes the same
+corpus through the same llama.cpp server and recording proxy (its own LLM extraction, gleaning 0;
+MiniLM embeddings served by the proxy) and answers the same questions in ``--lightrag-modes`` with its
+own query path (benchmarks/lightrag_runner.py). Its answers are scored by the same reader, metrics
+and judge. Its citations are the ``[n]`` anywhere in the answer, its References list included,
+resolved against the references LightRAG gave the model; support is judged on the answer's body
+sentences against the chunks of the cited reference.
 """
 
 from __future__ import annotations
@@ -42,14 +50,18 @@ from typing import Any
 
 import httpx
 
+from benchmarks.bench_llm import lightrag_run
 from benchmarks.common import DEV
 from benchmarks.local_model import DEFAULT_CACHE, MODELS, Recorder, local_server, recorded_calls, recording_proxy
 
 HERE = Path(__file__).resolve().parent
+LIGHTRAG_CONTEXT_TOKENS = 6000  # LightRAG's query context (30,000 by default) scaled to fit an 8,192-token server
 RESULTS = HERE / "results" / "real_model_answers.json"
 SHORT = "Reply with the final answer only: a few words (a name, a date, a number, or yes/no). No sentence, no citation."
 DECIDE = "Does the answer say yes, no or maybe? Reply with one word: yes, no or maybe."
 CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+REFERENCES_HEADING = re.compile(r"^\s*(?:#+\s*|\*\*)?references\b", re.IGNORECASE | re.MULTILINE)
+SYSTEMS = ("sg", "lightrag")
 
 
 def _prompt(name: str) -> str:
@@ -150,14 +162,15 @@ async def read_short(client: httpx.AsyncClient, base_url: str, model: str, quest
     return lines[0] if lines else ""
 
 
-async def judge_support(client: httpx.AsyncClient, base_url: str, model: str, answer: Any) -> list[bool]:
+async def judge_support(client: httpx.AsyncClient, base_url: str, model: str, text: str,
+                        passages: dict[int, str]) -> list[bool]:
+    """The judge's verdict on every (sentence, cited passage) pair of ``text``; ``passages``: number -> text."""
     verdicts = []
-    for sentence, numbers in cited_sentences(answer.text):
+    for sentence, numbers in cited_sentences(text):
         for n in numbers:
-            if not 1 <= n <= len(answer.sources):
+            if n not in passages:
                 continue
-            prompt = _prompt("support_judge_prompt.txt").format(passage=answer.sources[n - 1].text[:3000],
-                                                                sentence=sentence)
+            prompt = _prompt("support_judge_prompt.txt").format(passage=passages[n][:3000], sentence=sentence)
             verdicts.append(decision(await _chat(client, base_url, model, prompt, 3)) == "yes")
     return verdicts
 
@@ -205,26 +218,147 @@ async def ask_set(name: str, workdir: Path, questions: list[dict[str, Any]], mod
     return rows
 
 
+async def _quality(name: str, q: dict[str, Any], text: str, client: httpx.AsyncClient, base_url: str,
+                   model: str) -> dict[str, Any]:
+    """The reader's short answer and its scores (the same for every system)."""
+    instruction = DECIDE if name == "pubmedqa" else SHORT
+    short = await read_short(client, base_url, model, q["question"], text, instruction)
+    if name == "pubmedqa":
+        return {"short": short, "correct": float(decision(short) == q["answer"])}
+    return {"short": short, "em": exact_match(short, q["answer"]), "f1": round(token_f1(short, q["answer"]), 4),
+            "contains": float(normalise_answer(q["answer"]) in normalise_answer(text))}
+
+
+def _gold_in_context(q: dict[str, Any], context_titles: set[str]) -> float:
+    return sum(t in context_titles for t in q["gold_titles"]) / len(q["gold_titles"])
+
+
 async def _score(name: str, q: dict[str, Any], answer: Any, seconds: float, client: httpx.AsyncClient, base_url: str,
                  model: str, judge: bool) -> dict[str, Any]:
-    instruction = DECIDE if name == "pubmedqa" else SHORT
-    short = await read_short(client, base_url, model, q["question"], answer.text, instruction)
-    context_titles = {s.title for s in answer.context_sources}
     row: dict[str, Any] = {
-        "question": q["question"], "gold": q["answer"], "short": short, "answer": answer.text,
-        "seconds": round(seconds, 1), "extractive": answer.extractive,
+        "question": q["question"], "gold": q["answer"], **await _quality(name, q, answer.text, client, base_url, model),
+        "answer": answer.text, "seconds": round(seconds, 1), "extractive": answer.extractive,
         "cited": len(answer.cited), "removed": len(answer.removed_citations), "notes": answer.notes,
-        "gold_in_context": sum(t in context_titles for t in q["gold_titles"]) / len(q["gold_titles"]),
+        "gold_in_context": _gold_in_context(q, {s.title for s in answer.context_sources}),
         "sources": [s.title for s in answer.sources],
     }
-    if name == "pubmedqa":
-        row["correct"] = float(decision(short) == q["answer"])
-    else:
-        row.update(em=exact_match(short, q["answer"]), f1=round(token_f1(short, q["answer"]), 4),
-                   contains=float(normalise_answer(q["answer"]) in normalise_answer(answer.text)))
     if judge and not answer.extractive:
-        row["support"] = await judge_support(client, base_url, model, answer)
+        passages = {n: source.text for n, source in enumerate(answer.sources, start=1)}
+        row["support"] = await judge_support(client, base_url, model, answer.text, passages)
     return row
+
+
+# -- LightRAG on the same server -------------------------------------------------------------------
+
+
+def lightrag_files(docs: list[dict[str, str]], folder: Path) -> dict[str, str]:
+    """One text file per document (its title, a blank line, its text); file name -> title."""
+    folder.mkdir(parents=True, exist_ok=True)
+    titles = {}
+    for i, doc in enumerate(docs):
+        name = f"{i:03d}_{re.sub(r'[^A-Za-z0-9]+', '_', doc['title']).strip('_')[:60]}.txt"
+        (folder / name).write_text(f"{doc['title']}\n\n{doc['text']}", encoding="utf-8")
+        titles[name] = doc["title"]
+    return titles
+
+
+def lightrag_body(text: str) -> str:
+    """The answer without its References section."""
+    found = REFERENCES_HEADING.search(text)
+    return text[: found.start()] if found else text
+
+
+def cited_numbers(text: str) -> list[int]:
+    return list(dict.fromkeys(int(n) for group in CITATION.findall(text) for n in re.split(r"\s*[,;]\s*", group)))
+
+
+def lightrag_citations(row: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """(numbers written that name a reference LightRAG gave the model, numbers that name none)."""
+    known = {int(r["reference_id"]) for r in row["references"] if str(r.get("reference_id", "")).isdigit()}
+    written = cited_numbers(row["answer"])
+    return [n for n in written if n in known], [n for n in written if n not in known]
+
+
+def lightrag_passages(row: dict[str, Any]) -> dict[int, str]:
+    """Reference number -> the text of the chunks given to the model under it."""
+    out: dict[int, str] = {}
+    for chunk in row["chunks"]:
+        if str(chunk.get("reference_id", "")).isdigit():
+            n = int(chunk["reference_id"])
+            out[n] = (out.get(n, "") + "\n" + (chunk.get("content") or "")).strip()
+    return out
+
+
+async def _score_lightrag(name: str, q: dict[str, Any], row: dict[str, Any], titles: dict[str, str],
+                          client: httpx.AsyncClient, base_url: str, model: str, judge: bool) -> dict[str, Any]:
+    cited, removed = lightrag_citations(row)
+    references = {str(r.get("reference_id")): r.get("file_path", "") for r in row["references"]}
+    out: dict[str, Any] = {
+        "question": q["question"], "gold": q["answer"], **await _quality(name, q, row["answer"], client, base_url, model),
+        "answer": row["answer"], "seconds": row["seconds"], "extractive": not row["llm_generated"],
+        "cited": len(cited), "removed": len(removed),
+        "notes": [] if row["status"] == "success" else [str(row.get("message"))],
+        "gold_in_context": _gold_in_context(q, {titles.get(c.get("file_path") or "", "") for c in row["chunks"]}),
+        "sources": [titles.get(references.get(str(n), ""), "") for n in cited],
+        "context_chunks": len(row["chunks"]), "entities": row["entities"], "relationships": row["relationships"],
+    }
+    if judge and row["llm_generated"]:
+        out["support"] = await judge_support(client, base_url, model, lightrag_body(row["answer"]), lightrag_passages(row))
+    return out
+
+
+def lightrag_index(name: str, docs: list[dict[str, str]], base_url: str, model: str, recorder: Recorder,
+                   scratch: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """LightRAG indexes the corpus (its LLM extraction, gleaning 0) unless ``scratch`` already holds it."""
+    folder = scratch / f"lightrag-{name}"
+    titles = lightrag_files(docs, folder / "texts")
+    done = folder / "index.json"
+    if done.exists():
+        return {**json.loads(done.read_text(encoding="utf-8")), "reused": True}, titles
+    recorder.path = scratch / f"calls-{name}-lightrag-index.jsonl"
+    recorder.path.unlink(missing_ok=True)
+    started = time.perf_counter()
+    summary = lightrag_run(base_url, model, folder / "lr", ["--gleaning", "0",
+                                                            *sorted(str(p) for p in (folder / "texts").glob("*.txt"))])
+    calls = recorded_calls(recorder.path)
+    summary.update(wall_s=round(time.perf_counter() - started, 1), llm=calls,
+                   per_doc={k: round(v / len(docs), 1) for k, v in calls.items()})
+    done.write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    return summary, titles
+
+
+async def lightrag_ask_set(name: str, questions: list[dict[str, Any]], modes: list[str], titles: dict[str, str],
+                           base_url: str, model: str, recorder: Recorder, scratch: Path, judge: bool,
+                           save: Any) -> dict[str, Any]:
+    folder = scratch / f"lightrag-{name}"
+    rows: dict[str, Any] = {}
+    async with httpx.AsyncClient(timeout=1800) as client:
+        for mode in modes:
+            recorder.path = scratch / f"calls-{name}-lightrag-{mode}.jsonl"
+            recorder.path.unlink(missing_ok=True)
+            asked, answers = folder / "questions.json", folder / f"answers-{mode}.jsonl"
+            asked.write_text(json.dumps([q["question"] for q in questions]), encoding="utf-8")
+            answers.unlink(missing_ok=True)
+            try:
+                lightrag_run(base_url, model, folder / "lr", ["--reuse", "--questions", str(asked), "--mode", mode,
+                                                              "--answers-out", str(answers),
+                                                              "--max-total-tokens", str(LIGHTRAG_CONTEXT_TOKENS)])
+            except RuntimeError as exc:  # the answers written before the failure still count
+                rows[mode] = {"error": str(exc)[-1500:]}
+            written = [json.loads(line) for line in answers.read_text(encoding="utf-8").splitlines()] \
+                if answers.exists() else []
+            per_question = []
+            for q, row in zip(questions, written, strict=False):
+                per_question.append(await _score_lightrag(name, q, row, titles, client, base_url, model, judge))
+                print(json.dumps({"set": name, "system": "lightrag", "mode": mode,
+                                  **{k: v for k, v in per_question[-1].items() if k not in ("answer", "sources")}}),
+                      flush=True)
+            if per_question:
+                rows[mode] = {**rows.get(mode, {}), **_summary(name, per_question, recorded_calls(recorder.path))}
+            (scratch / f"answers-{name}-lightrag-{mode}.json").write_text(
+                json.dumps(per_question, indent=1, ensure_ascii=False), encoding="utf-8")
+            save()
+    return rows
 
 
 def _summary(name: str, rows: list[dict[str, Any]], calls: dict[str, Any]) -> dict[str, Any]:
@@ -251,18 +385,35 @@ def _summary(name: str, rows: list[dict[str, Any]], calls: dict[str, Any]) -> di
 # -- main ----------------------------------------------------------------------------------------
 
 
-async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scratch: Path) -> dict[str, Any]:
+async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scratch: Path,
+              result: dict[str, Any]) -> dict[str, Any]:
     modes = [m for m in args.modes.split(",") if m]
-    sets: dict[str, Any] = {}
-    for name, loader, limit in (("hotpotqa", hotpotqa, args.hotpotqa), ("pubmedqa", pubmedqa, args.pubmedqa)):
+    systems = [s for s in args.systems.split(",") if s]
+    sets: dict[str, Any] = result.setdefault("sets", {})
+
+    def save() -> None:  # what is measured so far survives an interrupted run
+        (scratch / "partial.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+    for name in [n for n in args.sets.split(",") if n]:
+        loader, limit = {"hotpotqa": (hotpotqa, args.hotpotqa), "pubmedqa": (pubmedqa, args.pubmedqa)}[name]
         if not limit:
             continue
         docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size))
-        workdir = scratch / f"ws-{name}"
-        indexed = index_offline(workdir, docs) if not (workdir / "scholargraph.db").exists() else {"reused": True}
-        sets[name] = {"corpus_documents": len(docs), "indexing": indexed,
-                      "modes": await ask_set(name, workdir, questions, modes, base_url, args.model, recorder, scratch,
-                                             not args.no_judge)}
+        sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
+        if "sg" in systems:
+            workdir = scratch / f"ws-{name}"
+            indexed = index_offline(workdir, docs) if not (workdir / "scholargraph.db").exists() else {"reused": True}
+            sets[name].update(indexing=indexed, modes=await ask_set(name, workdir, questions, modes, base_url,
+                                                                     args.model, recorder, scratch, not args.no_judge))
+            save()
+        if "lightrag" in systems:
+            indexing, titles = lightrag_index(name, docs, base_url, args.model, recorder, scratch)
+            sets[name]["lightrag"] = {"indexing": indexing, "modes": {}}
+            save()
+            sets[name]["lightrag"]["modes"] = await lightrag_ask_set(
+                name, questions, [m for m in args.lightrag_modes.split(",") if m], titles, base_url, args.model,
+                recorder, scratch, not args.no_judge, save)
+            save()
     return sets
 
 
@@ -272,7 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where model files are kept")
     parser.add_argument("--hotpotqa", type=int, default=10, help="HotpotQA questions (0: skip)")
     parser.add_argument("--pubmedqa", type=int, default=10, help="PubMedQA questions (0: skip)")
-    parser.add_argument("--modes", default="naive,hybrid,ppr")
+    parser.add_argument("--modes", default="naive,hybrid,ppr", help="scholargraph's modes")
+    parser.add_argument("--systems", default="sg", help="sg, lightrag or both (sg,lightrag)")
+    parser.add_argument("--lightrag-modes", default="naive,hybrid,mix", help="LightRAG's modes")
+    parser.add_argument("--sets", default="hotpotqa,pubmedqa", help="which sets, in this order")
     parser.add_argument("--corpus", choices=("full", "small"), default="full",
                         help="full: the whole retrieval corpora; small: HotpotQA's distractor setting (the "
                              "questions' own 10 passages) and the first --corpus-size PubMedQA abstracts")
@@ -283,9 +437,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-out", type=Path, default=RESULTS)
     parser.add_argument("--keep", type=Path, help="keep workspaces, answers and call logs in this folder")
     args = parser.parse_args(argv)
+    unknown = {s for s in args.systems.split(",") if s} - set(SYSTEMS)
+    if unknown:
+        parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
     result: dict[str, Any] = {"model": MODELS[args.model].description, "server": "llama.cpp (xllamacpp), 1 slot",
                               "context_per_slot": args.context, "cpus": os.cpu_count(), "indexing_profile": "offline",
                               "corpus": args.corpus if args.corpus == "full" else f"small ({args.corpus_size})",
+                              "systems": args.systems, "nice": args.nice,
+                              "lightrag_query_context_tokens": LIGHTRAG_CONTEXT_TOKENS,
                               "load_before": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory(prefix="bench-llm-answers-") as tmp:
         scratch = args.keep.resolve() if args.keep else Path(tmp)
@@ -293,8 +452,9 @@ def main(argv: list[str] | None = None) -> int:
         with local_server(args.model, args.cache, slots=1, context_per_slot=args.context,
                           log_path=scratch / "llama.log", nice=args.nice) as server:
             recorder = Recorder(server.base_url, scratch / "calls.jsonl")
-            with recording_proxy(recorder, args.model, args.context, embeddings=False) as proxy:
-                result["sets"] = asyncio.run(run(args, proxy.base_url, recorder, scratch))
+            with recording_proxy(recorder, args.model, args.context,
+                                 embeddings="lightrag" in args.systems) as proxy:
+                asyncio.run(run(args, proxy.base_url, recorder, scratch, result))
     result["load_after"] = round(os.getloadavg()[0], 2)
     text = json.dumps(result, indent=2)
     print(text)

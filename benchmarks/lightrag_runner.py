@@ -16,6 +16,13 @@ that ``benchmarks/lightrag_env.py`` prepared (tiktoken cannot download here).
 
 Prints one JSON object on stdout's last line: elapsed seconds, documents (processed/failed),
 chunks, LLM calls and embedding calls seen by the client, graph size, and LightRAG's settings.
+
+Answers (benchmarks/bench_llm_answers.py): ``--reuse`` keeps an indexed working dir (no files: no
+insert), ``--questions FILE`` (a JSON list of strings) are asked in ``--mode`` with LightRAG's own
+``aquery_llm`` (its keyword call, its context, its answer prompt); each answer, with the references
+and chunks LightRAG gave the model, is appended as one JSON line to ``--answers-out``. Its context
+budget is ``--max-total-tokens`` (default 30,000 does not fit an 8K local model; the entity and
+relation budgets keep LightRAG's default proportions).
 """
 
 from __future__ import annotations
@@ -49,7 +56,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--max-tokens", type=int, help="completion budget per LLM call (LightRAG sends none by default)")
     ap.add_argument("--dump-graph", type=Path, help="write the graph's nodes and edges (with file_path) here as JSON")
     ap.add_argument("--log-level", default="WARNING")
-    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--reuse", action="store_true", help="keep an existing working dir (its index and LLM cache)")
+    ap.add_argument("--questions", type=Path, help="JSON list of questions to answer after indexing")
+    ap.add_argument("--mode", default="mix", help="LightRAG query mode for --questions")
+    ap.add_argument("--max-total-tokens", type=int, default=30000, help="LightRAG's query context budget")
+    ap.add_argument("--answers-out", type=Path, help="one JSON line per answer (with --questions)")
+    ap.add_argument("files", nargs="*", type=Path)
     return ap.parse_args(argv)
 
 
@@ -91,9 +103,9 @@ async def run(args: argparse.Namespace) -> dict:
         resp = await client.embeddings.create(model="scripted-embedding", input=list(texts), encoding_format="float")
         return np.array([d.embedding for d in resp.data], dtype=np.float32)
 
-    if args.workdir.exists():
+    if args.workdir.exists() and not args.reuse:
         shutil.rmtree(args.workdir)  # fresh storages: an empty LLM cache, nothing already indexed
-    args.workdir.mkdir(parents=True)
+    args.workdir.mkdir(parents=True, exist_ok=True)
 
     texts = [p.read_text(encoding="utf-8") for p in args.files]
     extra = {"llm_model_max_async": args.max_async} if args.max_async else {}
@@ -111,9 +123,13 @@ async def run(args: argparse.Namespace) -> dict:
     )
     started = time.perf_counter()
     await rag.initialize_storages()
+    answers = 0
     try:
-        await rag.ainsert(texts, file_paths=[p.name for p in args.files])
+        if texts:
+            await rag.ainsert(texts, file_paths=[p.name for p in args.files])
         elapsed = time.perf_counter() - started
+        if args.questions is not None:
+            answers = await answer_questions(rag, args, counters)
         counts = await rag.doc_status.get_status_counts()
         failed = await rag.doc_status.get_docs_by_statuses([DocStatus.FAILED]) if counts.get("failed") else {}
         chunk_total = 0
@@ -142,6 +158,7 @@ async def run(args: argparse.Namespace) -> dict:
                       "failed": {k: str(getattr(v, "error_msg", ""))[:300] for k, v in failed.items()}},
         "chunks": chunk_total,
         "graph": {"nodes": nodes, "edges": edges},
+        "answers": answers,
         "client": counters,
         "settings": {
             "chunk_token_size": rag.chunk_token_size,
@@ -155,6 +172,40 @@ async def run(args: argparse.Namespace) -> dict:
         },
         "tiktoken_cache_dir": os.environ.get("TIKTOKEN_CACHE_DIR"),
     }
+
+
+def budgets(total: int) -> dict[str, int]:
+    """LightRAG's entity / relation / total context budgets (6,000 / 8,000 / 30,000 tokens by
+    default) scaled to ``total``."""
+    return {"max_total_tokens": total, "max_entity_tokens": total * 6000 // 30000,
+            "max_relation_tokens": total * 8000 // 30000}
+
+
+async def answer_questions(rag, args: argparse.Namespace, counters: dict[str, int]) -> int:
+    """Ask every question of ``--questions`` in ``--mode``; one JSON line per answer."""
+    from lightrag import QueryParam
+
+    questions = json.loads(args.questions.read_text(encoding="utf-8"))
+    for question in questions:
+        calls_before = counters["llm_calls"]
+        started = time.perf_counter()
+        param = QueryParam(mode=args.mode, enable_rerank=False, include_references=True, **budgets(args.max_total_tokens))
+        result = await rag.aquery_llm(question, param=param)
+        seconds = time.perf_counter() - started
+        data = result.get("data") or {}
+        llm = result.get("llm_response") or {}
+        row = {"question": question, "mode": args.mode, "status": result.get("status"),
+               "message": result.get("message"), "answer": llm.get("content") or "",
+               "llm_generated": bool(llm.get("llm_generated")), "seconds": round(seconds, 2),
+               "llm_calls": counters["llm_calls"] - calls_before,
+               "references": data.get("references") or [],
+               "chunks": [{k: c.get(k) for k in ("reference_id", "file_path", "content")}
+                          for c in data.get("chunks") or []],
+               "entities": len(data.get("entities") or []), "relationships": len(data.get("relationships") or []),
+               "keywords": (result.get("metadata") or {}).get("keywords")}
+        with args.answers_out.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(questions)
 
 
 def main(argv: list[str] | None = None) -> int:
