@@ -385,6 +385,13 @@ def _summary(name: str, rows: list[dict[str, Any]], calls: dict[str, Any]) -> di
 # -- main ----------------------------------------------------------------------------------------
 
 
+def interleave(systems: list[str], sg_modes: list[str], lightrag_modes: list[str]) -> list[tuple[str, str]]:
+    """(system, mode) in the order asked: scholargraph's first mode, LightRAG's first, and so on."""
+    queues = [[("sg", m) for m in sg_modes] if "sg" in systems else [],
+              [("lightrag", m) for m in lightrag_modes] if "lightrag" in systems else []]
+    return [pair for i in range(max(map(len, queues))) for queue in queues if i < len(queue) for pair in [queue[i]]]
+
+
 async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scratch: Path,
               result: dict[str, Any]) -> dict[str, Any]:
     modes = [m for m in args.modes.split(",") if m]
@@ -399,20 +406,24 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
         if not limit:
             continue
         docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size))
-        sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
-        if "sg" in systems:
-            workdir = scratch / f"ws-{name}"
-            indexed = index_offline(workdir, docs) if not (workdir / "scholargraph.db").exists() else {"reused": True}
-            sets[name].update(indexing=indexed, modes=await ask_set(name, workdir, questions, modes, base_url,
-                                                                     args.model, recorder, scratch, not args.no_judge))
-            save()
-        if "lightrag" in systems:
+        here = sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
+        titles: dict[str, str] = {}
+        if "lightrag" in systems:  # the long part first: LightRAG's LLM extraction of the corpus
             indexing, titles = lightrag_index(name, docs, base_url, args.model, recorder, scratch)
-            sets[name]["lightrag"] = {"indexing": indexing, "modes": {}}
+            here["lightrag"] = {"indexing": indexing, "modes": {}}
             save()
-            sets[name]["lightrag"]["modes"] = await lightrag_ask_set(
-                name, questions, [m for m in args.lightrag_modes.split(",") if m], titles, base_url, args.model,
-                recorder, scratch, not args.no_judge, save)
+        workdir = scratch / f"ws-{name}"
+        if "sg" in systems:
+            indexed = index_offline(workdir, docs) if not (workdir / "scholargraph.db").exists() else {"reused": True}
+            here.update(indexing=indexed, modes={})
+        # one mode of each system in turn, so an interrupted run still has both systems side by side
+        for system, mode in interleave(systems, modes, [m for m in args.lightrag_modes.split(",") if m]):
+            if system == "sg":
+                here["modes"].update(await ask_set(name, workdir, questions, [mode], base_url, args.model, recorder,
+                                                   scratch, not args.no_judge))
+            else:
+                here["lightrag"]["modes"].update(await lightrag_ask_set(
+                    name, questions, [mode], titles, base_url, args.model, recorder, scratch, not args.no_judge, save))
             save()
     return sets
 
@@ -425,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pubmedqa", type=int, default=10, help="PubMedQA questions (0: skip)")
     parser.add_argument("--modes", default="naive,hybrid,ppr", help="scholargraph's modes")
     parser.add_argument("--systems", default="sg", help="sg, lightrag or both (sg,lightrag)")
-    parser.add_argument("--lightrag-modes", default="naive,hybrid,mix", help="LightRAG's modes")
+    parser.add_argument("--lightrag-modes", default="naive,mix,hybrid", help="LightRAG's modes")
     parser.add_argument("--sets", default="hotpotqa,pubmedqa", help="which sets, in this order")
     parser.add_argument("--corpus", choices=("full", "small"), default="full",
                         help="full: the whole retrieval corpora; small: HotpotQA's distractor setting (the "
