@@ -316,9 +316,9 @@ def lightrag_index(name: str, docs: list[dict[str, str]], base_url: str, model: 
     if done.exists():
         return {**json.loads(done.read_text(encoding="utf-8")), "reused": True}, titles
     recorder.path = scratch / f"calls-{name}-lightrag-index.jsonl"
-    recorder.path.unlink(missing_ok=True)
     started = time.perf_counter()
-    summary = lightrag_run(base_url, model, folder / "lr", ["--gleaning", "0",
+    resume = ["--reuse"] if (folder / "lr").exists() else []  # an interrupted run keeps the documents it finished
+    summary = lightrag_run(base_url, model, folder / "lr", ["--gleaning", "0", *resume,
                                                             *sorted(str(p) for p in (folder / "texts").glob("*.txt"))])
     calls = recorded_calls(recorder.path)
     summary.update(wall_s=round(time.perf_counter() - started, 1), llm=calls,
