@@ -49,3 +49,60 @@ def test_a_local_model_in_a_knowledge_base_fails_clearly_before_any_work(tmp_pat
         kb.insert(texts=["GraphRAG builds a knowledge graph."])
     with KnowledgeBase(tmp_path / "ws") as kb:
         assert kb.stats().documents == 0  # nothing half-indexed
+
+
+FAKE_XLLAMACPP = '''
+import pathlib, sys, time
+
+
+class _Bag:
+    def __init__(self):
+        self.model = type("M", (), {})()
+        self.cpuparams = type("C", (), {})()
+        self.cpuparams_batch = type("C", (), {})()
+
+
+CommonParams = _Bag
+
+
+class Server:
+    """Serves at once; stopping waits for the request in progress, which never ends (a starved CPU)."""
+
+    def __init__(self, params):
+        pathlib.Path(sys.argv[-1]).write_text("serving")
+
+    def __del__(self):
+        time.sleep(3600)
+'''
+
+
+def test_a_stopped_server_exits_even_while_llama_cpp_is_still_generating(tmp_path):
+    # Real run: the bench's parent was killed during a long generation on a loaded CPU; the server got
+    # SIGTERM (parent death) but its llama.cpp shutdown waited for the reply, and it kept the model and
+    # the CPU for minutes after nobody could use it.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    (tmp_path / "xllamacpp.py").write_text(FAKE_XLLAMACPP)
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + bytes(64))
+    ready = tmp_path / "ready"
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(src)])}
+    code = "import sys; from scholargraph.llm.local_server import plan_server, serve; serve(plan_server(sys.argv[1]))"
+    process = subprocess.Popen([sys.executable, "-c", code, str(model), str(ready)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert ready.exists()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -30,6 +30,7 @@ from ..config import LOCAL_MODEL_PREFIX
 from ..errors import LLMUnavailableError
 
 DEFAULT_CONTEXT_PER_SLOT = 8192
+SHUTDOWN_GRACE = 5.0  # seconds a stopped server waits for llama.cpp to stop before the process ends
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,12 @@ def _import_xllamacpp():
     return xllamacpp
 
 
-def serve(plan: ServerPlan, stop: threading.Event | None = None) -> None:
-    """Run llama.cpp's server for ``plan`` in this process until ``stop`` is set or SIGINT/SIGTERM."""
+def serve(plan: ServerPlan, stop: threading.Event | None = None, *, shutdown_grace: float = SHUTDOWN_GRACE) -> None:
+    """Run llama.cpp's server for ``plan`` in this process until ``stop`` is set or SIGINT/SIGTERM.
+
+    In the main thread the process is the server's: after a stop it exits within ``shutdown_grace``
+    seconds even when llama.cpp's own shutdown waits for a reply still being generated (minutes on a
+    busy CPU), so a stopped or orphaned server never keeps the model and the CPU."""
     _check_model_file(plan.model_path)
     xllamacpp = _import_xllamacpp()
     params = xllamacpp.CommonParams()
@@ -115,7 +120,8 @@ def serve(plan: ServerPlan, stop: threading.Event | None = None) -> None:
     params.cpuparams_batch.n_threads = plan.threads
     params.model_alias = {plan.alias}
     stop = stop or threading.Event()
-    if threading.current_thread() is threading.main_thread():
+    owns_process = threading.current_thread() is threading.main_thread()
+    if owns_process:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
     server = xllamacpp.Server(params)
@@ -123,7 +129,16 @@ def serve(plan: ServerPlan, stop: threading.Event | None = None) -> None:
         while not stop.wait(0.5):
             pass
     finally:
-        del server  # its destructor stops llama.cpp's threads
+        if owns_process:
+            _exit_after(shutdown_grace)
+        del server  # its destructor stops llama.cpp's threads (after the reply in progress)
+
+
+def _exit_after(seconds: float) -> None:
+    """End this process in ``seconds`` whatever is still running in it."""
+    timer = threading.Timer(seconds, os._exit, args=(0,))
+    timer.daemon = True
+    timer.start()
 
 
 def _die_with_parent() -> None:
