@@ -143,7 +143,8 @@ def local_server(name: str, cache: Path = DEFAULT_CACHE, *, slots: int | None = 
     ensure_xllamacpp()
     path = model_file(name, cache)
     plan = plan_server(path, slots=slots, threads=threads, context_per_slot=context_per_slot, alias=name)
-    return LocalServer(plan, log_path=log_path, nice=nice)
+    # at nice 19 on a loaded machine the model took over 5 minutes to load and warm up
+    return LocalServer(plan, log_path=log_path, nice=nice, start_timeout=1800.0 if nice > 0 else 300.0)
 
 
 class Recorder:

@@ -172,10 +172,11 @@ class LocalServer:
     """llama.cpp serving ``plan`` in a child process; a context manager. Its log goes to ``log_path``
     (or is discarded)."""
 
-    def __init__(self, plan: ServerPlan, log_path: Path | None = None, nice: int = 0):
+    def __init__(self, plan: ServerPlan, log_path: Path | None = None, nice: int = 0, start_timeout: float = 300.0):
         self.plan = plan
         self.log_path = log_path
         self.nice = nice
+        self.start_timeout = start_timeout  # seconds to load the model (``with``)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -216,7 +217,7 @@ class LocalServer:
             process.wait()
 
     def __enter__(self) -> LocalServer:
-        return self.start()
+        return self.start(self.start_timeout)
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
