@@ -18,7 +18,8 @@ from scholargraph.testing.llm_server import Rule
 REAL = Path(__file__).parents[1] / "fixtures" / "real_model"
 LABELS_ONLY = json.loads((REAL / "answer_source_labels_only.json").read_text())
 COPIED = json.loads((REAL / "answer_copy_under_wrong_label.json").read_text())
-BLOCK = re.compile(r"^\[(\d+)\] (\S+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
+ONE_LINE = json.loads((REAL / "answer_source_labels_one_line.json").read_text())
+BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
 def recorded_sources(record: dict) -> list[Source]:
@@ -33,6 +34,21 @@ def test_an_answer_of_source_labels_only_is_no_statement():
     assert [s.title for s in sources] == ["C04-1096", "P84-1047", "ICCV_2003_158_abs"]
     fixed = reground(LABELS_ONLY["reply"], sources)
     assert fixed.text == "" and fixed.labels_dropped == 2
+
+
+def test_source_labels_on_one_line_are_no_statement_either():
+    # PubMedQA with the 0.5B: "[1] PMID 10808977 [2] PMID 23831910 [3] PMID 17113061" was taken for an
+    # answer citing all three sources, and the judge was asked whether "PMID 10808977" is supported
+    sources = recorded_sources(ONE_LINE)
+    assert [s.title for s in sources] == ["PMID 10808977", "PMID 23831910", "PMID 17113061"]
+    fixed = reground(ONE_LINE["reply"], sources)
+    assert fixed.text == "" and fixed.labels_dropped == 1
+
+
+def test_a_sentence_that_cites_is_no_label_line():
+    sources = recorded_sources(ONE_LINE)
+    text = "[1] PMID 10808977 found that telephone counseling worked [1]."
+    assert reground(text, sources).text == text
 
 
 def test_a_copied_passage_is_cited_to_the_source_it_came_from():
@@ -66,6 +82,14 @@ def test_ask_answers_extractively_when_the_model_only_repeats_labels(llm_server,
     with _workspace(server, workdir, LABELS_ONLY) as kb:
         answer = kb.query(LABELS_ONLY["messages"][1]["content"].rsplit("Question: ", 1)[1], mode="naive")
     assert answer.extractive and answer.text and answer.cited
+    assert any("only source labels" in n for n in answer.notes)
+
+
+def test_ask_answers_extractively_when_the_labels_are_on_one_line(llm_server, workdir):
+    server = llm_server(rules=[Rule("answer", "numbered sources", ONE_LINE["reply"]), *default_rules()])
+    with _workspace(server, workdir, ONE_LINE) as kb:
+        answer = kb.query(ONE_LINE["messages"][1]["content"].rsplit("Question: ", 1)[1], mode="naive")
+    assert answer.extractive and "PMID 10808977 [2]" not in answer.text
     assert any("only source labels" in n for n in answer.notes)
 
 

@@ -1,8 +1,8 @@
 """Two ways a real model's answer misuses the numbered sources, and their repair.
 
 Both were seen with Qwen2.5-Coder 0.5B through llama.cpp (tests/fixtures/real_model/):
-* it answered with the context's header lines ("[1] P84-1047", "[2] ICCV_2003_158_abs"): source
-  labels, not statements. They are dropped (the references list names the sources anyway); an
+* it answered with the context's header lines ("[1] P84-1047", "[2] ICCV_2003_158_abs", or all on
+  one line: "[1] PMID 10808977 [2] PMID 23831910"): source labels, not statements. They are dropped (the references list names the sources anyway); an
   answer made only of them is no answer.
 * it copied a passage of source [2] word for word under the label of [1]. A sentence that one
   source holds verbatim, cited to sources that do not hold it (or to none), is cited to the source
@@ -38,10 +38,17 @@ def _words(text: str) -> str:
 
 
 def _is_label(line: str, labels: set[str]) -> bool:
-    """``line`` is only "[n] <a source's header>" (as the context showed it), maybe with a bullet."""
+    """``line`` is only "[n] <a source's header>" (as the context showed it), maybe with a bullet, or
+    several of them in a row ("[1] PMID 10808977 [2] PMID 23831910", seen with the 0.5B)."""
     bare = line.strip().lstrip("-*• ").strip()
-    match = re.fullmatch(r"\[(\d+)\]\s*(.*?)[\s.:]*", bare)
-    return match is not None and (not match.group(2) or _words(match.group(2)) in labels)
+    parts = re.split(r"(?=\[\d+\])", bare)
+    if parts[0].strip():  # words before the first marker: a statement
+        return False
+    for part in parts[1:]:
+        match = re.fullmatch(r"\[(\d+)\]\s*(.*?)[\s.:,;]*", part)
+        if match is None or (match.group(2) and _words(match.group(2)) not in labels):
+            return False
+    return True
 
 
 def drop_source_labels(text: str, sources: Sequence[Source]) -> tuple[str, int]:
