@@ -464,6 +464,7 @@ class Pipeline:
             groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings, mates)
         if groups:
             report.notes.append(resolution_note(groups))
+        self.progress.phase("rebuilding resolved entities")
         await self.refresher.refresh()  # what it merged or gave its canonical id
 
     async def maintain(self, report: IndexReport | None = None) -> None:
