@@ -118,6 +118,39 @@ def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
         i for i in indexes if "vectors_chunk_hnsw" in i]  # only the namespace that reached the threshold
 
 
+def _rows_read(conn, table: str) -> int:
+    conn.execute("SELECT pg_stat_force_next_flush()")
+    row = conn.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables "
+                       "WHERE relname = %s AND schemaname = current_schema()", (table,)).fetchone()
+    return int(row[0])
+
+
+def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg):
+    """The resolution pass searches 256 entities at a time; below hnsw_min_rows the database would
+    scan the whole namespace once per entity (quadratic over a run). It is read once per call."""
+    from scholargraph.store.postgres.conn import register_vector
+    from scholargraph.store.postgres.vectors import PgVectorIndex
+
+    store = open_pg()
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    ids = [f"e{i:03d}" for i in range(300)]
+    store.put_vectors("entity", ids, vectors)
+    queries = vectors[:64] + 0.01 * rng.normal(size=(64, 16)).astype(np.float32)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = [[ids[i] for i in np.argsort(-(unit @ (q / np.linalg.norm(q))))[:5]] for q in queries]
+    found = store.vector_index("entity", 16).search_many(queries, 5)  # no HNSW index: exact
+    assert [[i for i, _ in hits] for hits in found] == exact
+    assert all([s for _, s in hits] == sorted((s for _, s in hits), reverse=True) for hits in found)
+    with psycopg.connect(store.dsn, autocommit=True) as conn:
+        register_vector(conn)
+        index = PgVectorIndex(lambda sql, params=None, ef_search=None: conn.execute(sql, params).fetchall(), 16,
+                              "entity", indexed=lambda: False)
+        before = _rows_read(conn, "vectors_entity")
+        assert [[i for i, _ in hits] for hits in index.search_many(queries, 5)] == exact
+        assert _rows_read(conn, "vectors_entity") - before <= 300  # not 64 x 300
+
+
 def test_hnsw_ef_search_comes_from_the_store_settings(open_pg):
     from scholargraph.config import StoreSettings
 

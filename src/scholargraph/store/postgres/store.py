@@ -623,7 +623,11 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
             raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
         if self._vector_dim() != dim:
             self.write(lambda: self._ensure_vector_tables(dim))
-        return PgVectorIndex(self._rows, dim, namespace, self.ef_search)
+        return PgVectorIndex(self._rows, dim, namespace, self.ef_search, lambda: self._has_hnsw(namespace))
+
+    def _has_hnsw(self, namespace: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+                               (f"{vector_table(namespace)}_hnsw",)))
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not len(ids) or self._vector_dim() is None:

@@ -3,7 +3,9 @@
 Vectors are stored L2-normalised (as the embedded store's exact index keeps them), so a returned
 score is ``1 - cosine distance`` and ``get`` returns the normalised vector. Unfiltered top-k
 searches walk the HNSW index (approximate, ``ef_search`` >= 2k); searches restricted to ``allowed``
-ids and ``above`` without a limit score exactly the rows they name or every row.
+ids and ``above`` without a limit score exactly the rows they name or every row. Many searches at
+once (``search_many``) in a namespace without its HNSW index yet read the namespace once and score
+it in numpy: the database would scan it once per query.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from .schema import vector_table
 
 EF_SEARCH_DEFAULT = 100  # set on every connection (store.hnsw_ef_search); larger k sets it per query
 EF_SEARCH_MAX = 1000  # pgvector's limit
+# search_many without an HNSW index (a namespace below hnsw_min_rows): from this many queries on, the
+# namespace is read once and scored in numpy, rather than scanned once per query by the database
+# (the resolution pass's blocks of 256 entities: 256 full scans each, quadratic over a run)
+EXACT_MANY_MIN_QUERIES = 32
 
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
@@ -39,12 +45,14 @@ def _score(value: Any) -> float:
 class PgVectorIndex:
     """:class:`~scholargraph.store.base.VectorIndex` over ``vectors_<namespace>``."""
 
-    def __init__(self, rows: Callable[..., list], dim: int, namespace: str, ef_search: int = EF_SEARCH_DEFAULT):
+    def __init__(self, rows: Callable[..., list], dim: int, namespace: str, ef_search: int = EF_SEARCH_DEFAULT,
+                 indexed: Callable[[], bool] | None = None):
         self._rows = rows  # (sql, params, ef_search=None) -> rows, on a pooled or the unit of work's connection
         self.dim = dim
         self.namespace = namespace
         self.table = vector_table(namespace)
         self.ef_search = ef_search  # the connection's setting
+        self._indexed = indexed  # whether the namespace has its HNSW index now (None: assume it has)
 
     def _query(self, query: np.ndarray) -> np.ndarray | None:
         q = np.asarray(query, dtype=np.float32)
@@ -90,6 +98,10 @@ class PgVectorIndex:
         if k <= 0 or not live:
             return out
         vectors = [Q[i] / norms[i] for i in live]
+        if len(live) >= EXACT_MANY_MIN_QUERIES and self._indexed is not None and not self._indexed():
+            for i, hits in zip(live, self._exact_many(np.stack(vectors), k), strict=True):
+                out[i] = hits
+            return out
         rows = self._rows(
             f"""SELECT q.i, v.id, 1 - v.d FROM unnest(%s::vector[]) WITH ORDINALITY AS q(vec, i)
                 CROSS JOIN LATERAL (SELECT id, embedding <=> q.vec AS d FROM {self.table}
@@ -98,6 +110,24 @@ class PgVectorIndex:
             (vectors, k), ef_search=self._ef(k))
         for i, id_, s in rows:
             out[live[int(i) - 1]].append((id_, _score(s)))
+        return out
+
+    def _exact_many(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """Exact top-``k`` of many unit queries: the namespace read once (one statement, each row
+        once) and scored by matrix products, best first (ties by id)."""
+        rows = self._rows(f"SELECT id, embedding FROM {self.table} ORDER BY id")
+        if not rows:
+            return [[] for _ in range(len(queries))]
+        ids = [r[0] for r in rows]
+        matrix = np.stack([np.asarray(r[1], dtype=np.float32) for r in rows])
+        out: list[list[tuple[str, float]]] = []
+        block = max(1, (1 << 22) // len(ids))  # ~16 MB of scores at a time
+        for start in range(0, len(queries), block):
+            scores = queries[start:start + block] @ matrix.T
+            for row in scores:
+                top = np.argpartition(-row, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+                # best first; equal scores by id (the rows are in id order)
+                out.append([(ids[j], _score(row[j])) for j in sorted(top, key=lambda j: (-row[j], j))])
         return out
 
     def above(self, query: np.ndarray, threshold: float, limit: int | None = None) -> list[tuple[str, float]]:
