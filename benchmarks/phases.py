@@ -44,6 +44,8 @@ class StackSampler:
         self.interval = interval
         self.cumulative: Counter[str] = Counter()
         self.own: Counter[str] = Counter()
+        self.by_phase: dict[str, Counter[str]] = {}  # phase -> scholargraph's own functions, cumulative
+        self.phase = ""
         self.samples = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -70,11 +72,14 @@ class StackSampler:
         assert frame is not None
         self.own[_label(frame)] += 1
         seen: set[str] = set()
+        phase = self.by_phase.setdefault(self.phase, Counter())
         while frame is not None:
             label = _label(frame)
             if label not in seen:
                 seen.add(label)
                 self.cumulative[label] += 1
+                if "/scholargraph/" in frame.f_code.co_filename:
+                    phase[label] += 1
             frame = frame.f_back
 
     def top(self, counts: Counter[str], limit: int) -> list[str]:
@@ -105,6 +110,7 @@ class EndOfRunClock:
     def phase(self, name: str) -> None:
         self.marks.append((name, time.perf_counter()))
         if self.sampler is not None:
+            self.sampler.phase = name
             self.sampler.start()
 
     def end(self) -> None:
@@ -122,4 +128,5 @@ class EndOfRunClock:
             out["sampled_busy_thread_s"] = round(self.sampler.samples * self.sampler.interval, 1)
             out["top_cumulative"] = self.sampler.top(self.sampler.cumulative, limit)
             out["top_self"] = self.sampler.top(self.sampler.own, limit)
+            out["top_by_phase"] = {name: self.sampler.top(counts, 12) for name, counts in self.sampler.by_phase.items()}
         return out
