@@ -338,7 +338,9 @@ class Pipeline:
     def _drop_indexed(self, doc_id: str) -> list[str]:
         """Remove a document's graph, vectors and chunks (its row stays); returns its chunk ids.
         Called inside a unit of work."""
-        for namespace, ids in self.store.delete_graph_of(doc_id).items():
+        gone = self.store.delete_graph_of(doc_id)
+        self.store.count_graph_edits(len(gone.entity), len(gone.relation))
+        for namespace, ids in gone.items():
             self.store.delete_vectors(namespace, ids)
         return self.store.delete_chunks_of(doc_id)
 
@@ -675,6 +677,7 @@ class Pipeline:
 
         def work() -> tuple[GraphRemoval, list[str]]:
             gone = self.store.delete_graph_of(doc_id)
+            self.store.count_graph_edits(len(gone.entity), len(gone.relation))
             for namespace, ids in gone.items():
                 self.store.delete_vectors(namespace, ids)
             chunk_ids = self.store.delete_chunks_of(doc_id)

@@ -148,6 +148,20 @@ class CommunityDrift:
     gone: int
 
 
+@dataclass(frozen=True)
+class CommunityGrowth:
+    """What the graph gained since the relation arrival number ``since`` (``community_growth``),
+    counted by the database from the relations that arrived since alone: ``relations`` that
+    arrived, their ends in no level-0 community (``unassigned``), the arrival number now (``seq``)
+    and whether any community is stored. Removed and re-pointed relations are counted apart, by the
+    edits that make them (``GraphEdits.count_graph_edits``)."""
+
+    relations: int
+    unassigned: int
+    seq: int
+    communities: bool
+
+
 @dataclass
 class GraphRemoval:
     """Ids that disappeared when a document's provenance was dropped, per vector namespace."""
@@ -432,6 +446,11 @@ class GraphEdits(Protocol):
     def touch_relations(self, ids: Sequence[str]) -> None:
         """Likewise for relations (their vector text names their ends: an end renamed makes it stale)."""
 
+    def count_graph_edits(self, entities: int, relations: int) -> None:
+        """Add to the running count of entities and relations that structural edits (merges,
+        splits, deletions) removed or re-pointed: what the community update measures the change by,
+        besides the relations that arrived (inside the edit's unit of work)."""
+
 
 class CommunityStore(Protocol):
     """Communities of the entity graph per level and their reports (seed 001 §III.C-D).
@@ -464,7 +483,16 @@ class CommunityStore(Protocol):
         """Delete reports whose signature no stored community has; returns how many."""
 
     def community_drift(self) -> CommunityDrift:
-        """The graph against the stored communities, counted in the database (one snapshot)."""
+        """The graph against the stored communities, counted in the database (one snapshot; one
+        pass over the entities and level-0 members: a knowledge base of communities computed before
+        arrival numbers were recorded)."""
+
+    def community_growth(self, since: int) -> CommunityGrowth:
+        """The relations that arrived after arrival number ``since`` and their ends in no level-0
+        community: a read of those relations alone (one snapshot)."""
+
+    def graph_edits(self) -> tuple[int, int]:
+        """The running count of (entities, relations) removed or re-pointed by structural edits."""
 
     def missing_reports(self, extractive_too: bool = False) -> int:
         """Distinct signatures of the stored communities with no report (``extractive_too``: or an

@@ -17,7 +17,7 @@ from scholargraph.models import (
     Section,
     StubPaper,
 )
-from scholargraph.store.base import CommunityDrift
+from scholargraph.store.base import CommunityDrift, CommunityGrowth
 
 
 def _hierarchy() -> list[Community]:
@@ -76,6 +76,25 @@ def test_community_drift_is_counted_by_the_database(store):
     assert store.community_drift() == CommunityDrift(relations=4, communities=5, connected=5, unassigned=2, gone=2)
     store.write(lambda: store.delete_relations(["r3", "r4"]))
     assert store.community_drift() == CommunityDrift(relations=2, communities=5, connected=3, unassigned=0, gone=2)
+
+
+def test_community_growth_counts_the_relations_that_arrived_since_alone(store):
+    """What the community update decides from after a batch: the relations that arrived after the
+    arrival number it recorded, their ends in no level-0 community, and the running edit counts;
+    nothing before that number is read."""
+    assert store.community_growth(0) == CommunityGrowth(relations=0, unassigned=0, seq=0, communities=False)
+    _graph(store, [("r1", "e1", "e2"), ("r2", "e2", "e3")])
+    first = store.community_growth(0)
+    assert (first.relations, first.unassigned, first.communities) == (2, 3, False) and first.seq > 0
+    assert store.community_growth(first.seq) == CommunityGrowth(0, 0, first.seq, False)
+    store.replace_communities(_hierarchy())  # level 0: e1..e5
+    _graph(store, [("r3", "e3", "e6"), ("r4", "e6", "e7")])  # e6, e7 in no community
+    later = store.community_growth(first.seq)
+    assert (later.relations, later.unassigned, later.communities) == (2, 2, True) and later.seq > first.seq
+    assert store.graph_edits() == (0, 0)
+    store.write(lambda: store.count_graph_edits(2, 5))
+    store.write(lambda: store.count_graph_edits(1, 0))
+    assert store.graph_edits() == (3, 5)
 
 
 def test_missing_reports_are_counted_without_reading_them(store):

@@ -129,7 +129,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
                       lambda text, rows: self._wconn().executemany(text, rows), self.write)
         self.graph = SQLiteGraph(self._rows, self._wconn, self.write, self.delete_vectors)
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
-        self.communities, self.citations = Communities(sql), Citations(sql)
+        self.communities, self.citations = Communities(sql, relation_seq="rowid"), Citations(sql)
         self.meta, self.sessions = Meta(sql), Sessions(sql)
         self.documents = DocumentReads(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
