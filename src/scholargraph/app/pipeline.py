@@ -98,6 +98,32 @@ class _Slots:
         self._semaphore.release()
 
 
+class _ProgressTotal:
+    """The documents of a run's progress total: those PENDING at its start (a count: no id is read),
+    those its files register (``arrived``), and those claimed beyond the count (registered by other
+    workers meanwhile)."""
+
+    def __init__(self, progress: Progress, pending: int):
+        self.progress = progress
+        self.uncounted_claims = pending  # claims the count at the start already holds
+        self.seen: set[str] = set()  # this run's documents, claimed or registered (never counted twice)
+        progress.start(pending)
+
+    def arrived(self, ids: list[str]) -> list[str]:
+        """Documents a file of this run registered: in the total from now on (unless claimed already)."""
+        new = [d for d in ids if d not in self.seen]
+        self.seen.update(new)
+        self.progress.add_total(len(new))
+        return new
+
+    def claimed(self, ids: list[str]) -> None:
+        new = [d for d in ids if d not in self.seen]
+        self.seen.update(new)
+        counted = min(self.uncounted_claims, len(new))
+        self.uncounted_claims -= counted
+        self.progress.add_total(len(new) - counted)
+
+
 def select_scope(doc: Document, scope: str) -> Document:
     """Scope ``intro``: title, abstract and introduction only (two-phase review, thesis §5.3.1)."""
     if scope != Scope.INTRO.value:
@@ -161,7 +187,7 @@ class Pipeline:
     def file_outcomes(self, report: IndexReport) -> None:
         """Fill ``report.files``: one outcome per input path (call when the run is over)."""
         others = self.files.queued_ids() - self.taken  # left to, or taken by, other workers
-        report.files = self.files.outcomes(report, set(self.store.pending_ids()),
+        report.files = self.files.outcomes(report, set(self.store.pending_ids(self.files.queued_ids())),
                                            self.store.documents_by_id(others) if others else {})
 
     def _files(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Path]:
@@ -361,8 +387,7 @@ class Pipeline:
         retried = self.requeue_failed_chunks(only)
         if retried:
             report.notes.append(f"retrying the failed chunks of {len(retried)} paper(s) marked incomplete")
-        counted = set(self.store.pending_ids(only))  # documents in the progress total
-        self.progress.start(len(counted))
+        counted = _ProgressTotal(self.progress, self.store.pending_count(only))  # a count: no id is read
         reading = _Slots(self.parallel_documents())
         arrived: asyncio.Queue[list[str] | None] = asyncio.Queue()
 
@@ -390,19 +415,16 @@ class Pipeline:
         self.progress.finish()
 
     async def _intake(self, arriving: Callable[[], AsyncIterator[list[str]]] | None, only: set[str] | None,
-                      arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
+                      arrived: asyncio.Queue[list[str] | None], counted: _ProgressTotal) -> None:
         """Tell the feeder each time a parsed file has registered its documents; None when no more will come."""
         try:
             async for ids in arriving() if arriving else _nothing():
-                ids = [d for d in ids if (only is None or d in only) and d not in counted]
-                counted.update(ids)
-                self.progress.add_total(len(ids))
-                await arrived.put(ids)
+                await arrived.put(counted.arrived([d for d in ids if only is None or d in only]))
         finally:
             arrived.put_nowait(None)
 
     async def _feed(self, report: IndexReport, reading: _Slots, only: set[str] | None,
-                    arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
+                    arrived: asyncio.Queue[list[str] | None], counted: _ProgressTotal) -> None:
         """Claim pending documents (any worker's, largest first) and start one task per document as
         ``reading`` lets them in; claim only what can start now, plus one ready for the next free slot
         (other workers find the rest). While nothing is pending, wait for this run's next parsed file
@@ -416,9 +438,7 @@ class Pipeline:
                 if not claimed:
                     ids = await self.store.awrite(functools.partial(self.store.claim_pending, reading.free + 1, only))
                     if ids:
-                        unseen = [d for d in ids if d not in counted]  # registered by another worker
-                        counted.update(unseen)
-                        self.progress.add_total(len(unseen))
+                        counted.claimed(ids)
                         claimed.extend(ids)
                         self.taken.update(ids)
                         continue

@@ -228,7 +228,11 @@ class DocumentStore(Protocol):
         """PROCESSING documents no live process is working on (a run that was interrupted); read only."""
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
-        """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
+        """PENDING documents (of ``only``: those named are read, not every pending one), largest
+        first (the order ``claim_pending`` hands them out)."""
+
+    def pending_count(self, only: Collection[str] | None = None) -> int:
+        """How many documents are PENDING (of ``only``), counted in the database (a run's progress total)."""
 
     def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
         """Documents in ``status`` (up to ``limit``), largest first, read from the status index: as

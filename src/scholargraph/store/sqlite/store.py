@@ -206,8 +206,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
                 ids = [r[0] for r in self._rows(
                     "SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id LIMIT ?", (limit,))]
             else:
-                wanted = set(only)
-                ids = [i for i in self.pending_ids() if i in wanted][:limit]
+                ids = self.pending_ids(only)[:limit]
             self._set_statuses(ids, DocStatus.PROCESSING, DocStatus.PENDING)
             return ids
 
