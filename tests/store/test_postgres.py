@@ -151,6 +151,28 @@ def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg
         assert _rows_read(conn, "vectors_entity") - before <= 300  # not 64 x 300
 
 
+def test_vectors_put_again_do_not_make_every_put_count_the_namespace(open_pg, monkeypatch):
+    """The rebuild puts again the vectors of the elements it rebuilt: those add no row. Counted as
+    added, every put after the first ``hnsw_min_rows`` of them counted the whole namespace."""
+    store = open_pg(hnsw_min_rows=300)
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(400, 16)).astype(np.float32)
+    ids = [f"r{i:03d}" for i in range(400)]
+    store.put_vectors("relation", ids[:250], vectors[:250])
+    statements: list[str] = []
+    real = store._rows
+    monkeypatch.setattr(store, "_rows", lambda sql, *a, **kw: statements.append(sql) or real(sql, *a, **kw))
+    for _ in range(5):  # rebuilds: the same 250 again
+        store.put_vectors("relation", ids[:250], vectors[:250])
+    whole = [s for s in statements if "count(*)" in s and "WHERE" not in s]
+    assert whole == []
+    with psycopg.connect(store.dsn) as conn:
+        assert not conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'vectors_relation_hnsw'").fetchall()
+    store.put_vectors("relation", ids[250:], vectors[250:])  # 400 now: the index is built
+    with psycopg.connect(store.dsn) as conn:
+        assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'vectors_relation_hnsw'").fetchall()
+
+
 def test_hnsw_ef_search_comes_from_the_store_settings(open_pg):
     from scholargraph.config import StoreSettings
 

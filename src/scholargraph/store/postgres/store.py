@@ -572,12 +572,22 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
         def work() -> None:
             self._ensure_vector_tables(matrix.shape[1])
+            fresh = self._new_rows(namespace, list(last))
             self._many(f"INSERT INTO {table}(id, embedding) VALUES (%s, %s) "
                        "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
                        [(i, matrix[row]) for i, row in sorted(last.items())])
-            self._maybe_index(namespace, len(last))
+            self._maybe_index(namespace, fresh)
 
         self.write(work)
+
+    def _new_rows(self, namespace: str, ids: list[str]) -> int:
+        """How many of ``ids`` the namespace does not hold yet, while it has no HNSW index (the
+        rebuild puts again the vectors of elements it rebuilt: those add no row, and counted as
+        added they would make every later put count the whole namespace)."""
+        if self._rows_seen.get(namespace) is None or self._rows_seen[namespace] < 0:
+            return len(ids)  # not counted yet (counted whole next), or indexed (not counted)
+        held = self._rows(f"SELECT count(*) FROM {vector_table(namespace)} WHERE id = ANY(%s)", (ids,))
+        return len(ids) - int(held[0][0])
 
     def _maybe_index(self, namespace: str, added: int) -> None:
         """Build the namespace's HNSW index once it holds ``hnsw_min_rows`` vectors (in a unit of work)."""
