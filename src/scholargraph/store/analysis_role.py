@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 
 from ..models import Community, CommunityReport, PaperReference, StubPaper
@@ -202,12 +202,30 @@ class Citations:
 
         return int(sql.write(work)) if mapping else 0
 
-    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
-        rows = self.sql.in_order({s.id: (s.id, s.title, s.doi, s.pmid, s.year, s.raw) for s in stubs}.values())
-        self.sql.write(lambda: self.sql.execute_many(
-            f"INSERT INTO stub_papers({_STUB_COLUMNS}) VALUES ({self.sql.marks(6)}) ON CONFLICT (id) DO UPDATE SET "
-            "title = excluded.title, doi = excluded.doi, pmid = excluded.pmid, year = excluded.year, raw = excluded.raw",
-            rows))
+    def put_stub_papers(self, stubs: Sequence[StubPaper], keys: Mapping[str, Iterable[str]] | None = None) -> None:
+        sql = self.sql
+        rows = sql.in_order({s.id: (s.id, s.title, s.doi, s.pmid, s.year, s.raw) for s in stubs}.values())
+        keyed = {stub_id: sorted(set(found)) for stub_id, found in (keys or {}).items()}
+
+        def work() -> None:
+            sql.execute_many(
+                f"INSERT INTO stub_papers({_STUB_COLUMNS}) VALUES ({sql.marks(6)}) ON CONFLICT (id) DO UPDATE SET "
+                "title = excluded.title, doi = excluded.doi, pmid = excluded.pmid, year = excluded.year, "
+                "raw = excluded.raw", rows)
+            for part in sql.parts(sorted(keyed)):
+                of_ids, params = sql.one_of("stub_id", part)
+                sql.execute(f"DELETE FROM stub_keys WHERE {of_ids}", params)
+            sql.execute_many(f"INSERT INTO stub_keys(key, stub_id) VALUES ({sql.marks(2)})",
+                             sql.in_order((key, stub_id) for stub_id, found in keyed.items() for key in found))
+
+        sql.write(work)
+
+    def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
+        ids: set[str] = set()
+        for part in self.sql.parts(sorted(set(keys))):
+            of_keys, params = self.sql.one_of("key", part)
+            ids.update(r[0] for r in self.sql.rows(f"SELECT stub_id FROM stub_keys WHERE {of_keys}", params))
+        return self.stub_papers(ids) if ids else []
 
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]:
         select = f"SELECT {_STUB_COLUMNS} FROM stub_papers"
@@ -283,11 +301,14 @@ class KeepsAnalysis:
     def retarget_references(self, mapping: dict[str, str]) -> int:
         return self.citations.retarget_references(mapping)
 
-    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
-        self.citations.put_stub_papers(stubs)
+    def put_stub_papers(self, stubs: Sequence[StubPaper], keys: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.citations.put_stub_papers(stubs, keys)
 
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]:
         return self.citations.stub_papers(ids)
+
+    def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
+        return self.citations.stubs_by_keys(keys)
 
     def delete_stub_papers(self, ids: Sequence[str]) -> None:
         self.citations.delete_stub_papers(ids)

@@ -21,7 +21,7 @@ an opaque :meth:`GraphStore.graph_version` rather than a rowid.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
@@ -521,10 +521,14 @@ class CitationStore(Protocol):
         """Point every entry citing ``old`` at ``new`` (stub -> document when a cited paper arrives,
         document -> stub when it is deleted); returns the entries changed."""
 
-    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
-        """Store (or replace) stub papers by id."""
+    def put_stub_papers(self, stubs: Sequence[StubPaper], keys: Mapping[str, Iterable[str]] | None = None) -> None:
+        """Store (or replace) stub papers by id, with the keys each can be matched by (stub id ->
+        keys; a stub left out keeps the keys it has)."""
 
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]: ...
+
+    def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
+        """The stub papers holding any of ``keys`` (by id): one probe of the key index per key."""
 
     def delete_stub_papers(self, ids: Sequence[str]) -> None: ...
 
@@ -698,7 +702,7 @@ class CommunityUpkeep(Writes, MetaStore, MaintenanceStore, ChunkStore, GraphStor
     needs are queued as maintenance, so that workers finishing together share them)."""
 
 
-class CitationUpkeep(Writes, DocumentStore, CitationStore, Protocol):
+class CitationUpkeep(Writes, MetaStore, DocumentStore, CitationStore, Protocol):
     """What resolving the citation network uses."""
 
 

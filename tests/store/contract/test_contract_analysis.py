@@ -112,6 +112,22 @@ def _doc(store, doc_id):
     store.set_status(doc_id, DocStatus.PROCESSED)
 
 
+def test_stub_papers_are_found_by_their_keys(store):
+    """The citation update looks new papers up among the stubs sharing a key with them."""
+    store.put_stub_papers([StubPaper("ref:1", "One", "10.1/a", None, None, "one"),
+                           StubPaper("ref:2", "Two", None, "123", None, "two")],
+                          {"ref:1": ["doi:10.1/a", "start:a b c"], "ref:2": ["pmid:123", "start:a b c"]})
+    assert [s.id for s in store.stubs_by_keys(["doi:10.1/a"])] == ["ref:1"]
+    assert [s.id for s in store.stubs_by_keys(["start:a b c", "pmid:123"])] == ["ref:1", "ref:2"]
+    assert store.stubs_by_keys(["title:nothing"]) == [] and store.stubs_by_keys([]) == []
+    store.put_stub_papers([StubPaper("ref:1", "One", "10.1/b", None, None, "one")], {"ref:1": ["doi:10.1/b"]})
+    assert store.stubs_by_keys(["doi:10.1/a"]) == [] and [s.doi for s in store.stubs_by_keys(["doi:10.1/b"])] == ["10.1/b"]
+    store.put_stub_papers([StubPaper("ref:2", "Two again", None, "123", None, "two")])  # its keys stay
+    assert [s.title for s in store.stubs_by_keys(["pmid:123"])] == ["Two again"]
+    store.delete_stub_papers(["ref:2"])  # its keys go with it
+    assert store.stubs_by_keys(["pmid:123", "start:a b c"]) == []
+
+
 def test_references_stubs_and_retargeting(store):
     _doc(store, "A")
     _doc(store, "B")
