@@ -144,11 +144,32 @@ def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg
     assert all([s for _, s in hits] == sorted((s for _, s in hits), reverse=True) for hits in found)
     with psycopg.connect(store.dsn, autocommit=True) as conn:
         register_vector(conn)
-        index = PgVectorIndex(lambda sql, params=None, ef_search=None: conn.execute(sql, params).fetchall(), 16,
+        index = PgVectorIndex(lambda sql, params=None, ef_search=None, binary=False:
+                              conn.execute(sql, params, binary=binary).fetchall(), 16,
                               "entity", indexed=lambda: False)
         before = _rows_read(conn, "vectors_entity")
         assert [[i for i, _ in hits] for hits in index.search_many(queries, 5)] == exact
         assert _rows_read(conn, "vectors_entity") - before <= 300  # not 64 x 300
+
+
+def test_vectors_are_read_in_binary_not_parsed_from_text(open_pg, monkeypatch):
+    """The resolution pass reads thousands of vectors per block: as text, each one is 384 floats
+    parsed in Python (most of the pass's time at 1,000 abstracts)."""
+    from scholargraph.store.postgres import conn as pg_conn
+
+    store = open_pg()
+    vectors = np.random.default_rng(3).normal(size=(64, 16)).astype(np.float32)
+    ids = [f"e{i:02d}" for i in range(64)]
+    store.put_vectors("entity", ids, vectors)
+    parsed: list[int] = []
+    text_loader = vars(pg_conn)["_VectorTextLoader"]
+    real = text_loader.load
+    monkeypatch.setattr(text_loader, "load", lambda self, data: parsed.append(1) or real(self, data))
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    got = store.get_vectors("entity", ids[:10])
+    assert all(np.allclose(got[i], unit[n], atol=1e-6) for n, i in enumerate(ids[:10]))
+    assert [h[0][0] for h in store.vector_index("entity", 16).search_many(vectors, 1)] == ids  # 64 queries: exact
+    assert parsed == []
 
 
 def test_vectors_put_again_do_not_make_every_put_count_the_namespace(open_pg, monkeypatch):

@@ -218,20 +218,22 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
     # -- units of work and connections ---------------------------------------------------
 
-    def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None) -> list:
-        """A read (or a write returning rows): on the unit of work's connection inside one, else pooled."""
+    def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None,
+              binary: bool = False) -> list:
+        """A read (or a write returning rows): on the unit of work's connection inside one, else
+        pooled. ``binary``: the rows travel in binary (vectors: no text to parse per float)."""
         if self.units.in_work():
-            return self._fetch(self.units.conn, sql, params, ef_search)
+            return self._fetch(self.units.conn, sql, params, ef_search, binary)
         try:
             with self.pool.connection() as conn:
-                return self._fetch(conn, sql, params, ef_search)
+                return self._fetch(conn, sql, params, ef_search, binary)
         except PoolTimeout as exc:
             raise WorkspaceError(f"PostgreSQL at {self.where} gave no connection in time: {exc}") from exc
 
     @staticmethod
-    def _fetch(conn: psycopg.Connection, sql: str, params: Any, ef_search: int | None) -> list:
+    def _fetch(conn: psycopg.Connection, sql: str, params: Any, ef_search: int | None, binary: bool = False) -> list:
         if ef_search is None:
-            cur = conn.execute(sql, params)
+            cur = conn.execute(sql, params, binary=binary)
             return cur.fetchall() if cur.description else []
         with conn.transaction():
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
@@ -642,5 +644,6 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not len(ids) or self._vector_dim() is None:
             return {}
-        rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),))
+        rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),),
+                          binary=True)
         return {r[0]: r[1] for r in rows}

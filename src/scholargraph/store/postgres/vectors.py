@@ -47,7 +47,7 @@ class PgVectorIndex:
 
     def __init__(self, rows: Callable[..., list], dim: int, namespace: str, ef_search: int = EF_SEARCH_DEFAULT,
                  indexed: Callable[[], bool] | None = None):
-        self._rows = rows  # (sql, params, ef_search=None) -> rows, on a pooled or the unit of work's connection
+        self._rows = rows  # (sql, params, ef_search=None, binary=False) -> rows, on a pooled or the unit of work's connection
         self.dim = dim
         self.namespace = namespace
         self.table = vector_table(namespace)
@@ -115,7 +115,7 @@ class PgVectorIndex:
     def _exact_many(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """Exact top-``k`` of many unit queries: the namespace read once (one statement, each row
         once) and scored by matrix products, best first (ties by id)."""
-        rows = self._rows(f"SELECT id, embedding FROM {self.table} ORDER BY id")
+        rows = self._rows(f"SELECT id, embedding FROM {self.table} ORDER BY id", binary=True)
         if not rows:
             return [[] for _ in range(len(queries))]
         ids = [r[0] for r in rows]
