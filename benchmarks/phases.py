@@ -9,7 +9,9 @@ threads, which ``cProfile`` does not see).
 The sampler starts at the first phase after the documents (the rebuild) and stops at the end; it
 counts, every ``interval`` seconds, each function on each busy thread's stack (a thread waiting for
 work, idle in a queue, a lock or the event loop's ``select``, is not counted; one waiting for the
-database is). Seconds are samples × interval, per thread: two busy threads add up.
+database is). Seconds are samples × interval, per thread: two busy threads add up; on a loaded
+machine the sampler wakes less often than every ``interval``, so read them as weights (the share
+of samples is printed too), and the phases' seconds as the wall clock.
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ class StackSampler:
             frame = frame.f_back
 
     def top(self, counts: Counter[str], limit: int) -> list[str]:
-        return [f"{n * self.interval:8.2f} s  {label}" for label, n in counts.most_common(limit)]
+        total = max(1, self.samples)
+        return [f"{n * self.interval:8.2f} s {100 * n / total:5.1f}%  {label}" for label, n in counts.most_common(limit)]
 
 
 class EndOfRunClock:
