@@ -453,10 +453,14 @@ class GraphEdits(Protocol):
     def touch_relations(self, ids: Sequence[str]) -> None:
         """Likewise for relations (their vector text names their ends: an end renamed makes it stale)."""
 
+
+class GraphEditCounts(Protocol):
+    """Running counts of what structural edits (merges, splits, deletions) removed or re-pointed:
+    what the community update measures the change by (``CommunityStore.graph_edits``), besides the
+    relations that arrived."""
+
     def count_graph_edits(self, entities: int, relations: int) -> None:
-        """Add to the running count of entities and relations that structural edits (merges,
-        splits, deletions) removed or re-pointed: what the community update measures the change by,
-        besides the relations that arrived (inside the edit's unit of work)."""
+        """Add to the counts (inside the edit's unit of work)."""
 
 
 class CommunityStore(Protocol):
@@ -499,7 +503,7 @@ class CommunityStore(Protocol):
         community: a read of those relations alone (one snapshot)."""
 
     def graph_edits(self) -> tuple[int, int]:
-        """The running count of (entities, relations) removed or re-pointed by structural edits."""
+        """The running counts of ``GraphEditCounts``: (entities, relations) removed or re-pointed."""
 
     def missing_reports(self, extractive_too: bool = False) -> int:
         """Distinct signatures of the stored communities with no report (``extractive_too``: or an
@@ -692,7 +696,7 @@ class BrowseStore(PaperReads, VectorStore, CommunityStore, CitationStore, Mentio
     graph and community views, plots, exports, the KG facts of a paper)."""
 
 
-class GraphUpkeep(Writes, MetaStore, MaintenanceStore, GraphStore, GraphEdits, VectorStore, Protocol):
+class GraphUpkeep(Writes, MetaStore, MaintenanceStore, GraphStore, GraphEdits, GraphEditCounts, VectorStore, Protocol):
     """What keeps the merged graph right: rebuilding dirty elements, the resolution pass, merging
     and splitting entities."""
 
@@ -711,7 +715,7 @@ class IndexingStore(GraphUpkeep, DocumentStore, ChunkStore, MentionStore, Protoc
     vectors, and the maintenance it owes (``GraphUpkeep``)."""
 
 
-class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
+class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, GraphEditCounts, VectorStore,
             LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads,
             Counts, Protocol):
     """Everything one workspace holds: what a backend implements and the composition root
