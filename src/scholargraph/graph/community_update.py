@@ -152,8 +152,10 @@ async def refresh_communities(store: CommunityUpkeep, settings: CommunitySetting
         run.reason = f"graph changed by {share:.1%} (< communities.min_change {settings.min_change:.0%}); kept"
         communities = await asyncio.to_thread(store.list_communities)
     else:
-        # what the next update measures the change from: read before the edges (a relation that
-        # arrives meanwhile is counted as new then, never missed)
+        # what the next update measures the change from: read before the edges, so a relation
+        # committed meanwhile counts as new next time (on PostgreSQL one whose number was drawn
+        # before but that commits after both reads is left out of both until the next computation:
+        # the measure is a threshold, not an inventory)
         seq = (await asyncio.to_thread(store.community_growth, ARRIVED_NONE)).seq
         edits = await asyncio.to_thread(store.graph_edits)
         edges = await asyncio.to_thread(store.all_edges)
