@@ -380,11 +380,13 @@ class Pipeline:
         return max(16, 2 * self.settings.llm.total_concurrency) if self.extractor.uses_llm else 16
 
     async def run_pending(self, report: IndexReport, only: set[str] | None = None,
-                          arriving: Callable[[], AsyncIterator[list[str]]] | None = None) -> None:
+                          arriving: Callable[[], AsyncIterator[list[str]]] | None = None,
+                          retry_failed: bool = True) -> None:
         """Process every PENDING document (largest first), and those ``arriving`` registers while
-        the run goes on (files parsed one by one: extraction starts before the last file is read)."""
+        the run goes on (files parsed one by one: extraction starts before the last file is read).
+        ``retry_failed``: first put the papers with failed chunks back in the queue, for those chunks."""
         report.resumed += self.store.reset_stale_processing()
-        retried = self.requeue_failed_chunks(only)
+        retried = self.requeue_failed_chunks(only) if retry_failed else []
         if retried:
             report.notes.append(f"retrying the failed chunks of {len(retried)} paper(s) marked incomplete")
         counted = _ProgressTotal(self.progress, self.store.pending_count(only))  # a count: no id is read
