@@ -147,6 +147,15 @@ def test_stubs_of_an_older_knowledge_base_are_keyed_once(store, monkeypatch):
     assert reads == []  # keyed once: the next batches read no stub whole
 
 
+def test_without_stub_papers_a_batch_reads_none_of_its_documents_rows(store, monkeypatch):
+    """A batch of abstracts in a knowledge base that no paper cites from: nothing to match them to."""
+    add(store, paper("E", "An abstract with no references"))
+    rows: list[int] = []
+    real = store.documents_by_id
+    monkeypatch.setattr(store, "documents_by_id", lambda ids: rows.append(1) or real(ids))
+    assert asyncio.run(update_citations(store, ["E"])).connected == 0 and rows == []
+
+
 def test_no_self_citation(store):
     add(store, paper("A", "Graph retrieval for long documents",
                      references=["Me. 2020. Graph retrieval for long documents. arXiv."]))

@@ -173,6 +173,8 @@ def _key_stubs(store: CitationUpkeep) -> None:
 def _stubs_now_indexed(store: CitationUpkeep, doc_ids: Sequence[str]) -> dict[str, str]:
     """Stub id -> the new document that is that paper. Only the stubs sharing a key with one of the
     new papers are read (``stub_keys``): the others cannot match them."""
+    if not store.has_stub_papers():  # abstracts, or papers no one cited yet: nothing to read
+        return {}
     _key_stubs(store)
     mapping: dict[str, str] = {}
     for start in range(0, len(doc_ids), NEW_PAPERS_BLOCK):

@@ -227,6 +227,9 @@ class Citations:
             ids.update(r[0] for r in self.sql.rows(f"SELECT stub_id FROM stub_keys WHERE {of_keys}", params))
         return self.stub_papers(ids) if ids else []
 
+    def has_stub_papers(self) -> bool:
+        return bool(self.sql.rows("SELECT 1 FROM stub_papers LIMIT 1", ()))
+
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]:
         select = f"SELECT {_STUB_COLUMNS} FROM stub_papers"
         if ids is None:
@@ -309,6 +312,9 @@ class KeepsAnalysis:
 
     def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
         return self.citations.stubs_by_keys(keys)
+
+    def has_stub_papers(self) -> bool:
+        return self.citations.has_stub_papers()
 
     def delete_stub_papers(self, ids: Sequence[str]) -> None:
         self.citations.delete_stub_papers(ids)

@@ -534,6 +534,9 @@ class CitationStore(Protocol):
     def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
         """The stub papers holding any of ``keys`` (by id): one probe of the key index per key."""
 
+    def has_stub_papers(self) -> bool:
+        """Whether any stub paper is stored (one row of its key)."""
+
     def delete_stub_papers(self, ids: Sequence[str]) -> None: ...
 
 

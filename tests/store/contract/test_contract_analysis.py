@@ -117,6 +117,7 @@ def test_stub_papers_are_found_by_their_keys(store):
     store.put_stub_papers([StubPaper("ref:1", "One", "10.1/a", None, None, "one"),
                            StubPaper("ref:2", "Two", None, "123", None, "two")],
                           {"ref:1": ["doi:10.1/a", "start:a b c"], "ref:2": ["pmid:123", "start:a b c"]})
+    assert store.has_stub_papers()
     assert [s.id for s in store.stubs_by_keys(["doi:10.1/a"])] == ["ref:1"]
     assert [s.id for s in store.stubs_by_keys(["start:a b c", "pmid:123"])] == ["ref:1", "ref:2"]
     assert store.stubs_by_keys(["title:nothing"]) == [] and store.stubs_by_keys([]) == []
@@ -126,6 +127,8 @@ def test_stub_papers_are_found_by_their_keys(store):
     assert [s.title for s in store.stubs_by_keys(["pmid:123"])] == ["Two again"]
     store.delete_stub_papers(["ref:2"])  # its keys go with it
     assert store.stubs_by_keys(["pmid:123", "start:a b c"]) == []
+    store.delete_stub_papers(["ref:1"])
+    assert not store.has_stub_papers()
 
 
 def test_references_stubs_and_retargeting(store):
