@@ -125,12 +125,14 @@ def _rows_read(conn, table: str) -> int:
     return int(row[0])
 
 
-def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg):
+def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg, monkeypatch):
     """The resolution pass searches 256 entities at a time; below hnsw_min_rows the database would
     scan the whole namespace once per entity (quadratic over a run). It is read once per call."""
+    from scholargraph.store.postgres import vectors as pg_vectors
     from scholargraph.store.postgres.conn import register_vector
     from scholargraph.store.postgres.vectors import PgVectorIndex
 
+    monkeypatch.setattr(pg_vectors, "EXACT_PAGE", 64)  # several pages: the top-k carried from page to page
     store = open_pg()
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(300, 16)).astype(np.float32)

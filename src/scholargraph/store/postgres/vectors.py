@@ -24,6 +24,7 @@ EF_SEARCH_MAX = 1000  # pgvector's limit
 # namespace is read once and scored in numpy, rather than scanned once per query by the database
 # (the resolution pass's blocks of 256 entities: 256 full scans each, quadratic over a run)
 EXACT_MANY_MIN_QUERIES = 32
+EXACT_PAGE = 4096  # rows of the namespace scored at a time there
 
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
@@ -113,22 +114,32 @@ class PgVectorIndex:
         return out
 
     def _exact_many(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        """Exact top-``k`` of many unit queries: the namespace read once (one statement, each row
-        once) and scored by matrix products, best first (ties by id)."""
-        rows = self._rows(f"SELECT id, embedding FROM {self.table} ORDER BY id", binary=True)
-        if not rows:
-            return [[] for _ in range(len(queries))]
-        ids = [r[0] for r in rows]
-        matrix = np.stack([np.asarray(r[1], dtype=np.float32) for r in rows])
-        out: list[list[tuple[str, float]]] = []
-        block = max(1, (1 << 22) // len(ids))  # ~16 MB of scores at a time
-        for start in range(0, len(queries), block):
-            scores = queries[start:start + block] @ matrix.T
-            for row in scores:
-                top = np.argpartition(-row, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-                # best first; equal scores by id (the rows are in id order)
-                out.append([(ids[j], _score(row[j])) for j in sorted(top, key=lambda j: (-row[j], j))])
-        return out
+        """Exact top-``k`` of many unit queries: the namespace read once (each row once, a page of
+        ``EXACT_PAGE`` rows at a time, in id order: memory stays bounded) and scored by matrix
+        products; best first, equal scores by id."""
+        n = len(queries)
+        best_s = np.empty((n, 0), dtype=np.float32)
+        best_r = np.empty((n, 0), dtype=np.int64)  # positions in ``ids`` (id order: ties go to the smaller)
+        ids: list[str] = []
+        last = None
+        while True:
+            after, params = ("WHERE id > %s ", (last, EXACT_PAGE)) if last is not None else ("", (EXACT_PAGE,))
+            rows = self._rows(f"SELECT id, embedding FROM {self.table} {after}ORDER BY id LIMIT %s", params, binary=True)
+            if not rows:
+                break
+            matrix = np.stack([np.asarray(r[1], dtype=np.float32) for r in rows])
+            scores = queries @ matrix.T
+            top = (np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < len(rows)
+                   else np.broadcast_to(np.arange(len(rows)), (n, len(rows))))
+            all_s = np.concatenate([best_s, np.take_along_axis(scores, top, 1)], axis=1)
+            all_r = np.concatenate([best_r, top + len(ids)], axis=1)
+            order = np.lexsort((all_r, -all_s))[:, :k]
+            best_s, best_r = np.take_along_axis(all_s, order, 1), np.take_along_axis(all_r, order, 1)
+            ids += [r[0] for r in rows]
+            last = rows[-1][0]
+            if len(rows) < EXACT_PAGE:
+                break
+        return [[(ids[r], _score(v)) for r, v in zip(rs, vs, strict=True)] for rs, vs in zip(best_r, best_s, strict=True)]
 
     def above(self, query: np.ndarray, threshold: float, limit: int | None = None) -> list[tuple[str, float]]:
         q = self._query(query)
