@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions
+from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows
 
 _KINDS = {"entities": "entities", "relations": "relations"}
 _ENTITY_COLUMNS = "id, name, type, description, aliases, weight"
@@ -235,31 +235,36 @@ class PostgresGraph:
 
     # -- reading ------------------------------------------------------------------------
 
-    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
+    def get_entities(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Entity]:
         rows = self._rows(f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
         out = {r[0]: _entity(r) for r in rows}
-        if sources:
-            self._attach_sources("entity_sources", "entity_id", out)
+        if sources is not False:
+            self._attach_sources("entity_sources", "entity_id", out, sources)
         return out
 
-    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]:
+    def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
         rows = self._rows(f"SELECT {_RELATION_COLUMNS} FROM relations WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
         out = {r[0]: _relation(r) for r in rows}
-        if sources:
-            self._attach_sources("relation_sources", "relation_id", out)
+        if sources is not False:
+            self._attach_sources("relation_sources", "relation_id", out, sources)
         return out
 
-    def _attach_sources(self, table: str, column: str, items: dict) -> None:
+    def _attach_sources(self, table: str, column: str, items: dict, limit: bool | SourceLimit) -> None:
         if not items:
             return
-        rows = self._rows(f"SELECT {column}, chunk_id, document_id FROM {table} WHERE {column} = ANY(%s) "
-                          "ORDER BY document_id, seq", (list(items),))
-        for r in rows:
-            item = items[r[0]]
-            if r[1] not in item.chunk_ids:
-                item.chunk_ids.append(r[1])
-            if r[2] not in item.document_ids:
-                item.document_ids.append(r[2])
+        if not isinstance(limit, SourceLimit):  # every source, in document order
+            add_source_rows(items, self._rows(f"SELECT {column}, chunk_id, document_id FROM {table} "
+                                              f"WHERE {column} = ANY(%s) ORDER BY document_id, seq", (list(items),)))
+            return
+        # each item's distinct chunks, the preferred first, numbered in the database: only the first
+        # ``per_item`` of each item come back
+        add_source_rows(items, self._rows(
+            f"""SELECT item, chunk_id, document_id FROM (
+                    SELECT item, chunk_id, document_id, row_number() OVER (
+                        PARTITION BY item ORDER BY chunk_id = ANY(%s::text[]) DESC, document_id, first) AS n
+                    FROM (SELECT {column} AS item, chunk_id, document_id, min(seq) AS first FROM {table}
+                          WHERE {column} = ANY(%s) GROUP BY {column}, chunk_id, document_id) d
+                ) t WHERE n <= %s ORDER BY item, n""", (list(limit.prefer), list(items), limit.per_item)))
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         rows = self._rows(
