@@ -4,9 +4,17 @@ once seed entities had thousands of relations)."""
 
 from __future__ import annotations
 
-import numpy as np
+import asyncio
 
-from scholargraph.query.graph_modes import relevance
+import numpy as np
+import pytest
+from query_workspace import QUERY_DEFAULTS, BagOfWordsEmbedder, WordTokenizer
+
+from scholargraph.config import QuerySettings, Settings
+from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, Section
+from scholargraph.query.engine import QueryEngine
+from scholargraph.query.graph_modes import SOURCES_PER_ITEM, relevance
+from scholargraph.text.names import normalise_name
 
 
 class _Index:
@@ -35,3 +43,62 @@ def test_relations_are_scored_from_one_batched_read():
     scores = relevance(store, ["r1", "r2", "r3", "r1"], probes, 2)  # type: ignore[arg-type]
     assert scores == {"r1": 1.0, "r2": 0.0, "r3": 0.0}  # r3 has no vector: 0
     assert store.reads == [("relation", ["r1", "r2", "r3"])]
+
+
+# -- a hub entity: stated in many chunks, a question reads the ones it can cite ------------------
+
+HUB_CHUNKS = 150
+
+
+class _CountingStore:
+    """The workspace's store, recording the most source chunks one entity or relation came back with."""
+
+    def __init__(self, store):
+        self._store = store
+        self.most = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def _seen(self, items: dict) -> dict:
+        self.most = max([self.most, *(len(x.chunk_ids) for x in items.values())])
+        return items
+
+    def get_entities(self, ids, sources=True):
+        return self._seen(self._store.get_entities(ids, sources))
+
+    def get_relations(self, ids, sources=True):
+        return self._seen(self._store.get_relations(ids, sources))
+
+
+def _add_hub(store) -> None:
+    """``inflammation`` (entity C) stated in HUB_CHUNKS more chunks of a third paper about nothing the
+    questions ask."""
+    doc = Document(id="doc3", title="Cohort registry", sections=[Section("Results", "cohort")], year=2022)
+    store.add_pending(doc, "full", "test")
+    chunks = [Chunk(f"h{i:03d}", "doc3", i, f"Cohort {i} enrolled volunteers.", 4, section="Results", page_start=1,
+                    page_end=1) for i in range(HUB_CHUNKS)]
+    store.insert_chunks(chunks)
+    store.put_vectors("chunk", [c.id for c in chunks], asyncio.run(BagOfWordsEmbedder().embed([c.text for c in chunks])))
+    store.set_status("doc3", DocStatus.PROCESSED)
+    store.write(lambda: store.write_entities([
+        EntityRecord("inflammation", "Process", "inflammation response", c.id, id="C", key=normalise_name("inflammation"),
+                     document_id="doc3") for c in chunks]))
+
+
+@pytest.mark.parametrize("mode", ["local", "subgraph", "hybrid"])
+def test_a_hub_entity_cites_a_retrieved_chunk_and_the_question_reads_few_of_its_sources(store, mode):
+    _add_hub(store)
+    assert len(store.get_entities(["C"])["C"].chunk_ids) == HUB_CHUNKS + 2  # an entity page still lists them all
+    counting = _CountingStore(store)
+    settings = Settings(workdir=store.workdir, query=QuerySettings(**{**QUERY_DEFAULTS, "fusion_depth": 5}))
+    engine = QueryEngine(counting, settings, BagOfWordsEmbedder(), WordTokenizer(), None)  # type: ignore[arg-type]
+    r = asyncio.run(engine.retrieve("What links aspirin and inflammation?", mode))
+    texts = {s.chunk_id for s in r.sources if s.kind == "chunk"}
+    graph = [s for s in r.sources if s.kind != "chunk"]
+    assert graph and all(s.chunk_id and s.title and s.page_start for s in graph)  # each cites a paper's page
+    hub = [s for s in graph if s.text.startswith("inflammation (")]
+    # of its 152 chunks, the hub cites one the question retrieved from the paper about it
+    assert hub and hub[0].chunk_id in texts & {"c2", "c3"} and hub[0].title == "Aspirin pharmacology"
+    # the question's passages (at most 2 x 5 here) and SOURCES_PER_ITEM more, not the hub's 152
+    assert 0 < counting.most <= 2 * 5 + SOURCES_PER_ITEM

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..graph.memory import MemoryGraph
-from ..store.base import GraphSearch, GraphStore
+from ..store.base import GraphSearch, GraphStore, SourceLimit
 from ..text.names import normalise_name
 from .rank import relevance_by_support
 
@@ -39,6 +39,7 @@ MAX_MATCHED = 12  # matched nodes that enter path finding (66 pairs)
 MAX_NEIGHBOURS = 400  # incident edges considered per node (heaviest first)
 EXPANSION_PER_NODE = 5  # relevant edges added per matched node in step 5
 MAX_VISITS = 20000  # nodes one bidirectional BFS may visit
+SOURCES_PER_ITEM = 20  # source chunks read per entity or relation beyond the question's own passages
 
 
 @dataclass
@@ -64,6 +65,13 @@ class QueryVectors:
     high: list[str]
     high_vecs: np.ndarray
     text: str = ""  # the question itself (full-text relevance of text units)
+    passages: tuple[str, ...] = ()  # the question's own passages (chunk ids, best first)
+
+    def sources(self) -> SourceLimit:
+        """The source chunks read per entity or relation a mode selected: those among the question's
+        passages, then the first others in document order, at most ``SOURCES_PER_ITEM`` of them. A hub
+        entity stated in thousands of chunks gives its relevant ones, not all of them."""
+        return SourceLimit(len(self.passages) + SOURCES_PER_ITEM, self.passages)
 
     def local_probe(self) -> np.ndarray:
         """Vectors an edge is compared with for relevance in local retrieval: question + low-level keywords."""
@@ -178,9 +186,9 @@ def local_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, p
     part.entities += [(e, 0.0) for e in sorted(neighbours, key=lambda n: (-neighbours[n], n))]
     part.entities = part.entities[: params.max_items]
     counts: Counter[str] = Counter()
-    for chunk_ids in _chunks_of(store.get_entities(top)).values():
+    for chunk_ids in _chunks_of(store.get_entities(top, vecs.sources())).values():
         counts.update(set(chunk_ids))
-    for chunk_ids in _chunks_of(store.get_relations(ranked_rels)).values():
+    for chunk_ids in _chunks_of(store.get_relations(ranked_rels, vecs.sources())).values():
         counts.update(set(chunk_ids))
     part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     part.details["neighbours"] = list(neighbours)
@@ -263,14 +271,15 @@ def _subgraph_entities(sub: _Subgraph, expansion: list[tuple[str, float]], reach
     return entities
 
 
-def _subgraph_chunk_counts(store: GraphStore, sub: _Subgraph, relation_ids: list[str]) -> defaultdict[str, float]:
+def _subgraph_chunk_counts(store: GraphStore, sub: _Subgraph, relation_ids: list[str],
+                           sources: SourceLimit) -> defaultdict[str, float]:
     """Step 4: text units of the subgraph's nodes and edges, by frequency (expansion edges count half)."""
     counts: defaultdict[str, float] = defaultdict(float)
-    for rid, r in store.get_relations(relation_ids).items():
+    for rid, r in store.get_relations(relation_ids, sources).items():
         w = 1.0 if rid in sub.kept else 0.5
         for c in set(r.chunk_ids):
             counts[c] += w
-    for e in store.get_entities(sub.nodes).values():
+    for e in store.get_entities(sub.nodes, sources).values():
         for c in set(e.chunk_ids):
             counts[c] += 1.0
     return counts
@@ -290,7 +299,7 @@ def subgraph_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors
     ranked_core = _by_score(sub.kept.items())
     part.relations = (ranked_core + expansion)[: params.max_items]
     part.entities = _subgraph_entities(sub, expansion, reached, candidates)[: params.max_items]
-    counts = _subgraph_chunk_counts(store, sub, [r for r, _ in ranked_core] + [r for r, _ in expansion])
+    counts = _subgraph_chunk_counts(store, sub, [r for r, _ in ranked_core] + [r for r, _ in expansion], vecs.sources())
     part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     return part
 
@@ -312,7 +321,7 @@ def global_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, 
                 rel[rid] = float(score)
     if not rel:
         return part
-    rels = store.get_relations(rel)
+    rels = store.get_relations(rel, vecs.sources())
     # 2.-4. nodes by degree; edges ranked by relevance x weight, with the ends' degree
     composite: dict[str, float] = {}
     graph.fetch(n for r in rels.values() for n in (r.source_id, r.target_id))
