@@ -13,7 +13,15 @@ from query_workspace import QUERY_DEFAULTS, BagOfWordsEmbedder, WordTokenizer
 from scholargraph.config import QuerySettings, Settings
 from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, Section
 from scholargraph.query.engine import QueryEngine
-from scholargraph.query.graph_modes import SOURCES_PER_ITEM, relevance
+from scholargraph.query.graph_modes import (
+    SOURCES_PER_ITEM,
+    GraphParams,
+    QueryVectors,
+    match_nodes,
+    rank_chunks,
+    relevance,
+)
+from scholargraph.query.keywords import find_clues
 from scholargraph.text.names import normalise_name
 
 
@@ -102,3 +110,59 @@ def test_a_hub_entity_cites_a_retrieved_chunk_and_the_question_reads_few_of_its_
     assert hub and hub[0].chunk_id in texts & {"c2", "c3"} and hub[0].title == "Aspirin pharmacology"
     # the question's passages (at most 2 x 5 here) and SOURCES_PER_ITEM more, not the hub's 152
     assert 0 < counting.most <= 2 * 5 + SOURCES_PER_ITEM
+
+
+# -- whether an index is empty: asked on every question, answered without counting it ---------------
+
+
+class _NoCountIndex:
+    """A vector index that knows whether it is empty without counting (on PostgreSQL ``len`` is a
+    count(*) that reads every row of the table)."""
+
+    def __init__(self, hits: list[tuple[str, float]]):
+        self.hits = hits
+
+    def __len__(self) -> int:  # pragma: no cover - what the old code asked on every question
+        raise AssertionError("a count of every vector on a question's path")
+
+    def __bool__(self) -> bool:
+        return bool(self.hits)
+
+    def search(self, query, k, allowed=None):
+        return [h for h in self.hits if allowed is None or h[0] in allowed][:k]
+
+    def search_many(self, queries, k):
+        return [self.hits[:k] for _ in queries]
+
+    def above(self, query, threshold, limit=None):
+        return [h for h in self.hits if h[1] >= threshold][:limit]
+
+
+class _NoCountStore:
+    def __init__(self, hits):
+        self.index = _NoCountIndex(hits)
+
+    def vector_index(self, namespace: str, dim: int | None = None) -> _NoCountIndex:
+        return self.index
+
+    def entities_by_keys(self, keys):
+        return {}
+
+    def lexical_search(self, text, k, chunk_ids=None):
+        return []
+
+    def keywords_text(self, ids):
+        return {i: i for i in ids}
+
+
+def test_a_question_asks_whether_the_indexes_are_empty_without_counting_them():
+    hits = [("x1", 0.9), ("x2", 0.8)]
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    vecs = QueryVectors(q, ["term"], q[None, :], [], np.zeros((0, 2), np.float32), "a question")
+    store = _NoCountStore(hits)
+    assert list(match_nodes(store, vecs, GraphParams(), 2)) == ["x1", "x2"]  # type: ignore[arg-type]
+    assert [c for c, _ in rank_chunks(store, {"x1": 1.0, "x2": 1.0}, vecs, 2, 5)] == ["x1", "x2"]  # type: ignore[arg-type]
+    assert [c.text for c in find_clues(store, q, 0.5, 5, 2)] == ["x1", "x2"]  # type: ignore[arg-type]
+    empty = _NoCountStore([])
+    assert match_nodes(empty, vecs, GraphParams(), 2) == {}  # type: ignore[arg-type]
+    assert find_clues(empty, q, 0.5, 5, 2) == []  # type: ignore[arg-type]

@@ -234,3 +234,12 @@ def test_three_processes_opening_a_new_database_at_once_all_succeed(pg_server, t
             assert store.status_counts() == {}
         finally:
             store.close()
+
+
+def test_whether_a_vector_index_is_empty_needs_no_count(open_pg):
+    """A question asks each index it searches whether it holds anything: answered from one row."""
+    store = open_pg()
+    store.put_vectors("chunk", ["c1"], np.ones((1, 8), dtype=np.float32))
+    assert store.vector_index("chunk", 8) and not store.vector_index("relation", 8)
+    store.delete_vectors("chunk", ["c1"])
+    assert not store.vector_index("chunk", 8)

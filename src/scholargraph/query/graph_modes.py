@@ -106,7 +106,7 @@ def match_nodes(store: GraphSearch, vecs: QueryVectors, params: GraphParams, dim
         for _key, eid in store.entities_by_keys(list(keys)).items():
             scores[eid] = 1.0
     index = store.vector_index("entity", dim)
-    if len(index):
+    if index:  # (not len(): on PostgreSQL a count of every row)
         for hits in index.search_many(vecs.low_vecs, params.nodes_per_keyword):
             for eid, score in hits:
                 if score >= params.node_threshold and score > scores.get(eid, -2.0):
@@ -149,7 +149,7 @@ def rank_chunks(store: GraphSearch, support: Mapping[str, float], vecs: QueryVec
     if not support:
         return []
     index = store.vector_index("chunk", dim)
-    dense = index.search(vecs.query, len(support), allowed=set(support)) if len(index) else []
+    dense = index.search(vecs.query, len(support), allowed=set(support)) if index else []
     lexical = store.lexical_search(vecs.text, len(support), chunk_ids=list(support)) if vecs.text else []
     return relevance_by_support(support, dense, lexical, limit=limit)
 
@@ -310,7 +310,7 @@ def subgraph_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors
 def global_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     part = Part("global")
     index = store.vector_index("relation", dim)
-    if not vecs.high or not len(index):
+    if not vecs.high or not index:
         return part
     # 1. edges whose vectors are close to the high-level keywords
     per_keyword = max(params.max_items, 20)

@@ -68,7 +68,7 @@ def ppr_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, par
     seeds = dict(match_nodes(store, vecs, params, dim))
     facts: list[tuple[str, float]] = []
     index = store.vector_index("relation", dim)
-    if ppr.facts and len(index):
+    if ppr.facts and index:
         facts = [(rid, s) for rid, s in index.search(vecs.query, ppr.facts) if s >= params.edge_threshold]
         for rid, r in store.get_relations([rid for rid, _ in facts], sources=False).items():
             score = dict(facts)[rid]

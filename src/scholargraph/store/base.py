@@ -572,7 +572,11 @@ class VectorIndex(Protocol):
 
     def get(self, id_: str) -> np.ndarray | None: ...
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        """The number of vectors (on PostgreSQL a count of the table: not on a question's path)."""
+
+    def __bool__(self) -> bool:
+        """Whether any vector is held (cheap on every backend: what a question asks)."""
 
     def __contains__(self, id_: object) -> bool: ...
 

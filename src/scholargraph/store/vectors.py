@@ -169,6 +169,9 @@ class ExactVectorIndex:
     def __len__(self) -> int:
         return self._n
 
+    def __bool__(self) -> bool:
+        return self._n > 0
+
     def __contains__(self, id_: object) -> bool:
         return id_ in self._rows
 

@@ -121,5 +121,9 @@ class PgVectorIndex:
     def __len__(self) -> int:
         return int(self._rows(f"SELECT count(*) FROM {self.table}")[0][0])
 
+    def __bool__(self) -> bool:
+        """Whether the table holds a vector: one row looked at, where ``len`` counts (scans) them all."""
+        return bool(self._rows(f"SELECT EXISTS (SELECT 1 FROM {self.table})")[0][0])
+
     def __contains__(self, id_: object) -> bool:
         return isinstance(id_, str) and bool(self._rows(f"SELECT 1 FROM {self.table} WHERE id = %s", (id_,)))
