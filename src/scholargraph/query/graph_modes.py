@@ -170,16 +170,17 @@ def local_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, p
     part.details["matched"] = top
     rels: dict[str, tuple[float, int]] = {}
     neighbours: dict[str, int] = {}
-    graph.fetch(top)  # a partial graph: the matched entities' edges in one store query, then their neighbours'
-    graph.fetch(nb for node in top for _, nb in incident_rids(graph, node))
+    graph.fetch(top)  # a partial graph: the matched entities' edges in one store query
+    incident = {node: incident_rids(graph, node) for node in top}
+    # the neighbours' degrees (a partial graph counts them in the store, without reading their edges)
+    degree = graph.degrees([*top, *(nb for pairs in incident.values() for _, nb in pairs)])
     for node in top:
         adj = graph.adjacency(node) or {}
-        for rid, nb in incident_rids(graph, node):
+        for rid, nb in incident[node]:
             data = adj[nb]
-            degree = graph.degree(node) + graph.degree(nb)
-            rels.setdefault(rid, (degree, data["weight"]))
+            rels.setdefault(rid, (degree[node] + degree[nb], data["weight"]))
             if nb not in matched:
-                neighbours[nb] = graph.degree(nb)
+                neighbours[nb] = degree[nb]
     ranked_rels = sorted(rels, key=lambda r: (-rels[r][0], -rels[r][1], r))[: params.max_items]
     part.relations = [(r, float(rels[r][0])) for r in ranked_rels]
     part.entities = [(e, matched[e]) for e in top]
@@ -324,16 +325,16 @@ def global_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, 
     rels = store.get_relations(rel, vecs.sources())
     # 2.-4. nodes by degree; edges ranked by relevance x weight, with the ends' degree
     composite: dict[str, float] = {}
-    graph.fetch(n for r in rels.values() for n in (r.source_id, r.target_id))
+    degrees = graph.degrees(n for r in rels.values() for n in (r.source_id, r.target_id))
     for rid, r in rels.items():
-        degree = graph.degree(r.source_id) + graph.degree(r.target_id)
+        degree = degrees[r.source_id] + degrees[r.target_id]
         composite[rid] = rel[rid] * (1.0 + 0.05 * math.log1p(max(r.weight, 0.0)) + 0.03 * math.log1p(degree))
     ranked = sorted(composite, key=lambda r: (-composite[r], r))[: params.max_items]
     part.relations = [(r, composite[r]) for r in ranked]
     ends: dict[str, int] = {}
     for rid in ranked:
         for n in (rels[rid].source_id, rels[rid].target_id):
-            ends[n] = graph.degree(n)
+            ends[n] = degrees[n]
     part.entities = [(n, float(d)) for n, d in sorted(ends.items(), key=lambda kv: (-kv[1], kv[0]))][: params.max_items]
     # 5. text units of those edges, by the edges' relevance to the high-level keywords
     chunk_score: dict[str, float] = {}

@@ -386,6 +386,10 @@ class GraphStore(Protocol):
     def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
         """Relations by id; ``sources`` as in :meth:`get_entities`."""
 
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        """How many distinct chunks state each entity or relation (counted in the store, the chunks
+        not read); ids stated nowhere are left out."""
+
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         """Every record of the relations, resolved (ids, document, chunk), in document order."""
 

@@ -64,6 +64,9 @@ class KeepsGraph:
     def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
         return self.graph.get_relations(ids, sources)
 
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        return self.graph.chunk_counts(kind, ids)
+
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         return self.graph.relation_provenance(ids)
 

@@ -179,3 +179,6 @@ def test_a_query_reads_a_bounded_number_of_sources_per_element_the_ones_it_can_c
     assert cited.document_ids == ["d13", "d27", "d00"]
     assert store.get_relations([rid], SourceLimit(2))[rid].chunk_ids == ["d00-c0", "d01-c0"]
     assert store.get_entities([rag], SourceLimit(1, prefer=("d05-c0",)))[rag].chunk_ids == ["d05-c0"]
+    # how many chunks state it, counted without reading them (what a hub's weight in a walk needs)
+    assert store.chunk_counts("entities", [rag, "missing"]) == {rag: 30}
+    assert store.chunk_counts("relations", [rid]) == {rid: 30}

@@ -18,6 +18,7 @@ from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRec
 from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows
 
 _KINDS = {"entities": "entities", "relations": "relations"}
+_SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
 _ENTITY_COLUMNS = "id, name, type, description, aliases, weight"
 _RELATION_COLUMNS = "id, source_id, target_id, description, keywords, types, weight, directed, confidence"
 
@@ -265,6 +266,12 @@ class PostgresGraph:
                     FROM (SELECT {column} AS item, chunk_id, document_id, min(seq) AS first FROM {table}
                           WHERE {column} = ANY(%s) GROUP BY {column}, chunk_id, document_id) d
                 ) t WHERE n <= %s ORDER BY item, n""", (list(limit.prefer), list(items), limit.per_item)))
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        table, column = _SOURCES[_table(kind)]
+        return {r[0]: int(r[1]) for r in self._rows(
+            f"SELECT {column}, count(DISTINCT chunk_id) FROM {table} WHERE {column} = ANY(%s) GROUP BY {column}",
+            (list(dict.fromkeys(ids)),))}
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         rows = self._rows(

@@ -21,6 +21,7 @@ from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add
 
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}
+_SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
 VERSION_STEP = 0.000001  # added to ``updated_at`` to invalidate a rebuild in flight
 
 
@@ -280,6 +281,15 @@ class SQLiteGraph:
                         FROM (SELECT {column} AS item, chunk_id, document_id, min(rowid) AS first FROM {table}
                               WHERE {column} IN ({_in(part)}) GROUP BY {column}, chunk_id, document_id)
                     ) WHERE n <= ? ORDER BY item, n""", [*prefer, *part, limit.per_item]))
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        table, column = _SOURCES[_table(kind)]
+        out: dict[str, int] = {}
+        for part in batches(list(dict.fromkeys(ids))):
+            out.update((r[0], int(r[1])) for r in self._rows(
+                f"SELECT {column}, count(DISTINCT chunk_id) FROM {table} WHERE {column} IN ({_in(part)}) GROUP BY {column}",
+                part))
+        return out
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         out: list[RelationRecord] = []
