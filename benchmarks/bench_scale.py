@@ -25,6 +25,9 @@ PostgreSQL, several indexing workers, several scripted LLM endpoints with a real
   a zero-latency scripted server: the LLM's answer time is not in these figures.
 * ``--compare-one-worker``: the same corpus indexed again by one worker into a second database,
   for the speed-up of ``--workers`` workers over one.
+* ``--keep-db DIR`` keeps the PostgreSQL cluster of the run in DIR (moved there after a clean
+  shutdown); ``--reuse-db DIR`` starts that cluster again and runs only the queries (same ``--docs``,
+  so the questions are the same): a change on the query path re-measured without indexing again.
 
 Prints JSON and writes ``benchmarks/results/scale_<docs>.json``; docs/scale.md reads the figures.
 """
@@ -418,8 +421,12 @@ def main() -> None:
                         help="after each mode's timed questions, profile three more and record the top functions")
     parser.add_argument("--reports", action="store_true",
                         help="community reports written by the LLM at the end of the run (index --reports), shared by the workers")
+    parser.add_argument("--keep-db", type=Path, help="keep the PostgreSQL cluster in this (new) folder")
+    parser.add_argument("--reuse-db", type=Path, help="a cluster kept by --keep-db: run the queries only")
     parser.add_argument("--json-out")
     args = parser.parse_args()
+    if args.keep_db is not None and args.keep_db.exists():
+        parser.error(f"--keep-db {args.keep_db}: already exists")
 
     from scholargraph.testing.postgres import TempPostgres
 
@@ -428,19 +435,22 @@ def main() -> None:
     gen = AbstractGenerator(require_dev())
     result["corpus"] = {"source_abstracts": len(gen.lengths), "source_sentences": len(gen.sentences),
                         "mean_source_sentences": round(sum(gen.lengths) / len(gen.lengths), 1)}
-    pg = TempPostgres(durable=True, settings=SERVER_SETTINGS).start()
+    pg = TempPostgres(durable=True, settings=SERVER_SETTINGS).start(existing=args.reuse_db)
     endpoints = Endpoints(args.endpoints, args.latency, args.server_parallel)
     query_server = Endpoints(1, 0.0, None)
     try:
-        main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp)
-        dsn = main_run.pop("dsn")
-        result["run"] = main_run
-        write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
+        if args.reuse_db is not None:
+            dsn = pg.dsn("scale")
+        else:
+            main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp)
+            dsn = main_run.pop("dsn")
+            result["run"] = main_run
+            write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
         if not args.no_queries:
             result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp,
                                             args.profile_queries)
             write_result(f"scale_{args.docs}", result, args.json_out)
-        if args.compare_one_worker:
+        if args.compare_one_worker and args.reuse_db is None:
             one = index_run(pg, "scale_one", gen, args, endpoints.urls, 1, tmp)
             one.pop("dsn")
             result["one_worker"] = one
@@ -450,7 +460,7 @@ def main() -> None:
     finally:
         endpoints.stop()
         query_server.stop()
-        pg.stop()
+        pg.stop(keep=args.keep_db)
         shutil.rmtree(tmp, ignore_errors=True)
     write_result(f"scale_{args.docs}", result, args.json_out)
 

@@ -89,6 +89,7 @@ class TempPostgres:
         self.user = "postgres"
         self._dir: Path | None = None
         self._proc: subprocess.Popen | None = None
+        self._return_to: Path | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -100,18 +101,19 @@ class TempPostgres:
     def _run_as(self) -> dict:
         return {"user": "nobody", "group": "nogroup" if _group_exists("nogroup") else "nobody"} if self._as_root else {}
 
-    def start(self) -> TempPostgres:
+    def start(self, existing: Path | None = None) -> TempPostgres:
+        """Start a new cluster, or the one a ``stop(keep=...)`` kept in ``existing`` (moved into the
+        server's own folder, as the server's user may not enter the user's, and back at ``stop()``)."""
         self._dir = Path(tempfile.mkdtemp(prefix="scholargraph-pg-"))
         data = self.data_dir
-        data.mkdir(mode=0o700)
         if self._as_root:
             os.chmod(self._dir, 0o755)
-            shutil.chown(data, "nobody", self._run_as()["group"])
         try:
-            subprocess.run(
-                [str(self.bin_dir / "initdb"), "-D", str(data), "-U", self.user, "--auth=trust", "--encoding=UTF8",
-                 "--locale=C", "--no-sync", "--no-instructions"],
-                check=True, capture_output=True, text=True, cwd=self._dir, **self._run_as())
+            if existing is not None:
+                shutil.move(str(existing), str(data))
+                self._return_to = Path(existing)
+            else:
+                self._init_cluster(data)
             for _attempt in range(5):
                 if self._launch():
                     return self
@@ -122,6 +124,15 @@ class TempPostgres:
         except BaseException:
             self.stop()
             raise
+
+    def _init_cluster(self, data: Path) -> None:
+        data.mkdir(mode=0o700)
+        if self._as_root:
+            shutil.chown(data, "nobody", self._run_as()["group"])
+        subprocess.run(
+            [str(self.bin_dir / "initdb"), "-D", str(data), "-U", self.user, "--auth=trust", "--encoding=UTF8",
+             "--locale=C", "--no-sync", "--no-instructions"],
+            check=True, capture_output=True, text=True, cwd=self._dir, **self._run_as())
 
     def _launch(self) -> bool:
         """Start on a free port; False when the port was taken meanwhile (try another)."""
@@ -160,17 +171,22 @@ class TempPostgres:
         except psycopg.OperationalError:
             return False
 
-    def stop(self) -> None:
-        """Fast shutdown (rolls back open transactions), then delete the data directory."""
+    def stop(self, keep: Path | None = None) -> None:
+        """Fast shutdown (rolls back open transactions), then delete the data directory, or move a new
+        cluster's to ``keep`` (a path that does not exist yet) for a later ``start(existing=keep)``."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             try:
-                proc.wait(15)
+                proc.wait(15 if keep is None else 120)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
         if self._dir is not None:
+            data = self._dir / "data"
+            keep, self._return_to = keep or self._return_to, None
+            if keep is not None and data.is_dir():
+                shutil.move(str(data), str(keep))
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
