@@ -1,6 +1,8 @@
-"""The graph modes' reads: a question's relations are scored against the question from one batched
-vector read (on PostgreSQL one ``get`` per relation was one round trip each: seconds per question
-once seed entities had thousands of relations)."""
+"""The graph modes' reads: a question's relations are scored against the question in one call where
+the vectors are kept (on PostgreSQL one ``get`` per relation was one round trip each: seconds per
+question once seed entities had thousands of relations; then one read shipped every vector); a hub
+entity's sources are read only as far as the question can cite them; whether an index is empty is
+asked without counting it."""
 
 from __future__ import annotations
 
@@ -26,8 +28,17 @@ from scholargraph.text.names import normalise_name
 
 
 class _Index:
+    """Relation vectors that are scored where they are kept: only the scores come back."""
+
+    def __init__(self, vectors: dict[str, np.ndarray]):
+        self.vectors, self.calls = vectors, []
+
     def get(self, _id: str):  # pragma: no cover - what the old code did, once per relation
         raise AssertionError("one vector read per relation")
+
+    def similarities(self, ids, probes):
+        self.calls.append(list(ids))
+        return {i: float((self.vectors[i] @ probes.T).max()) for i in ids if i in self.vectors}
 
     def __len__(self) -> int:
         return 3
@@ -35,22 +46,24 @@ class _Index:
 
 class _Store:
     def __init__(self, vectors: dict[str, np.ndarray]):
-        self.vectors, self.reads = vectors, []
+        self.index = _Index(vectors)
 
     def vector_index(self, namespace: str, dim: int | None = None) -> _Index:
-        return _Index()
+        assert namespace == "relation"
+        return self.index
 
-    def get_vectors(self, namespace: str, ids):
-        self.reads.append((namespace, list(ids)))
-        return {i: self.vectors[i] for i in ids if i in self.vectors}
+    def get_vectors(self, namespace: str, ids):  # pragma: no cover - the vectors of every relation, shipped
+        raise AssertionError("relation vectors read out of the store to be scored")
 
 
-def test_relations_are_scored_from_one_batched_read():
+def test_relations_are_scored_in_the_store_in_one_call():
+    """On PostgreSQL the vectors of a hub's thousands of relations stay in the database: one call
+    returns one score per relation."""
     store = _Store({"r1": np.array([1.0, 0.0], dtype=np.float32), "r2": np.array([0.0, 1.0], dtype=np.float32)})
     probes = np.array([[1.0, 0.0]], dtype=np.float32)
     scores = relevance(store, ["r1", "r2", "r3", "r1"], probes, 2)  # type: ignore[arg-type]
     assert scores == {"r1": 1.0, "r2": 0.0, "r3": 0.0}  # r3 has no vector: 0
-    assert store.reads == [("relation", ["r1", "r2", "r3"])]
+    assert store.index.calls == [["r1", "r2", "r3"]]
 
 
 # -- a hub entity: stated in many chunks, a question reads the ones it can cite ------------------

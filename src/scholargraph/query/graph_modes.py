@@ -120,13 +120,10 @@ def relevance(store: GraphSearch, ids, probes: np.ndarray, dim: int) -> dict[str
     ids = list(dict.fromkeys(ids))
     if not ids:
         return {}
-    vectors = store.get_vectors("relation", ids)  # one read, not one round trip per relation
-    found = [(i, vectors[i]) for i in ids if i in vectors]
     out = {i: 0.0 for i in ids}
-    if found:
-        mat = np.stack([v for _, v in found])
-        sims = (mat @ probes.T).max(axis=1)
-        out.update({i: float(s) for (i, _), s in zip(found, sims.tolist(), strict=True)})
+    # one call, scored where the vectors are (PostgreSQL: one number per relation comes back, not
+    # its vector; a hub's relations are thousands)
+    out.update(store.vector_index("relation", dim).similarities(ids, probes))
     return out
 
 

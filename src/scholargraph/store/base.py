@@ -576,6 +576,10 @@ class VectorIndex(Protocol):
 
     def get(self, id_: str) -> np.ndarray | None: ...
 
+    def similarities(self, ids: Sequence[str], probes: np.ndarray) -> dict[str, float]:
+        """The highest cosine between each vector among ``ids`` and any row of ``probes`` (rows
+        L2-normalised), computed where the vectors are (ids without a vector are left out)."""
+
     def __len__(self) -> int:
         """The number of vectors (on PostgreSQL a count of the table: not on a question's path)."""
 
