@@ -436,7 +436,7 @@ def main() -> None:
     from scholargraph.testing.postgres import TempPostgres
 
     tmp = Path(tempfile.mkdtemp(prefix="sg-bench-scale-"))
-    result: dict = {"benchmark": "scale", "machine": machine(), "args": vars(args)}
+    result: dict = {"benchmark": "scale", "machine": machine(), "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
     gen = AbstractGenerator(require_dev())
     result["corpus"] = {"source_abstracts": len(gen.lengths), "source_sentences": len(gen.sentences),
                         "mean_source_sentences": round(sum(gen.lengths) / len(gen.lengths), 1)}

@@ -118,3 +118,30 @@ def test_stats_cost_shows_the_calls_and_tokens_of_each_llm_endpoint(llm_server, 
     assert main(["stats", "--cost", "-w", str(workdir)]) == 0
     shown = capsys.readouterr().out
     assert "per LLM endpoint:" in shown and all(f"{s.base_url}: {s.stats.calls} calls" in shown for s in servers)
+
+
+def test_stats_cost_shows_the_batches_of_each_embedding_endpoint(llm_server, workdir, capsys):
+    """Two embedding servers of one model (embeddings.endpoints): `stats --cost` tells what each embedded,
+    and the LLM's call counts do not include them."""
+    servers = [llm_server(embedding_dim=8) for _ in range(2)]
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "scholargraph.toml").write_text(
+        '[embeddings]\nprovider = "openai"\nmodel = "e"\ndimension = 8\nbatch_size = 2\nmax_concurrency = 1\n'
+        + "".join(f'[[embeddings.endpoints]]\nbase_url = "{s.base_url}"\n' for s in servers))
+    papers = workdir.parent / "papers"
+    papers.mkdir()
+    for i in range(4):
+        (papers / f"p{i}.txt").write_text(f"Paper {i}. GraphRAG builds a Knowledge Graph. BERT{i} embeds text {i}.")
+    assert main(["index", str(papers), "-w", str(workdir), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--cost", "--json", "-w", str(workdir)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    per_endpoint = stats["embedding_batches_by_endpoint"]
+    assert set(per_endpoint) == {s.base_url for s in servers}
+    checks = 1  # the health check before the run asks each endpoint once; it is not a batch of the run
+    assert [per_endpoint[s.base_url]["batches"] for s in servers] == [s.stats.embedding_calls - checks for s in servers]
+    assert stats["cost_by_endpoint"] == {} and stats["usage"]["llm_calls"] == 0  # offline profile: no LLM call
+    assert main(["stats", "--cost", "-w", str(workdir)]) == 0
+    shown = capsys.readouterr().out
+    assert "per embedding endpoint:" in shown
+    assert all(f"{s.base_url}: {s.stats.embedding_calls - checks} batches" in shown for s in servers)

@@ -19,6 +19,7 @@ from .views import (
     CommunityView,
     DocumentInfo,
     DocumentStatus,
+    EmbeddingBatches,
     EndpointCosts,
     EntityView,
     ExportReport,
@@ -203,6 +204,11 @@ class Browse:
         """Calls, failed attempts and tokens per LLM endpoint (base URL) that answered them, as logged
         (cache hits had no endpoint and are not counted here)."""
         return EndpointCosts(self.ws.store.usage_by_endpoint())
+
+    def embedding_batches_by_endpoint(self) -> EmbeddingBatches:
+        """Batches each embedding endpoint computed (``embeddings.endpoints``; vectors found in the
+        embedding cache cost none)."""
+        return EmbeddingBatches(self.ws.store.embedding_usage_by_endpoint())
 
     def cost_outside_documents(self) -> dict[str, Usage]:
         """LLM usage tied to no paper (community reports, answers): the whole log less the papers' share."""

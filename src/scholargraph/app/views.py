@@ -172,6 +172,17 @@ class EndpointCosts(View):
 
 
 @dataclass(frozen=True)
+class EmbeddingBatches(View):
+    """Batches, failed attempts and input tokens per embedding endpoint (base URL) that computed them."""
+
+    by_endpoint: dict[str, Usage]
+
+    def to_json(self) -> JsonObject:
+        return {url: {"batches": u.calls, "failed_attempts": u.failed_attempts, "input_tokens": u.prompt_tokens}
+                for url, u in sorted(self.by_endpoint.items())}
+
+
+@dataclass(frozen=True)
 class ReportCost(View):
     """What community reports cost: LLM and extractive reports stored, reports pending, and the
     calls and tokens spent on them; ``when`` they are written."""

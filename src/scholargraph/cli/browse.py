@@ -106,6 +106,7 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             stats["cost_by_document"] = {doc: usage_to_json(u) for doc, u in kb.cost_by_document().items()}
             stats["cost_outside_documents"] = usage_to_json(kb.browse.cost_outside_documents())
             stats["cost_by_endpoint"] = kb.browse.cost_by_endpoint().to_json()
+            stats["embedding_batches_by_endpoint"] = kb.browse.embedding_batches_by_endpoint().to_json()
             stats["community_reports"] = kb.browse.report_cost().to_json()
         if args.graph:
             stats["graph"] = kb.graph_stats().to_json()
@@ -126,6 +127,11 @@ def cmd_stats(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
             for url, used in endpoints.items():
                 show.out.print(f"    {url}: {used['llm_calls']} calls, {used['failed_attempts']} failed attempts, "
                                f"{used['total_tokens']:,} tokens")
+        if len(embedders := stats.get("embedding_batches_by_endpoint", {})) > 1:
+            show.out.print("  per embedding endpoint:")
+            for url, used in embedders.items():
+                show.out.print(f"    {url}: {used['batches']} batches, {used['failed_attempts']} failed attempts, "
+                               f"{used['input_tokens']:,} input tokens")
         if reports := stats.get("community_reports"):
             show.out.print(f"  community reports: {reports['written']} written by the LLM ({reports['calls']} calls, "
                            f"{reports['tokens']:,} tokens), {reports['pending']} pending; written {reports['when']}")

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..config import EmbeddingSettings, prepare_offline_runtime
 from ..errors import ConfigError, LLMError, LLMUnavailableError
-from ..store.base import EmbeddingCache
+from ..store.base import EMBEDDING_BATCH, FAILED_ATTEMPT, CallRecord, EmbeddingCache
 from .embedding_wire import decode_embeddings, rejects_base64
 from .health import NOTHING_STARTED, model_ids
 from .router import Endpoint, Router
@@ -382,9 +382,11 @@ class OpenAIEmbedder(Embedder):
         for tried in range(1, len(self.endpoints) + 1):
             lease = await self.router.acquire()
             endpoint = lease.endpoint
+            started = time.monotonic()
             try:
-                vectors = await self._batch_on(endpoint, texts)
+                vectors, tokens = await self._batch_on(endpoint, texts)
             except (LLMUnavailableError, _ServerFailed) as exc:
+                self._log(endpoint, time.monotonic() - started, None)
                 self.router.failed(endpoint, str(exc), at_once=isinstance(exc, LLMUnavailableError))
                 if tried < len(self.endpoints) and self.router.breaks and self.router.another_in_service(endpoint):
                     continue
@@ -395,10 +397,21 @@ class OpenAIEmbedder(Embedder):
                 self.router.release(lease)
             self.router.succeeded(endpoint)
             self.calls[endpoint.label] = self.calls.get(endpoint.label, 0) + 1
+            self._log(endpoint, time.monotonic() - started, tokens)
             return vectors
         raise AssertionError("unreachable")
 
-    async def _batch_on(self, endpoint: Endpoint, texts: list[str]) -> np.ndarray:
+    def _log(self, endpoint: Endpoint, latency_s: float, tokens: int | None) -> None:
+        """One batch (``tokens``: the input tokens the server counted, -1 when it did not say) or, with
+        ``tokens`` None, one failed attempt, in the call log under ``EMBEDDING_BATCH`` (``stats --cost``)."""
+        if self.cache is None:
+            return
+        status = "ok" if tokens is not None else FAILED_ATTEMPT
+        used = max(tokens or 0, 0)
+        self.cache.log_call(CallRecord(EMBEDDING_BATCH, endpoint.model, used, 0, tokens == -1, False, latency_s,
+                                       status=status, endpoint=endpoint.label))
+
+    async def _batch_on(self, endpoint: Endpoint, texts: list[str]) -> tuple[np.ndarray, int]:
         url = f"{endpoint.base_url}/embeddings"
         body = {"model": endpoint.model, "input": texts}
         resp = await self._post(endpoint, url, {**body, "encoding_format": "base64"} if self._base64 else body)
@@ -412,7 +425,9 @@ class OpenAIEmbedder(Embedder):
             payload = resp.json()
         except ValueError as exc:
             raise LLMError(f"embedding server {url} sent a body that is not JSON: {resp.text[:200]!r}") from exc
-        return decode_embeddings(payload, len(texts), self.dim, url)
+        usage = payload.get("usage") if isinstance(payload, dict) else None
+        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return decode_embeddings(payload, len(texts), self.dim, url), tokens if isinstance(tokens, int) else -1
 
     def _for_loop(self) -> None:
         """HTTP pools for the running event loop (the earlier loop's were closed with it)."""

@@ -139,6 +139,9 @@ class CallRecord:
 
 
 FAILED_ATTEMPT = "failed"
+# the purpose under which an embedding endpoint's batches are logged (not an LLM call: never in LLM usage)
+EMBEDDING_BATCH = "embedding_batch"
+LLM_CALL_SQL = f"purpose <> '{EMBEDDING_BATCH}'"  # SQL: a logged record of the LLM's, not an embedding batch
 # SQL: a logged record that is a failed attempt, not a call ("error" with no tokens: written so before 0.2)
 FAILED_ATTEMPT_SQL = "(status = 'failed' OR (status = 'error' AND prompt_tokens = 0 AND completion_tokens = 0))"
 
@@ -625,11 +628,20 @@ class CallLog(Protocol):
         """Calls and tokens per LLM endpoint (base URL) that answered them; cache hits are not listed."""
         ...
 
+    def embedding_usage_by_endpoint(self) -> dict[str, Usage]:
+        """Batches (as calls), failed attempts and input tokens per embedding endpoint (``embeddings.endpoints``)."""
+        ...
+
 
 class EmbeddingCache(Protocol):
+    """Vectors by model and text hash, and the log of the batches an embedding server computed
+    (``log_call`` with purpose ``EMBEDDING_BATCH``)."""
+
     def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
 
     def embedding_put(self, model: str, items: dict[str, np.ndarray]) -> None: ...
+
+    def log_call(self, record: CallRecord) -> None: ...
 
 
 class SessionStore(Protocol):

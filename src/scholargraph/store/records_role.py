@@ -44,6 +44,9 @@ class KeepsRecords:
     def usage_by_endpoint(self) -> dict[str, Usage]:
         return self.records.usage_by_endpoint()
 
+    def embedding_usage_by_endpoint(self) -> dict[str, Usage]:
+        return self.records.embedding_usage_by_endpoint()
+
     def embedding_get(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         return self.records.embedding_get(model, hashes)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scholargraph.store.base import CachedResponse, CallRecord
+from scholargraph.store.base import EMBEDDING_BATCH, CachedResponse, CallRecord
 
 
 def test_responses_are_cached_and_survive_a_reopen(open_workspace):
@@ -51,6 +51,19 @@ def test_usage_per_endpoint_counts_the_calls_each_server_answered(store):
     assert set(by_endpoint) == {a, b}
     assert (by_endpoint[a].calls, by_endpoint[a].failed_attempts, by_endpoint[a].total_tokens) == (1, 1, 12)
     assert (by_endpoint[b].calls, by_endpoint[b].prompt_tokens, by_endpoint[b].completion_tokens) == (2, 25, 5)
+
+
+def test_embedding_batches_are_counted_per_endpoint_and_never_as_llm_calls(store):
+    a, b = "http://gpu1:8080/v1", "http://gpu2:8080/v1"
+    store.log_call(CallRecord("extract", "m", 10, 2, False, False, 0.1, "d1", endpoint=a))
+    store.log_call(CallRecord(EMBEDDING_BATCH, "e", 300, 0, False, False, 0.05, endpoint=a))
+    store.log_call(CallRecord(EMBEDDING_BATCH, "e", 200, 0, False, False, 0.05, endpoint=b))
+    store.log_call(CallRecord(EMBEDDING_BATCH, "e", 0, 0, False, False, 0.05, status="failed", endpoint=b))
+    assert set(store.usage_by_purpose()) == {"extract"} and store.usage_by_endpoint()[a].total_tokens == 12
+    assert set(store.usage_by_endpoint()) == {a}
+    batches = store.embedding_usage_by_endpoint()
+    assert (batches[a].calls, batches[a].prompt_tokens) == (1, 300)
+    assert (batches[b].calls, batches[b].failed_attempts, batches[b].prompt_tokens) == (1, 1, 200)
 
 
 def test_embeddings_are_cached_per_model(open_workspace):

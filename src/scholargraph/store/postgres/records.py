@@ -19,7 +19,7 @@ import numpy as np
 import psycopg
 
 from ...models import Usage
-from ..base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord
+from ..base import EMBEDDING_BATCH, FAILED_ATTEMPT_SQL, LLM_CALL_SQL, CachedResponse, CallRecord
 
 FLUSH_ROWS = 4096
 FLUSH_SECONDS = 2.0
@@ -80,21 +80,26 @@ class PostgresRecords:
 
     def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
         self.flush_records()
-        where, params = ("WHERE document_id = %s", (document_id,)) if document_id else ("", None)
+        where, params = (f"WHERE document_id = %s AND {LLM_CALL_SQL}", (document_id,)) if document_id else (f"WHERE {LLM_CALL_SQL}", None)
         rows = self._read(self._USAGE.format(group="purpose", where=where), params)
         return {r[0]: Usage(*(int(v) for v in r[1:])) for r in rows}
 
     def usage_by_document(self) -> dict[str, dict[str, Usage]]:
         self.flush_records()
         out: dict[str, dict[str, Usage]] = {}
-        rows = self._read(self._USAGE.format(group="document_id, purpose", where="WHERE document_id IS NOT NULL"))
+        rows = self._read(self._USAGE.format(group="document_id, purpose", where=f"WHERE document_id IS NOT NULL AND {LLM_CALL_SQL}"))
         for r in rows:
             out.setdefault(r[0], {})[r[1]] = Usage(*(int(v) for v in r[2:]))
         return out
 
     def usage_by_endpoint(self) -> dict[str, Usage]:
         self.flush_records()
-        rows = self._read(self._USAGE.format(group="endpoint", where="WHERE endpoint IS NOT NULL"))
+        rows = self._read(self._USAGE.format(group="endpoint", where=f"WHERE endpoint IS NOT NULL AND {LLM_CALL_SQL}"))
+        return {r[0]: Usage(*(int(v) for v in r[1:])) for r in rows}
+
+    def embedding_usage_by_endpoint(self) -> dict[str, Usage]:
+        self.flush_records()
+        rows = self._read(self._USAGE.format(group="endpoint", where=f"WHERE endpoint IS NOT NULL AND purpose = '{EMBEDDING_BATCH}'"))
         return {r[0]: Usage(*(int(v) for v in r[1:])) for r in rows}
 
     # -- embedding cache -----------------------------------------------------------------

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import WorkspaceError
 from ...models import Usage
-from ..base import FAILED_ATTEMPT_SQL, CachedResponse, CallRecord, batches
+from ..base import EMBEDDING_BATCH, FAILED_ATTEMPT_SQL, LLM_CALL_SQL, CachedResponse, CallRecord, batches
 from .schema import migrate_records
 from .writer import Readers, Writer, connect
 
@@ -140,7 +140,7 @@ class SQLiteRecords:
 
     def usage_by_purpose(self, document_id: str | None = None) -> dict[str, Usage]:
         self.flush_records()
-        where, params = ("WHERE document_id = ?", (document_id,)) if document_id else ("", ())
+        where, params = (f"WHERE document_id = ? AND {LLM_CALL_SQL}", (document_id,)) if document_id else (f"WHERE {LLM_CALL_SQL}", ())
         rows = self._read(
             _USAGE.format(group="purpose", where=where),
             params,
@@ -150,14 +150,19 @@ class SQLiteRecords:
     def usage_by_document(self) -> dict[str, dict[str, Usage]]:
         self.flush_records()
         out: dict[str, dict[str, Usage]] = {}
-        rows = self._read(_USAGE.format(group="document_id, purpose", where="WHERE document_id IS NOT NULL"))
+        rows = self._read(_USAGE.format(group="document_id, purpose", where=f"WHERE document_id IS NOT NULL AND {LLM_CALL_SQL}"))
         for r in rows:
             out.setdefault(r[0], {})[r[1]] = _usage(r[2:])
         return out
 
     def usage_by_endpoint(self) -> dict[str, Usage]:
         self.flush_records()
-        rows = self._read(_USAGE.format(group="endpoint", where="WHERE endpoint IS NOT NULL"))
+        rows = self._read(_USAGE.format(group="endpoint", where=f"WHERE endpoint IS NOT NULL AND {LLM_CALL_SQL}"))
+        return {r[0]: _usage(r[1:]) for r in rows}
+
+    def embedding_usage_by_endpoint(self) -> dict[str, Usage]:
+        self.flush_records()
+        rows = self._read(_USAGE.format(group="endpoint", where=f"WHERE endpoint IS NOT NULL AND purpose = '{EMBEDDING_BATCH}'"))
         return {r[0]: _usage(r[1:]) for r in rows}
 
     def count(self, table: str) -> int:
