@@ -26,9 +26,8 @@ def machine() -> dict:
 def write_result(name: str, data: dict, path: str | None = None) -> Path:
     out = Path(path) if path else RESULTS / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)  # paths among the arguments: as text
-    out.write_text(text + "\n")
-    print(text)
+    out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps(data, indent=2, ensure_ascii=False))
     return out
 
 
