@@ -309,7 +309,7 @@ def _profile_top(stats_source, limit: int = 15) -> list[str]:
 
 
 def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir: str, out,
-                   profile: bool = False) -> None:
+                   profile: bool = False, query: dict | None = None) -> None:
     """One mode from a cold start, on the async API in one event loop (as the HTTP server runs it: the
     sync API's clients are made and closed around every call)."""
     import asyncio
@@ -317,7 +317,7 @@ def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir:
     t_start = time.perf_counter()
     from scholargraph import KnowledgeBase
 
-    kb = KnowledgeBase(workdir, progress=False, **worker_settings(dsn, [url], 0, 4))
+    kb = KnowledgeBase(workdir, progress=False, **worker_settings(dsn, [url], 0, 4), query=query or {})
     opened = time.perf_counter()
     rss_open = _rss_mb(os.getpid())
     result: dict = {"mode": mode}
@@ -370,12 +370,14 @@ def questions(gen: AbstractGenerator, n_docs: int, count: int) -> list[str]:
     return out
 
 
-def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = False) -> list[dict]:
+def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = False,
+                query: dict | None = None) -> list[dict]:
     ctx = multiprocessing.get_context("spawn")
     results = []
     for mode in MODES:
         queue = ctx.Queue()
-        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue, profile))
+        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue, profile,
+                                                        query))
         proc.start()
         try:
             results.append(queue.get(timeout=3600))
@@ -432,6 +434,9 @@ def main() -> None:
                         help="sample every worker thread's stack during the end-of-run work; the top functions in the JSON")
     parser.add_argument("--reports", action="store_true",
                         help="community reports written by the LLM at the end of the run (index --reports), shared by the workers")
+    parser.add_argument("--max-graph-relations", type=int,
+                        help="query.max_graph_relations of the query processes (0: every graph mode reads only the "
+                             "part of the graph a question touches)")
     parser.add_argument("--keep-db", type=Path, help="keep the PostgreSQL cluster in this (new) folder")
     parser.add_argument("--reuse-db", type=Path, help="a cluster kept by --keep-db: run the queries only")
     parser.add_argument("--json-out")
@@ -458,8 +463,9 @@ def main() -> None:
             result["run"] = main_run
             write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
         if not args.no_queries:
+            query = {} if args.max_graph_relations is None else {"max_graph_relations": args.max_graph_relations}
             result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp,
-                                            args.profile_queries)
+                                            args.profile_queries, query)
             write_result(f"scale_{args.docs}", result, args.json_out)
         if args.compare_one_worker and args.reuse_db is None:
             one = index_run(pg, "scale_one", gen, args, endpoints.urls, 1, tmp)

@@ -312,3 +312,26 @@ def test_three_processes_opening_a_new_database_at_once_all_succeed(pg_server, t
             assert store.status_counts() == {}
         finally:
             store.close()
+
+
+def test_whether_a_vector_index_is_empty_needs_no_count(open_pg):
+    """A question asks each index it searches whether it holds anything: answered from one row."""
+    store = open_pg()
+    store.put_vectors("chunk", ["c1"], np.ones((1, 8), dtype=np.float32))
+    assert store.vector_index("chunk", 8) and not store.vector_index("relation", 8)
+    store.delete_vectors("chunk", ["c1"])
+    assert not store.vector_index("chunk", 8)
+
+
+def test_relations_are_scored_against_a_question_in_the_database(open_pg):
+    """The highest cosine of each stored vector with any probe, as the exact index computes it."""
+    store = open_pg()
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(6, 8)).astype(np.float32)
+    store.put_vectors("relation", [f"r{i}" for i in range(6)], vectors)
+    probes = rng.normal(size=(3, 8)).astype(np.float32)
+    probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+    got = store.vector_index("relation", 8).similarities(["r0", "r3", "r5", "missing"], probes)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    want = {f"r{i}": float((unit[i] @ probes.T).max()) for i in (0, 3, 5)}
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-5 for k in want)

@@ -62,6 +62,30 @@ COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentio
 MaintenanceTask = Literal["resolve", "communities", "reports"]
 
 
+@dataclass(frozen=True)
+class SourceLimit:
+    """Read at most ``per_item`` source chunks of each entity or relation: those among ``prefer`` (e.g.
+    the chunks a question retrieved) first, then the others, each group in document order. What a
+    query cites; a hub entity stated in thousands of chunks is read a few rows at a time."""
+
+    per_item: int
+    prefer: tuple[str, ...] = ()
+
+
+def add_source_rows(items: Mapping[str, Entity | Relation], rows: Iterable[Sequence]) -> None:
+    """Append (item id, chunk id, document id) rows, in their order, to each item's ``chunk_ids`` and
+    ``document_ids``, each id once."""
+    chunks: dict[str, dict[str, None]] = {}
+    docs: dict[str, dict[str, None]] = {}
+    for r in rows:
+        chunks.setdefault(r[0], {})[r[1]] = None
+        docs.setdefault(r[0], {})[r[2]] = None
+    for item_id, found in chunks.items():
+        item = items[item_id]
+        item.chunk_ids = list(dict.fromkeys([*item.chunk_ids, *found]))
+        item.document_ids = list(dict.fromkeys([*item.document_ids, *docs[item_id]]))
+
+
 def batches(ids: Iterable, size: int = 500) -> list[list]:
     """``ids`` in lists of at most ``size`` (backends cap the parameters of one statement)."""
     ids = list(ids)
@@ -375,10 +399,17 @@ class GraphStore(Protocol):
         """Every entity and relation needs rebuilding (after an embedding model change)."""
 
     # reading
-    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
-        """Entities by id; ``sources=False`` leaves ``chunk_ids``/``document_ids`` empty (cheaper)."""
+    def get_entities(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Entity]:
+        """Entities by id with every source chunk and document (exports, entity pages); ``sources=False``
+        leaves ``chunk_ids``/``document_ids`` empty (cheaper); a :class:`SourceLimit` reads at most
+        its ``per_item`` chunks per entity, those it prefers first (what a query can cite)."""
 
-    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]: ...
+    def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
+        """Relations by id; ``sources`` as in :meth:`get_entities`."""
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        """How many distinct chunks state each entity or relation (counted in the store, the chunks
+        not read); ids stated nowhere are left out."""
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         """Every record of the relations, resolved (ids, document, chunk), in document order."""
@@ -591,7 +622,15 @@ class VectorIndex(Protocol):
 
     def get(self, id_: str) -> np.ndarray | None: ...
 
-    def __len__(self) -> int: ...
+    def similarities(self, ids: Sequence[str], probes: np.ndarray) -> dict[str, float]:
+        """The highest cosine between each vector among ``ids`` and any row of ``probes`` (rows
+        L2-normalised), computed where the vectors are (ids without a vector are left out)."""
+
+    def __len__(self) -> int:
+        """The number of vectors (on PostgreSQL a count of the table: not on a question's path)."""
+
+    def __bool__(self) -> bool:
+        """Whether any vector is held (cheap on every backend: what a question asks)."""
 
     def __contains__(self, id_: object) -> bool: ...
 

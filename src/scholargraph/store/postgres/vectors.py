@@ -11,7 +11,7 @@ it in numpy: the database would scan it once per query.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -155,12 +155,28 @@ class PgVectorIndex:
                 (q, q, limit), ef_search=self._ef(limit))
         return [(r[0], s) for r in rows if (s := _score(r[1])) >= threshold]
 
+    def similarities(self, ids: Sequence[str], probes: np.ndarray) -> dict[str, float]:
+        """Scored in the database: only one number per id comes back, not its vector."""
+        wanted = list(dict.fromkeys(ids))
+        rows_ = np.atleast_2d(np.asarray(probes, dtype=np.float32))
+        if not wanted or not len(rows_):
+            return {}
+        rows = self._rows(
+            f"SELECT v.id, max(1 - (v.embedding <=> p.vec)) FROM {self.table} v "
+            "CROSS JOIN unnest(%s::vector[]) AS p(vec) WHERE v.id = ANY(%s) GROUP BY v.id",
+            (list(rows_), wanted))
+        return {r[0]: _score(r[1]) for r in rows}
+
     def get(self, id_: str) -> np.ndarray | None:
         rows = self._rows(f"SELECT embedding FROM {self.table} WHERE id = %s", (id_,))
         return rows[0][0] if rows else None
 
     def __len__(self) -> int:
         return int(self._rows(f"SELECT count(*) FROM {self.table}")[0][0])
+
+    def __bool__(self) -> bool:
+        """Whether the table holds a vector: one row looked at, where ``len`` counts (scans) them all."""
+        return bool(self._rows(f"SELECT EXISTS (SELECT 1 FROM {self.table})")[0][0])
 
     def __contains__(self, id_: object) -> bool:
         return isinstance(id_, str) and bool(self._rows(f"SELECT 1 FROM {self.table} WHERE id = %s", (id_,)))
