@@ -2,7 +2,7 @@
 PostgreSQL, several indexing workers, several scripted LLM endpoints with a realistic latency.
 
     .venv/bin/python -m benchmarks.bench_scale --docs 2000 [--workers 2] [--compare-one-worker]
-        [--endpoints 4] [--latency 2.0] [--limit 4] [--queries 20] [--json-out FILE]
+        [--endpoints 4] [--latency 2.0] [--limit 4] [--queries 20] [--profile-end-of-run] [--json-out FILE]
 
 * Abstracts are generated at benchmark time (never committed): each one takes as many sentences as
   a real abstract of the dev sets has (BioRED train+dev, PubMedQA dev: ``../shared/data/dev``),
@@ -23,6 +23,9 @@ PostgreSQL, several indexing workers, several scripted LLM endpoints with a real
 * Queries: one fresh process per mode (cold start: import, open, first retrieval = what the mode
   loads, RSS before/after), then ``--queries`` retrievals per mode (p50/p95). Retrieval only, against
   a zero-latency scripted server: the LLM's answer time is not in these figures.
+* Each worker's end-of-run work by phase (rebuild, resolution, citations, communities: seconds
+  from its progress phases, ``end_of_run_per_worker``); ``--profile-end-of-run`` adds the functions
+  a stack sampler over all its threads found busiest then (``benchmarks/phases.py``).
 * ``--compare-one-worker``: the same corpus indexed again by one worker into a second database,
   for the speed-up of ``--workers`` workers over one.
 * ``--keep-db DIR`` keeps the PostgreSQL cluster of the run in DIR (moved there after a clean
@@ -186,15 +189,19 @@ def worker_settings(dsn: str, urls: list[str], index: int, limit: int, reports: 
 # -- indexing workers -----------------------------------------------------------------------------------
 
 
-def _worker(settings: dict, workdir: str, out) -> None:
+def _worker(settings: dict, workdir: str, out, profile: bool = False) -> None:
+    from benchmarks.phases import EndOfRunClock
     from scholargraph import KnowledgeBase
 
-    kb = KnowledgeBase(workdir, progress=False, **settings)
+    clock = EndOfRunClock(sample=profile)
+    kb = KnowledgeBase(workdir, progress=clock, **settings)
     start = time.time()
     report = kb.insert()
+    clock.end()
     end = time.time()
     kb.close()
     out.put({"start": start, "end": end, "processed": len(report.added), "failed": len(report.failed),
+             "end_of_run": clock.summary(),
              "notes": report.notes, "warnings": report.warnings[:5],
              "usage": {purpose: {"calls": u.calls, "cached_calls": u.cached_calls} for purpose, u in report.usage.items()}})
 
@@ -225,10 +232,11 @@ def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0
 
 
 def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float,
-                reports: bool = False) -> dict:
+                reports: bool = False, profile: bool = False) -> dict:
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(worker_settings(dsn, urls, i, limit, reports), str(tmp / f"w{workers}-{i}"), queue))
+    procs = [ctx.Process(target=_worker, args=(worker_settings(dsn, urls, i, limit, reports), str(tmp / f"w{workers}-{i}"),
+                                               queue, profile))
              for i in range(workers)]
     t0 = time.time()
     for p in procs:
@@ -301,7 +309,7 @@ def _profile_top(stats_source, limit: int = 15) -> list[str]:
 
 
 def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir: str, out,
-                   profile: bool = False) -> None:
+                   profile: bool = False, query: dict | None = None) -> None:
     """One mode from a cold start, on the async API in one event loop (as the HTTP server runs it: the
     sync API's clients are made and closed around every call)."""
     import asyncio
@@ -309,7 +317,7 @@ def _query_process(dsn: str, url: str, mode: str, questions: list[str], workdir:
     t_start = time.perf_counter()
     from scholargraph import KnowledgeBase
 
-    kb = KnowledgeBase(workdir, progress=False, **worker_settings(dsn, [url], 0, 4))
+    kb = KnowledgeBase(workdir, progress=False, **worker_settings(dsn, [url], 0, 4), query=query or {})
     opened = time.perf_counter()
     rss_open = _rss_mb(os.getpid())
     result: dict = {"mode": mode}
@@ -362,12 +370,14 @@ def questions(gen: AbstractGenerator, n_docs: int, count: int) -> list[str]:
     return out
 
 
-def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = False) -> list[dict]:
+def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = False,
+                query: dict | None = None) -> list[dict]:
     ctx = multiprocessing.get_context("spawn")
     results = []
     for mode in MODES:
         queue = ctx.Queue()
-        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue, profile))
+        proc = ctx.Process(target=_query_process, args=(dsn, url, mode, qs, str(tmp / f"q-{mode}"), queue, profile,
+                                                        query))
         proc.start()
         try:
             results.append(queue.get(timeout=3600))
@@ -383,7 +393,7 @@ def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = Fa
 def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], workers: int, tmp: Path) -> dict:
     dsn = pg.create_database(name)
     registered = register(dsn, tmp / f"reg-{name}", gen, args.docs)
-    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s, args.reports)
+    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s, args.reports, args.profile_end_of_run)
     t0, rows = run["t0"], run["rows"]
     wall = max(r["end"] for r in rows) - t0
     processed = sum(r["processed"] for r in rows)
@@ -398,6 +408,7 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
            "documents_per_s_until_last_processed": round(processed / rate["all_processed_at_s"], 2),
            "end_of_run_s": round(wall - rate["all_processed_at_s"], 1),
            "per_worker_span_s": [[round(r["start"] - t0, 1), round(r["end"] - t0, 1)] for r in rows],
+           "end_of_run_per_worker": [r["end_of_run"] for r in rows],
            "notes": [r["notes"] for r in rows], "llm_usage": [r.get("usage") for r in rows], "warnings": [r["warnings"] for r in rows],
            "throughput": rate, "rss_peak_mb": peaks, "worker_cpu_s": round(cpu, 1),
            "worker_cpu_ms_per_document": round(1000 * cpu / max(1, processed), 1),
@@ -419,8 +430,13 @@ def main() -> None:
     parser.add_argument("--no-queries", action="store_true")
     parser.add_argument("--profile-queries", action="store_true",
                         help="after each mode's timed questions, profile three more and record the top functions")
+    parser.add_argument("--profile-end-of-run", action="store_true",
+                        help="sample every worker thread's stack during the end-of-run work; the top functions in the JSON")
     parser.add_argument("--reports", action="store_true",
                         help="community reports written by the LLM at the end of the run (index --reports), shared by the workers")
+    parser.add_argument("--max-graph-relations", type=int,
+                        help="query.max_graph_relations of the query processes (0: every graph mode reads only the "
+                             "part of the graph a question touches)")
     parser.add_argument("--keep-db", type=Path, help="keep the PostgreSQL cluster in this (new) folder")
     parser.add_argument("--reuse-db", type=Path, help="a cluster kept by --keep-db: run the queries only")
     parser.add_argument("--json-out")
@@ -431,7 +447,7 @@ def main() -> None:
     from scholargraph.testing.postgres import TempPostgres
 
     tmp = Path(tempfile.mkdtemp(prefix="sg-bench-scale-"))
-    result: dict = {"benchmark": "scale", "machine": machine(), "args": vars(args)}
+    result: dict = {"benchmark": "scale", "machine": machine(), "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
     gen = AbstractGenerator(require_dev())
     result["corpus"] = {"source_abstracts": len(gen.lengths), "source_sentences": len(gen.sentences),
                         "mean_source_sentences": round(sum(gen.lengths) / len(gen.lengths), 1)}
@@ -447,8 +463,9 @@ def main() -> None:
             result["run"] = main_run
             write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends
         if not args.no_queries:
+            query = {} if args.max_graph_relations is None else {"max_graph_relations": args.max_graph_relations}
             result["queries"] = query_modes(dsn, query_server.urls[0], questions(gen, args.docs, args.queries), tmp,
-                                            args.profile_queries)
+                                            args.profile_queries, query)
             write_result(f"scale_{args.docs}", result, args.json_out)
         if args.compare_one_worker and args.reuse_db is None:
             one = index_run(pg, "scale_one", gen, args, endpoints.urls, 1, tmp)

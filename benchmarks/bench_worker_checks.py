@@ -10,8 +10,11 @@ Median of 5 calls, in ms, through the store:
 
 * which documents other workers index: ``document_ids(PROCESSING)`` and ``document_ids(PENDING, 1)``
   (the claim index) against ``status_counts()`` (the GROUP BY every batch ran before);
-* whether the communities follow the graph: ``community_drift()`` (counted in the database) against
-  reading every edge and member into Python and comparing them (what every batch did before).
+* whether the communities follow the graph: ``community_growth(seq)`` (the relations that arrived
+  after an arrival number, here the last 100, and their ends in no community) and ``graph_edits()``
+  (what the update decides from now), ``community_drift()`` (one pass over the entities and members,
+  counted in the database: what it decided from before) and reading every edge and member into
+  Python and comparing them (before that).
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ def main() -> None:
         try:
             fill(dsn, args.documents, args.relations)
             drift = store.community_drift()
+            top = store.community_growth(1 << 62).seq  # the last arrival number
             result = {
                 "documents": args.documents, "relations": args.relations, "machine": info,
                 "ms": {"status_counts": median_ms(store.status_counts),
@@ -85,6 +89,8 @@ def main() -> None:
                        "document_ids_pending_1": median_ms(lambda: store.document_ids(DocStatus.PENDING, 1)),
                        "interrupted_ids": median_ms(store.interrupted_ids),
                        "community_drift": median_ms(store.community_drift, 3),
+                       "community_growth_after_100_new": median_ms(lambda: store.community_growth(top - 100)),
+                       "graph_edits": median_ms(store.graph_edits),
                        "edges_and_members_read_whole": median_ms(lambda: share_read_whole(store), 3)},
                 "drift": {"connected": drift.connected, "unassigned": drift.unassigned, "gone": drift.gone},
             }

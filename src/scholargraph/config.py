@@ -422,7 +422,8 @@ class CommunitySettings(_Section):
     min_modularity: float = Field(0.25, ge=0, le=1, description="a split must reach this modularity to count")
     auto_update: bool = Field(True, description="recompute after an index run that changed the graph enough")
     min_change: float = Field(0.02, ge=0, le=1,
-                              description="share of entities new or gone since the last computation that triggers it")
+                              description="share of entities or relations new or gone since the last computation "
+                                          "that triggers it")
     reports: Literal["auto", "llm", "extractive"] = Field(
         "auto", description="community reports: auto = written by the LLM when one is configured, else extractive")
     reports_on_index: bool = Field(

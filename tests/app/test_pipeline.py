@@ -234,3 +234,36 @@ def test_force_with_identical_cached_answers_gives_the_same_graph(llm_server, wo
             again = kb.insert(texts=[TEXT_A, TEXT_B], force=True)
             assert again.usage["extract"].calls == 0 and again.usage["extract"].cached_calls == 2
             assert graph_snapshot(kb) == first
+
+
+class _Totals:
+    """The Progress protocol, keeping the run's total of documents."""
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def start(self, total: int) -> None:
+        self.total = total
+
+    def add_total(self, more: int) -> None:
+        self.total += more
+
+    def read(self, records: int) -> None: ...
+    def advance(self) -> None: ...
+    def phase(self, name: str) -> None: ...
+    def log(self, message: str) -> None: ...
+    def finish(self) -> None: ...
+
+
+def test_the_progress_total_is_counted_without_reading_every_pending_id(llm_server, workdir, monkeypatch):
+    """A long-lived worker starts a run per batch: its progress total is a count, not a read of
+    every PENDING document's id (a million registered documents would be read per batch)."""
+    server = llm_server(rules=default_rules())
+    totals = _Totals()
+    with kb_for(server, workdir, progress=totals) as kb:
+        asked: list[object] = []
+        real = kb.store.pending_ids
+        monkeypatch.setattr(kb.store, "pending_ids", lambda only=None: asked.append(only) or real(only))
+        report = kb.insert(texts=[TEXT_A, TEXT_B])
+    assert report.ok and len(report.added) == 2 and totals.total == 2
+    assert None not in asked  # never every pending id

@@ -99,6 +99,63 @@ def test_papers_without_a_reference_list_are_resolved_without_reading_every_docu
     assert [r.target_id for r in store.references(["B"])] == ["C"]
 
 
+def _whole_stub_reads(store, monkeypatch) -> list[int]:
+    reads: list[int] = []
+    real = store.stub_papers
+
+    def counted(ids=None):
+        if ids is None:
+            reads.append(1)
+        return real(ids)
+
+    monkeypatch.setattr(store, "stub_papers", counted)
+    return reads
+
+
+def test_new_papers_are_matched_against_the_stubs_sharing_a_key_not_every_stub(store, monkeypatch):
+    """A long-lived worker's batch of papers is matched against the stubs it could be (by DOI, PMID,
+    title, or its title's first words inside a reference's text), never a read of every stub."""
+    add(store, paper("B", "A survey of citation analysis", references=[
+        "Someone. 2019. Deep citation parsing at scale. arXiv.",                 # title -> stub
+        "Other (2017). Counting crows in cities. J Birds 3:1. pmid:123456",      # PMID -> stub
+        "Again. 2021. Another name. doi:10.1145/xyz",                             # DOI -> stub
+        "see the notes on graph retrieval for long documents by the same group",  # text only -> stub
+    ] + [f"Unrelated {i}. 2010. A paper number {i} about nothing. J Misc." for i in range(20)]))
+    asyncio.run(update_citations(store, ["B"]))
+    assert len(store.stub_papers()) == 24
+    reads = _whole_stub_reads(store, monkeypatch)
+    for doc in (paper("C", "Deep Citation Parsing at Scale"), paper("D", "Crows", pmid="123456"),
+                paper("E", "Whatever", doi="10.1145/XYZ"), paper("F", "Graph retrieval for long documents")):
+        add(store, doc)
+    run = asyncio.run(update_citations(store, ["C", "D", "E", "F"]))
+    assert run.connected == 4 and reads == []
+    assert [r.target_id for r in store.references(["B"])][:4] == ["C", "D", "E", "F"]
+    assert len(store.stub_papers()) == 20
+
+
+def test_stubs_of_an_older_knowledge_base_are_keyed_once(store, monkeypatch):
+    add(store, paper("B", "A survey", references=["Someone. 2019. Deep citation parsing at scale. arXiv."]))
+    asyncio.run(update_citations(store, ["B"]))
+    (stub,) = store.stub_papers()
+    store.write(lambda: store.put_stub_papers([stub], {stub.id: []}))  # as written before stubs had keys
+    store.write(lambda: store.set_meta("stub_keys_missing", "1"))  # what the schema upgrade notes
+    add(store, paper("C", "Deep Citation Parsing at Scale"))
+    assert asyncio.run(update_citations(store, ["C"])).connected == 1
+    reads = _whole_stub_reads(store, monkeypatch)
+    add(store, paper("G", "Something else entirely here"))
+    asyncio.run(update_citations(store, ["G"]))
+    assert reads == []  # keyed once: the next batches read no stub whole
+
+
+def test_without_stub_papers_a_batch_reads_none_of_its_documents_rows(store, monkeypatch):
+    """A batch of abstracts in a knowledge base that no paper cites from: nothing to match them to."""
+    add(store, paper("E", "An abstract with no references"))
+    rows: list[int] = []
+    real = store.documents_by_id
+    monkeypatch.setattr(store, "documents_by_id", lambda ids: rows.append(1) or real(ids))
+    assert asyncio.run(update_citations(store, ["E"])).connected == 0 and rows == []
+
+
 def test_no_self_citation(store):
     add(store, paper("A", "Graph retrieval for long documents",
                      references=["Me. 2020. Graph retrieval for long documents. arXiv."]))

@@ -5,12 +5,14 @@ decisions as when the whole graph was read to decide."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from planted_store import planted_store, write_graph
 
 from scholargraph.config import CommunitySettings
-from scholargraph.graph.community_update import drift_share, state, update_communities
+from scholargraph.graph.community_update import change_share, drift_share, state, update_communities
+from scholargraph.graph.edit import merge_entities
 
 
 @pytest.fixture
@@ -63,6 +65,42 @@ def test_missing_reports_of_kept_communities_are_still_written(store, monkeypatc
     run = _run(store)
     assert not run.computed and run.reports_written == len(store.community_reports()) > 0
     assert len(edge_reads) == 1  # read for the reports only
+
+
+def test_the_change_is_measured_from_what_changed_since_not_the_whole_graph(store, monkeypatch):
+    """A long-lived worker decides after every batch whether the communities follow: from the
+    relations that arrived since the computation and the edits counted since, never from a pass
+    over every entity and member (nor every edge)."""
+    whole = _counting(monkeypatch, store, "community_drift")
+    edges = _counting(monkeypatch, store, "all_edges")
+
+    def share() -> float:
+        before = len(edges)
+        value = change_share(store)[0]
+        assert len(edges) == before  # the graph is never read to decide
+        return value
+
+    assert share() == 1.0  # never computed
+    _run(store)
+    recorded = state(store)
+    assert share() == 0.0
+    write_graph(store, [(f"x{i}", f"new{i}", f"e0_0_{i:02d}", 1.0) for i in range(6)])  # 6 new entities
+    assert share() == pytest.approx(max(6 / recorded["nodes"], 6 / recorded["relations"]))
+    level0 = store.list_communities(0, members=True)[0].members
+    moved = len(store.relations_touching([level0[1]]))
+    merge_entities(store, level0[0], [level0[1]])  # an entity merged away, its relations re-pointed
+    assert share() == pytest.approx(max(7 / recorded["nodes"], (6 + moved) / recorded["relations"]))
+    assert whole == []
+    assert _run(store, force=True).computed and share() == 0.0
+
+
+def test_communities_recorded_before_arrival_numbers_are_measured_against_the_whole_graph(store):
+    _run(store)
+    old = {k: v for k, v in state(store).items() if k not in ("seq", "edits")}
+    store.set_meta("communities", json.dumps(old))  # as an older version recorded them
+    write_graph(store, [(f"x{i}", f"new{i}", f"e0_0_{i:02d}", 1.0) for i in range(6)])
+    assert change_share(store)[0] == pytest.approx(_share_read_whole(store)) and _share_read_whole(store) > 0
+    assert _run(store, force=True).computed and "seq" in state(store) and change_share(store)[0] == 0.0
 
 
 def test_the_change_is_measured_as_from_the_whole_graph(store):

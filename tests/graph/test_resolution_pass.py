@@ -176,6 +176,24 @@ def test_the_end_of_run_pass_visits_the_runs_entities_and_their_neighbours_only(
     assert set(renamed_from) - set(compared) == set()  # what it reads back is what it compared, never the rest
 
 
+def test_the_pass_reads_no_source_record_of_its_candidates_with_their_entities(tmp_path, monkeypatch):
+    """Every block of the pass reads its candidates, hub entities among them (thousands of source
+    records each at 20,000 abstracts): their names and descriptions, never their records' documents."""
+    from scholargraph.graph import resolution_pass
+    from scholargraph.graph.resolve import ResolutionSettings
+
+    store, _ = _store_with_entities(tmp_path / "ws", 300, 12)
+    with_sources: list[int] = []
+    real = store.get_entities
+    monkeypatch.setattr(store, "get_entities", lambda ids, sources=True: (with_sources.append(1) if sources else None)
+                        or real(ids, sources))
+    try:
+        resolution_pass.resolve_pending(store, ResolutionSettings(k=3))
+    finally:
+        store.close()
+    assert with_sources == []
+
+
 def test_a_new_name_meets_the_stored_entity_of_the_same_name_beyond_its_vector_neighbours(tmp_path):
     """Issue 27 item 11, measured on the ASKG papers: "JSONObject" (paper 0) and "JSON objects"
     (paper 1) merged when the papers were indexed together (both in one pass) but not one by one:

@@ -7,7 +7,7 @@ import random
 import networkx as nx
 import pytest
 
-from scholargraph.graph.memory import GraphCache, MemoryGraph, PartialGraph, load_graph
+from scholargraph.graph.memory import FETCH_BATCH, GraphCache, MemoryGraph, PartialGraph, load_graph
 from scholargraph.models import EntityRecord, RelationRecord
 
 
@@ -118,3 +118,41 @@ def test_a_partial_graph_finds_the_same_path_lengths_as_the_whole_graph(store):
     found, _, paths = part.union_of_shortest_paths(["A", "C"])
     assert paths and found == set(whole.union_of_shortest_paths(["A", "C"])[0])
     assert part.fetched < set(nodes), "a path between two entities reads their neighbourhood, not the graph"
+
+
+class _EdgeStore:
+    """The store's edge reads over a fixed edge list, recording the nodes whose edges were read."""
+
+    def __init__(self, edges: list[tuple[str, str, str, float]]):
+        self.edges, self.read = edges, []
+
+    def edges_touching(self, ids):
+        self.read += list(ids)
+        wanted = set(ids)
+        return [e for e in self.edges if e[1] in wanted or e[2] in wanted]
+
+    def degrees(self, ids):
+        whole = MemoryGraph(self.edges)
+        return {i: whole.degree(i) for i in ids}
+
+
+def _two_hubs(n: int = 600) -> list[tuple[str, str, str, float]]:
+    """H and Z, each with n neighbours; one neighbour of each are joined (L0 -- M0)."""
+    return ([(f"rh{i}", "H", f"L{i}", 1.0) for i in range(n)] + [(f"rz{i}", "Z", f"M{i}", 1.0) for i in range(n)]
+            + [("rlm", "L0", "M0", 1.0)])
+
+
+def test_a_partial_graph_reads_a_hubs_neighbours_edges_only_as_far_as_the_search_goes():
+    store = _EdgeStore(_two_hubs())
+    part = PartialGraph(store)  # type: ignore[arg-type]
+    assert part.shortest_path("H", "Z") == ["H", "L0", "M0", "Z"] == MemoryGraph(store.edges).shortest_path("H", "Z")
+    # H, Z, then the first slice of H's 600 neighbours, where the search met Z's side
+    assert len(store.read) <= 2 + FETCH_BATCH < 600
+
+
+def test_a_partial_graph_counts_degrees_in_the_store_without_reading_the_edges():
+    store = _EdgeStore(_two_hubs())
+    part = PartialGraph(store)  # type: ignore[arg-type]
+    part.fetch(["L0"])
+    assert part.degrees(["H", "L0", "M5", "nowhere"]) == {"H": 600, "L0": 2, "M5": 1, "nowhere": 0}
+    assert store.read == ["L0"]  # the hub's 600 edges were not read for its degree

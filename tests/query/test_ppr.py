@@ -15,6 +15,7 @@ from scholargraph.models import Chunk, DocStatus, Document, EntityRecord, Sectio
 from scholargraph.query.engine import QueryEngine
 from scholargraph.query.ppr import PassageGraph, name_links, named_in, personalized_pagerank, question_seeds
 from scholargraph.store import open_store
+from scholargraph.store.base import SourceLimit
 from scholargraph.text.names import normalise_name
 
 
@@ -233,5 +234,23 @@ def test_ppr_mode_crosses_the_split_name_unless_ppr_name_links_is_0(tmp_path):
 
         assert top2() == ["song", "minaj"]  # default: linked names
         assert "minaj" not in top2(name_links=0)
+    finally:
+        store.close()
+
+
+def test_a_neighbourhood_reads_a_few_of_a_hubs_passages_and_the_hub_keeps_its_weight(tmp_path):
+    """Above query.max_graph_relations ppr builds a question's matrix: a hub stated in 45 passages joins
+    it with at most ``local_passages`` of them (the question's first), weighted as in the whole matrix,
+    and the walk from p0 still reaches the rare name's passage before the hub's."""
+    docs = {**BRIDGE_DOCS, **{f"h{i:02d}": (f"Director number {i}.", ["film director"]) for i in range(40)}}
+    store = _bridge_store(tmp_path, docs)
+    try:
+        whole = PassageGraph.build(store)
+        part = PassageGraph.assemble(store, store.all_entity_ids(), store.all_edges(), passages=SourceLimit(3, ("p0",)))
+        hub = whole.index["e-film director"]
+        assert whole.passages_of[hub] == part.passages_of[hub] == 45  # its specificity counts every passage
+        assert len(whole.nodes) - whole.n_entities == 46 and len(part.nodes) - part.n_entities == 6
+        assert [c for c, _ in part.rank({}, {"p0": 1.0}, damping=0.5, limit=2)[0]] == ["p0", "pb"]
+        assert [c for c, _ in whole.rank({}, {"p0": 1.0}, damping=0.5, limit=2)[0]] == ["p0", "pb"]
     finally:
         store.close()

@@ -118,6 +118,84 @@ def test_vector_search_uses_pgvector_and_agrees_with_exact_search(open_pg):
         i for i in indexes if "vectors_chunk_hnsw" in i]  # only the namespace that reached the threshold
 
 
+def _rows_read(conn, table: str) -> int:
+    conn.execute("SELECT pg_stat_force_next_flush()")
+    row = conn.execute("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables "
+                       "WHERE relname = %s AND schemaname = current_schema()", (table,)).fetchone()
+    return int(row[0])
+
+
+def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg, monkeypatch):
+    """The resolution pass searches 256 entities at a time; below hnsw_min_rows the database would
+    scan the whole namespace once per entity (quadratic over a run). It is read once per call."""
+    from scholargraph.store.postgres import vectors as pg_vectors
+    from scholargraph.store.postgres.conn import register_vector
+    from scholargraph.store.postgres.vectors import PgVectorIndex
+
+    monkeypatch.setattr(pg_vectors, "EXACT_PAGE", 64)  # several pages: the top-k carried from page to page
+    store = open_pg()
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    ids = [f"e{i:03d}" for i in range(300)]
+    store.put_vectors("entity", ids, vectors)
+    queries = vectors[:64] + 0.01 * rng.normal(size=(64, 16)).astype(np.float32)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = [[ids[i] for i in np.argsort(-(unit @ (q / np.linalg.norm(q))))[:5]] for q in queries]
+    found = store.vector_index("entity", 16).search_many(queries, 5)  # no HNSW index: exact
+    assert [[i for i, _ in hits] for hits in found] == exact
+    assert all([s for _, s in hits] == sorted((s for _, s in hits), reverse=True) for hits in found)
+    with psycopg.connect(store.dsn, autocommit=True) as conn:
+        register_vector(conn)
+        index = PgVectorIndex(lambda sql, params=None, ef_search=None, binary=False:
+                              conn.execute(sql, params, binary=binary).fetchall(), 16,
+                              "entity", indexed=lambda: False)
+        before = _rows_read(conn, "vectors_entity")
+        assert [[i for i, _ in hits] for hits in index.search_many(queries, 5)] == exact
+        assert _rows_read(conn, "vectors_entity") - before <= 300  # not 64 x 300
+
+
+def test_vectors_are_read_in_binary_not_parsed_from_text(open_pg, monkeypatch):
+    """The resolution pass reads thousands of vectors per block: as text, each one is 384 floats
+    parsed in Python (most of the pass's time at 1,000 abstracts)."""
+    from scholargraph.store.postgres import conn as pg_conn
+
+    store = open_pg()
+    vectors = np.random.default_rng(3).normal(size=(64, 16)).astype(np.float32)
+    ids = [f"e{i:02d}" for i in range(64)]
+    store.put_vectors("entity", ids, vectors)
+    parsed: list[int] = []
+    text_loader = vars(pg_conn)["_VectorTextLoader"]
+    real = text_loader.load
+    monkeypatch.setattr(text_loader, "load", lambda self, data: parsed.append(1) or real(self, data))
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    got = store.get_vectors("entity", ids[:10])
+    assert all(np.allclose(got[i], unit[n], atol=1e-6) for n, i in enumerate(ids[:10]))
+    assert [h[0][0] for h in store.vector_index("entity", 16).search_many(vectors, 1)] == ids  # 64 queries: exact
+    assert parsed == []
+
+
+def test_vectors_put_again_do_not_make_every_put_count_the_namespace(open_pg, monkeypatch):
+    """The rebuild puts again the vectors of the elements it rebuilt: those add no row. Counted as
+    added, every put after the first ``hnsw_min_rows`` of them counted the whole namespace."""
+    store = open_pg(hnsw_min_rows=300)
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(400, 16)).astype(np.float32)
+    ids = [f"r{i:03d}" for i in range(400)]
+    store.put_vectors("relation", ids[:250], vectors[:250])
+    statements: list[str] = []
+    real = store._rows
+    monkeypatch.setattr(store, "_rows", lambda sql, *a, **kw: statements.append(sql) or real(sql, *a, **kw))
+    for _ in range(5):  # rebuilds: the same 250 again
+        store.put_vectors("relation", ids[:250], vectors[:250])
+    whole = [s for s in statements if "count(*)" in s and "WHERE" not in s]
+    assert whole == []
+    with psycopg.connect(store.dsn) as conn:
+        assert not conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'vectors_relation_hnsw'").fetchall()
+    store.put_vectors("relation", ids[250:], vectors[250:])  # 400 now: the index is built
+    with psycopg.connect(store.dsn) as conn:
+        assert conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'vectors_relation_hnsw'").fetchall()
+
+
 def test_hnsw_ef_search_comes_from_the_store_settings(open_pg):
     from scholargraph.config import StoreSettings
 
@@ -234,3 +312,26 @@ def test_three_processes_opening_a_new_database_at_once_all_succeed(pg_server, t
             assert store.status_counts() == {}
         finally:
             store.close()
+
+
+def test_whether_a_vector_index_is_empty_needs_no_count(open_pg):
+    """A question asks each index it searches whether it holds anything: answered from one row."""
+    store = open_pg()
+    store.put_vectors("chunk", ["c1"], np.ones((1, 8), dtype=np.float32))
+    assert store.vector_index("chunk", 8) and not store.vector_index("relation", 8)
+    store.delete_vectors("chunk", ["c1"])
+    assert not store.vector_index("chunk", 8)
+
+
+def test_relations_are_scored_against_a_question_in_the_database(open_pg):
+    """The highest cosine of each stored vector with any probe, as the exact index computes it."""
+    store = open_pg()
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(6, 8)).astype(np.float32)
+    store.put_vectors("relation", [f"r{i}" for i in range(6)], vectors)
+    probes = rng.normal(size=(3, 8)).astype(np.float32)
+    probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+    got = store.vector_index("relation", 8).similarities(["r0", "r3", "r5", "missing"], probes)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    want = {f"r{i}": float((unit[i] @ probes.T).max()) for i in (0, 3, 5)}
+    assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-5 for k in want)

@@ -577,3 +577,40 @@ def _counts(dsn: str) -> dict:
 def _ids(dsn: str) -> list[str]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         return [r[0] for r in conn.execute("SELECT id FROM documents").fetchall()]
+
+
+@pytest.mark.timeout(2 * WAIT)
+def test_a_long_lived_worker_retries_failed_chunks_with_its_first_batch_not_after_every_one(tmp_path, pg_dsn,
+                                                                                            llm_server):
+    """A chunk the model cannot answer marks its paper incomplete; a plain `index` retries it on each
+    run. A long-lived worker retries such chunks with its first batch only: after every batch, each
+    one would cost its LLM calls again whatever the batch holds (restart the worker to retry)."""
+    def broken(request):
+        return "Sorry, I cannot produce JSON today."
+
+    server = llm_server(rules=[Rule("bad", r"Zebrafish lanterns", broken)] + default_rules())
+    dsn = pg_dsn()
+    other = open_store(tmp_path / "other", "postgres", dsn=dsn)
+    worker = None
+
+    def asked() -> int:
+        return sum("Zebrafish lanterns" in json.dumps(r) for r in server.stats.requests)
+
+    try:
+        other.add_pending(Document(id="bad", title="Bad", sections=[Section("body", "Zebrafish lanterns glow at night.")]),
+                          "full", "academic")
+        worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", server.base_url))
+        wait_for(lambda: other.status_counts() == {"PROCESSED": 1} and other.chunk_failures(), "the failing paper")
+        first = asked()
+        for n, text in enumerate(["BERT helps GraphRAG.", "SciERC annotates scientific entities."]):
+            other.add_pending(Document(id=f"good{n}", title=f"Good {n}", sections=[Section("body", text)]),
+                              "full", "academic")
+            wait_for(lambda n=n: other.status_counts() == {"PROCESSED": n + 2}, "the next batch")
+        report = worker.stop()
+        worker = None
+    finally:
+        if worker is not None:
+            worker.stop()
+        other.close()
+    assert first >= 1 and asked() == first  # the two later batches did not ask about the failed chunk again
+    assert sorted(report.added) == ["bad", "good0", "good1"] and report.incomplete == ["bad"]

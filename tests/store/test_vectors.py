@@ -270,3 +270,12 @@ def test_mass_removal_shrinks_and_stays_correct() -> None:
     _assert_same(index.search(q, 10), _brute(ids[:100], vecs[:100], q, 10))
     index.add(["late"], vecs[1500][None, :])
     assert index.search(vecs[1500], 1)[0][0] == "late"
+
+
+def test_the_exact_index_scores_named_vectors_against_several_probes():
+    index = ExactVectorIndex(3)
+    index.add(["a", "b", "c"], np.array([[1, 0, 0], [0, 2, 0], [1, 1, 0]], dtype=np.float32))
+    probes = np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32)
+    got = index.similarities(["c", "a", "nowhere", "a"], probes)
+    assert list(got) == ["c", "a"] and got["a"] == 1.0 and abs(got["c"] - 2 ** -0.5) < 1e-6
+    assert index.similarities([], probes) == {}

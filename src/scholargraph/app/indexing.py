@@ -295,6 +295,7 @@ class Indexing:
         total = IndexReport(profile=extractor.name)
         await (self.ws.ensure_llm_ready() if extractor.uses_llm else self.ws.ensure_embedder_ready())
         delay = WORKER_POLL_S[0]
+        retry_failed = True  # the failed chunks of incomplete papers: with the first batch only, not after every one
         try:
             async with self.exclusive_indexing(wait=True):
                 while not stop.is_set():
@@ -302,7 +303,8 @@ class Indexing:
                         delay = await _pause(stop, delay)
                         continue
                     delay = WORKER_POLL_S[0]
-                    batch = await self._work_batch(extractor, stop)
+                    batch = await self._work_batch(extractor, stop, retry_failed)
+                    retry_failed = False
                     _add_report(total, batch)
                     if on_batch is not None:
                         on_batch(batch)
@@ -315,14 +317,16 @@ class Indexing:
                 total.notes.append(f"stopped: {len(released)} document(s) given back to the other workers")
         return total
 
-    async def _work_batch(self, extractor: Extractor, stop: asyncio.Event) -> IndexReport:
+    async def _work_batch(self, extractor: Extractor, stop: asyncio.Event, retry_failed: bool = False) -> IndexReport:
         """What is pending now, and the end-of-run work it owes (cut short when ``stop`` is set: what
-        was committed by then is in the report)."""
+        was committed by then is in the report); ``retry_failed``: and the failed chunks of papers
+        marked incomplete (a worker's first batch: retried after every batch, a chunk the model
+        cannot answer would cost its calls again each time)."""
         started = time.perf_counter()
         pipeline = self.ws.pipeline(extractor)
         report = IndexReport(profile=extractor.name)
         before = self.ws.llm.usage_snapshot() if self.ws.llm else {}
-        for step in (lambda: pipeline.run_pending(report), lambda: self._after_index(report)):
+        for step in (lambda: pipeline.run_pending(report, retry_failed=retry_failed), lambda: self._after_index(report)):
             run, stopped = asyncio.ensure_future(step()), asyncio.ensure_future(stop.wait())
             await asyncio.wait({run, stopped}, return_when=asyncio.FIRST_COMPLETED)
             stopped.cancel()

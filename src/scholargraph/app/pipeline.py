@@ -98,6 +98,32 @@ class _Slots:
         self._semaphore.release()
 
 
+class _ProgressTotal:
+    """The documents of a run's progress total: those PENDING at its start (a count: no id is read),
+    those its files register (``arrived``), and those claimed beyond the count (registered by other
+    workers meanwhile)."""
+
+    def __init__(self, progress: Progress, pending: int):
+        self.progress = progress
+        self.uncounted_claims = pending  # claims the count at the start already holds
+        self.seen: set[str] = set()  # this run's documents, claimed or registered (never counted twice)
+        progress.start(pending)
+
+    def arrived(self, ids: list[str]) -> list[str]:
+        """Documents a file of this run registered: in the total from now on (unless claimed already)."""
+        new = [d for d in ids if d not in self.seen]
+        self.seen.update(new)
+        self.progress.add_total(len(new))
+        return new
+
+    def claimed(self, ids: list[str]) -> None:
+        new = [d for d in ids if d not in self.seen]
+        self.seen.update(new)
+        counted = min(self.uncounted_claims, len(new))
+        self.uncounted_claims -= counted
+        self.progress.add_total(len(new) - counted)
+
+
 def select_scope(doc: Document, scope: str) -> Document:
     """Scope ``intro``: title, abstract and introduction only (two-phase review, thesis §5.3.1)."""
     if scope != Scope.INTRO.value:
@@ -161,7 +187,7 @@ class Pipeline:
     def file_outcomes(self, report: IndexReport) -> None:
         """Fill ``report.files``: one outcome per input path (call when the run is over)."""
         others = self.files.queued_ids() - self.taken  # left to, or taken by, other workers
-        report.files = self.files.outcomes(report, set(self.store.pending_ids()),
+        report.files = self.files.outcomes(report, set(self.store.pending_ids(self.files.queued_ids())),
                                            self.store.documents_by_id(others) if others else {})
 
     def _files(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Path]:
@@ -338,7 +364,9 @@ class Pipeline:
     def _drop_indexed(self, doc_id: str) -> list[str]:
         """Remove a document's graph, vectors and chunks (its row stays); returns its chunk ids.
         Called inside a unit of work."""
-        for namespace, ids in self.store.delete_graph_of(doc_id).items():
+        gone = self.store.delete_graph_of(doc_id)
+        self.store.count_graph_edits(len(gone.entity), len(gone.relation))
+        for namespace, ids in gone.items():
             self.store.delete_vectors(namespace, ids)
         return self.store.delete_chunks_of(doc_id)
 
@@ -352,15 +380,16 @@ class Pipeline:
         return max(16, 2 * self.settings.llm.total_concurrency) if self.extractor.uses_llm else 16
 
     async def run_pending(self, report: IndexReport, only: set[str] | None = None,
-                          arriving: Callable[[], AsyncIterator[list[str]]] | None = None) -> None:
+                          arriving: Callable[[], AsyncIterator[list[str]]] | None = None,
+                          retry_failed: bool = True) -> None:
         """Process every PENDING document (largest first), and those ``arriving`` registers while
-        the run goes on (files parsed one by one: extraction starts before the last file is read)."""
+        the run goes on (files parsed one by one: extraction starts before the last file is read).
+        ``retry_failed``: first put the papers with failed chunks back in the queue, for those chunks."""
         report.resumed += self.store.reset_stale_processing()
-        retried = self.requeue_failed_chunks(only)
+        retried = self.requeue_failed_chunks(only) if retry_failed else []
         if retried:
             report.notes.append(f"retrying the failed chunks of {len(retried)} paper(s) marked incomplete")
-        counted = set(self.store.pending_ids(only))  # documents in the progress total
-        self.progress.start(len(counted))
+        counted = _ProgressTotal(self.progress, self.store.pending_count(only))  # a count: no id is read
         reading = _Slots(self.parallel_documents())
         arrived: asyncio.Queue[list[str] | None] = asyncio.Queue()
 
@@ -388,19 +417,16 @@ class Pipeline:
         self.progress.finish()
 
     async def _intake(self, arriving: Callable[[], AsyncIterator[list[str]]] | None, only: set[str] | None,
-                      arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
+                      arrived: asyncio.Queue[list[str] | None], counted: _ProgressTotal) -> None:
         """Tell the feeder each time a parsed file has registered its documents; None when no more will come."""
         try:
             async for ids in arriving() if arriving else _nothing():
-                ids = [d for d in ids if (only is None or d in only) and d not in counted]
-                counted.update(ids)
-                self.progress.add_total(len(ids))
-                await arrived.put(ids)
+                await arrived.put(counted.arrived([d for d in ids if only is None or d in only]))
         finally:
             arrived.put_nowait(None)
 
     async def _feed(self, report: IndexReport, reading: _Slots, only: set[str] | None,
-                    arrived: asyncio.Queue[list[str] | None], counted: set[str]) -> None:
+                    arrived: asyncio.Queue[list[str] | None], counted: _ProgressTotal) -> None:
         """Claim pending documents (any worker's, largest first) and start one task per document as
         ``reading`` lets them in; claim only what can start now, plus one ready for the next free slot
         (other workers find the rest). While nothing is pending, wait for this run's next parsed file
@@ -414,9 +440,7 @@ class Pipeline:
                 if not claimed:
                     ids = await self.store.awrite(functools.partial(self.store.claim_pending, reading.free + 1, only))
                     if ids:
-                        unseen = [d for d in ids if d not in counted]  # registered by another worker
-                        counted.update(unseen)
-                        self.progress.add_total(len(unseen))
+                        counted.claimed(ids)
                         claimed.extend(ids)
                         self.taken.update(ids)
                         continue
@@ -464,6 +488,7 @@ class Pipeline:
             groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings, mates)
         if groups:
             report.notes.append(resolution_note(groups))
+        self.progress.phase("rebuilding resolved entities")
         await self.refresher.refresh()  # what it merged or gave its canonical id
 
     async def maintain(self, report: IndexReport | None = None) -> None:
@@ -674,6 +699,7 @@ class Pipeline:
 
         def work() -> tuple[GraphRemoval, list[str]]:
             gone = self.store.delete_graph_of(doc_id)
+            self.store.count_graph_edits(len(gone.entity), len(gone.relation))
             for namespace, ids in gone.items():
                 self.store.delete_vectors(namespace, ids)
             chunk_ids = self.store.delete_chunks_of(doc_id)

@@ -5,7 +5,9 @@ Each entry of a document's reference list is matched to a workspace document by 
 then normalised title (the document's title found in the entry, or the entry's parsed title equal
 to it); a document never cites itself. An entry that matches none cites a stub paper (``ref:...``,
 one per DOI / PMID / title / text), so a later insert of that paper takes the stub's place and
-every paper that cited it now cites the document. Deleting a document turns it back into a stub
+every paper that cited it now cites the document: the stubs it is looked for among are those
+sharing a key with it (``stub_keys``: DOI, PMID, title, three words of the reference text), never
+every stub of the knowledge base. Deleting a document turns it back into a stub
 for the papers that cite it.
 """
 
@@ -131,19 +133,56 @@ def resolve(doc_id: str, entries: Sequence[str], matcher: _Matcher) -> tuple[lis
 
 
 NEW_PAPERS_BLOCK = 5000  # papers of a run matched against the stub papers at a time
+STUB_KEYS_MISSING = "stub_keys_missing"  # meta: stubs an older version wrote, without keys
+
+
+def stub_keys(stub: StubPaper) -> list[str]:
+    """What a paper must share with the stub for ``_Matcher.match`` to find it: the stub's DOI,
+    PMID, normalised title, and each three consecutive words of its normalised reference text (a
+    paper's title is found inside the text from its first three words)."""
+    keys = [f"doi:{stub.doi}" if stub.doi else "", f"pmid:{stub.pmid}" if stub.pmid else "",
+            f"title:{normalise_title(stub.title)}" if normalise_title(stub.title) else ""]
+    words = normalise_title(stub.raw).split()
+    keys += [f"start:{' '.join(words[i:i + 3])}" for i in range(len(words) - 2)]
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def paper_keys(paper: _Paper) -> list[str]:
+    """The keys of ``stub_keys`` a paper matches a stub by."""
+    keys = [f"doi:{paper.doi}" if paper.doi else "", f"pmid:{paper.pmid}" if paper.pmid else "",
+            f"title:{paper.title}" if paper.title else ""]
+    words = paper.title.split()
+    if len(words) >= MIN_TITLE_WORDS:
+        keys.append(f"start:{' '.join(words[:3])}")
+    return [k for k in keys if k]
+
+
+def _key_stubs(store: CitationUpkeep) -> None:
+    """Stubs written before stubs had keys (an older knowledge base): keyed once, all of them."""
+    if not store.get_meta(STUB_KEYS_MISSING):
+        return
+    stubs = store.stub_papers()
+
+    def work() -> None:
+        store.put_stub_papers(stubs, {s.id: stub_keys(s) for s in stubs})
+        store.set_meta(STUB_KEYS_MISSING, "")
+
+    store.write(work)
 
 
 def _stubs_now_indexed(store: CitationUpkeep, doc_ids: Sequence[str]) -> dict[str, str]:
-    """Stub id -> the new document that is that paper (none asked when there is no stub)."""
-    stubs = store.stub_papers()
-    if not stubs:
+    """Stub id -> the new document that is that paper. Only the stubs sharing a key with one of the
+    new papers are read (``stub_keys``): the others cannot match them."""
+    if not store.has_stub_papers():  # abstracts, or papers no one cited yet: nothing to read
         return {}
+    _key_stubs(store)
     mapping: dict[str, str] = {}
     for start in range(0, len(doc_ids), NEW_PAPERS_BLOCK):
         rows = sorted(store.documents_by_id(doc_ids[start:start + NEW_PAPERS_BLOCK]).values(),
                       key=lambda r: (r.created_at, r.id))  # the workspace's order: the first of two papers matching wins
-        matcher = _Matcher([_paper(r) for r in rows if r.status == DocStatus.PROCESSED])
-        for stub in stubs:
+        papers = [_paper(r) for r in rows if r.status == DocStatus.PROCESSED]
+        matcher = _Matcher(papers)
+        for stub in store.stubs_by_keys(k for p in papers for k in paper_keys(p)):
             if stub.id not in mapping and (hit := matcher.match(stub.raw, stub.doi, stub.pmid, stub.title, "")):
                 mapping[stub.id] = hit
     return mapping
@@ -174,7 +213,7 @@ def _update(store: CitationUpkeep, doc_ids: Sequence[str]) -> CitationRun:
         run.stubs += len(fresh)
 
         def save(refs=refs, fresh=fresh, doc_id=doc_id) -> None:
-            store.put_stub_papers(fresh)
+            store.put_stub_papers(fresh, {s.id: stub_keys(s) for s in fresh})
             store.put_references(doc_id, refs)
 
         store.write(save)
@@ -200,7 +239,7 @@ def document_deleted(store: CitationStore, row: DocumentRow) -> None:
     stub = StubPaper(stub_id(normalise_doi(row.doi), row.pmid, row.title, row.title), row.title or None,
                      normalise_doi(row.doi), row.pmid, row.year, row.title)
     if store.retarget_references({row.id: stub.id}):
-        store.put_stub_papers([stub])
+        store.put_stub_papers([stub], {stub.id: stub_keys(stub)})
     own = {r.target_id for r in store.references([row.id]) if r.target_id.startswith("ref:")}
     if own:
         still = {r.target_id for r in store.references() if r.citing_id != row.id and r.target_id in own}

@@ -1,7 +1,11 @@
 """Keep the communities and their reports in step with the graph.
 
 ``update_communities`` recomputes the hierarchy (:mod:`.communities`) when the graph changed
-enough since the last computation (or when forced), starting Leiden from the stored memberships
+enough since the last computation (or when forced: ``communities.min_change``, measured from what
+changed since alone: the relations whose arrival number is above the one recorded then, their
+ends in no level-0 community, and the running counts of what merges, splits and deletions
+removed or re-pointed; never a pass over the whole graph, so a long-lived worker's batch costs in
+proportion to the batch), starting Leiden from the stored memberships
 unless ``rebuild``; then it writes the reports that are missing (:mod:`.community_reports`):
 only communities whose members or inner relations changed get a new one. The state of the last
 computation is kept in the store's meta (``communities``), read by ``stats --graph``.
@@ -17,11 +21,12 @@ from typing import Any
 
 from ..config import CommunitySettings
 from ..models import Community
-from ..store.base import CommunityDrift, CommunityStore, CommunityUpkeep, MetaStore
+from ..store.base import CommunityDrift, CommunityGrowth, CommunityStore, CommunityUpkeep, MetaStore
 from .communities import HierarchyParams, detect_hierarchy, memberships
 from .community_reports import ReportParams, write_reports
 
 META_KEY = "communities"
+ARRIVED_NONE = 1 << 62  # an arrival number no relation has: community_growth(ARRIVED_NONE) reads the last one only
 
 
 @dataclass
@@ -72,6 +77,34 @@ def drift_share(drift: CommunityDrift, relations_before: int) -> float:
     return max(node_share, edge_share)
 
 
+def growth_share(growth: CommunityGrowth, recorded: dict[str, Any], edits: tuple[int, int]) -> float:
+    """The same measure from what changed since the computation alone: the relations that arrived
+    since (their arrival numbers are above the one ``recorded``) and their ends in no level-0
+    community, plus the entities and relations that merges, splits and deletions removed or
+    re-pointed since (``edits``, running counts, against those recorded), over the connected
+    entities and relations recorded then (1.0 when never computed)."""
+    if not growth.communities:
+        return 1.0 if growth.seq else 0.0
+    entities_then, relations_then = (int(n) for n in recorded.get("edits", (0, 0)))
+    node_share = (growth.unassigned + edits[0] - entities_then) / max(1, int(recorded.get("nodes", 0)))
+    edge_share = (growth.relations + edits[1] - relations_then) / max(1, int(recorded.get("relations", 0)))
+    return max(node_share, edge_share)
+
+
+def change_share(store: CommunityUpkeep) -> tuple[float, bool]:
+    """(How much the graph changed since the communities were computed, whether any are stored),
+    read in proportion to the change: the relations that arrived since and the edit counts. A
+    computation recorded before arrival numbers were (an older knowledge base) is measured against
+    the whole graph once more (``community_drift``) until the next one."""
+    recorded = state(store)
+    growth = store.community_growth(int(recorded.get("seq", ARRIVED_NONE)))
+    if not growth.communities:
+        return (1.0 if growth.seq else 0.0), False
+    if "seq" not in recorded:
+        return drift_share(store.community_drift(), int(recorded.get("relations", 0))), True
+    return growth_share(growth, recorded, store.graph_edits()), True
+
+
 def pending_reports(store: CommunityStore, llm: bool) -> int:
     """Distinct communities (by signature) with no report yet; with ``llm``, extractive reports
     count as pending too (they are rewritten by the LLM when next needed)."""
@@ -111,15 +144,20 @@ async def refresh_communities(store: CommunityUpkeep, settings: CommunitySetting
     with the edges they were computed from; else the stored ones, without members or edges (the
     change is counted by the store: an unchanged graph is not read, see :func:`add_reports`)."""
     started = time.perf_counter()
-    drift = await asyncio.to_thread(store.community_drift)
-    share = drift_share(drift, int(state(store).get("relations", 0)))
+    share, stored_any = await asyncio.to_thread(change_share, store)
     run = CommunityRun(False, "")
     run.changed_share = share
     edges: Edges | None = None
-    if not force and not rebuild and drift.communities and share < settings.min_change:
+    if not force and not rebuild and stored_any and share < settings.min_change:
         run.reason = f"graph changed by {share:.1%} (< communities.min_change {settings.min_change:.0%}); kept"
         communities = await asyncio.to_thread(store.list_communities)
     else:
+        # what the next update measures the change from: read before the edges, so a relation
+        # committed meanwhile counts as new next time (on PostgreSQL one whose number was drawn
+        # before but that commits after both reads is left out of both until the next computation:
+        # the measure is a threshold, not an inventory)
+        seq = (await asyncio.to_thread(store.community_growth, ARRIVED_NONE)).seq
+        edits = await asyncio.to_thread(store.graph_edits)
         edges = await asyncio.to_thread(store.all_edges)
         stored = [] if rebuild else await asyncio.to_thread(store.list_communities, None, True)
         t = time.perf_counter()
@@ -130,7 +168,7 @@ async def refresh_communities(store: CommunityUpkeep, settings: CommunitySetting
         meta = json.dumps({
             "computed_at": time.time(), "relations": len(edges), "nodes": hierarchy.nodes, "edges": hierarchy.edges,
             "modularity": {str(k): v for k, v in hierarchy.modularity.items()}, "seed": settings.seed,
-            "resolution": settings.resolution, "rebuild": not stored})
+            "resolution": settings.resolution, "rebuild": not stored, "seq": seq, "edits": list(edits)})
 
         def save() -> None:
             store.replace_communities(communities)

@@ -50,6 +50,7 @@ def merge_entities(store: GraphUpkeep, keep: str, others: list[str]) -> dict[str
         for other in others:
             touched += store.move_entity(other, keep)
         gone_rel = _rekey_relations(store, touched)
+        store.count_graph_edits(len(others), len(touched))  # what the communities measure the change by
         store.touch_entities([keep])
         store.delete_vectors("entity", others)
         store.delete_vectors("relation", gone_rel)
@@ -113,6 +114,7 @@ def split_parts(store: GraphUpkeep, entity_id: str, parts: list[list[str]] | Non
         for rid in moved:
             store.set_relation_end(rid, entity_id, ends[rid])
         gone = _rekey_relations(store, moved)
+        store.count_graph_edits(sum(1 for p in part_ids if p != entity_id), len(moved))
         store.delete_vectors("relation", gone)
         store.touch_entities(list(dict.fromkeys([entity_id, *part_ids])))
         return part_ids

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import networkx as nx  # imported when a graph is built: commands that build none never load it
 
 FREEZE_ABOVE_EDGES = 20_000
+FETCH_BATCH = 256  # frontier nodes whose edges a partial graph reads in one store query
 
 
 class MemoryGraph:
@@ -71,6 +72,10 @@ class MemoryGraph:
     def degree(self, node: str) -> int:
         self.fetch((node,))
         return self.graph.degree(node) if node in self.graph else 0
+
+    def degrees(self, nodes: Iterable[str]) -> dict[str, int]:
+        """The degree of each of ``nodes`` (0 for a node without edges)."""
+        return {n: self.degree(n) for n in dict.fromkeys(nodes)}
 
     def neighbours(self, node: str) -> list[str]:
         self.fetch((node,))
@@ -118,17 +123,23 @@ class MemoryGraph:
                 front, seen, other, forward = front_t, succ, pred, False
             nxt: list[str] = []
             meet = None
-            self.fetch(front)  # a partial graph reads the frontier's edges, one level at a time
-            for u in front:
-                for v in adj[u]:
-                    if v in seen:
-                        continue
-                    seen[v] = u
-                    visits += 1
-                    if v in other:
-                        meet = v
+            for start in range(0, len(front), FETCH_BATCH):
+                # a partial graph reads the frontier's edges a slice at a time, so that a search that
+                # stops (met, or out of visits) has not read the edges of the rest of a hub's neighbours
+                part = front[start : start + FETCH_BATCH]
+                self.fetch(part)
+                for u in part:
+                    for v in adj[u]:
+                        if v in seen:
+                            continue
+                        seen[v] = u
+                        visits += 1
+                        if v in other:
+                            meet = v
+                            break
+                        nxt.append(v)
+                    if meet is not None or visits > max_visits:
                         break
-                    nxt.append(v)
                 if meet is not None or visits > max_visits:
                     break
             length += 1
@@ -203,6 +214,16 @@ class PartialGraph(MemoryGraph):
         self.seen_rids.update(e[0] for e in fresh)
         self.edge_count += _add_edges(self.graph, fresh)
         self.load_seconds += time.perf_counter() - started
+
+    def degrees(self, nodes: Iterable[str]) -> dict[str, int]:
+        """Degrees of the nodes whose edges were read from the graph held, the others' counted in the
+        store: a hub's neighbours are ranked without reading every edge of each of them."""
+        wanted = list(dict.fromkeys(nodes))
+        unread = [n for n in wanted if n not in self.fetched]
+        counted = self.store.degrees(unread) if unread else {}
+        if unread:
+            self.store_queries += 1
+        return {n: counted[n] if n in counted else (self.graph.degree(n) if n in self.graph else 0) for n in wanted}
 
     def loaded(self) -> dict[str, int | float]:
         """What this query read: nodes whose edges were read, nodes and edges held, store queries."""

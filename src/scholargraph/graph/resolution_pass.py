@@ -93,11 +93,12 @@ def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMat
     if found:  # one batched search (a matrix product per block of rows), not one pass over the index per entity
         for hits in index.search_many(np.stack([v for _, v in found]), k + 1):
             pool.update(dict.fromkeys(i for i, _ in hits))
-    entities = store.get_entities(pool)
+    # names, types, descriptions: a candidate needs no source record (a hub entity holds thousands)
+    entities = store.get_entities(pool, sources=False)
     if mates is not None:  # and the stored entities of the same compact names, however far their vectors are
         named = sorted(mates.of(entities[i] for i in sorted(touched) if i in entities) - set(pool))
         pool.update(dict.fromkeys(named))
-        entities.update(store.get_entities(named))
+        entities.update(store.get_entities(named, sources=False))
     sources = store.entity_sources([i for i in pool if i in entities])
     parts = {i: _member_groups(sources[i]) for i in pool if i in entities}
     vectors.update(store.get_vectors("entity", [i for i in pool if i in entities and i not in vectors]))

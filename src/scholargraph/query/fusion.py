@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..models import Chunk, Entity, Relation, Source
-from ..store.base import ChunkStore, DocumentRow, PaperReads
+from ..store.base import ChunkStore, DocumentRow, PaperReads, SourceLimit
 from .citations import neutralise_source_citations
 from .graph_modes import Part
 
@@ -134,11 +134,15 @@ class _Picked:
 
 def _pick(store: PaperReads, part: Part, budgets: Budgets, count: Callable[[str], int]) -> _Picked:
     """Entities and relations take their own budgets, text units what is left of the total."""
-    ent_ids = [i for i, _ in part.entities]
-    relations = store.get_relations([i for i, _ in part.relations])
-    ends = {x for r in relations.values() for x in (r.source_id, r.target_id)}
-    entities = store.get_entities(list(dict.fromkeys(ent_ids + sorted(ends))))
+    # each entity and relation cites one chunk (:func:`_anchor`): one it was retrieved with when it
+    # can, else its first; so the store reads those and one more, not every chunk of a hub
+    retrieved = tuple(dict.fromkeys(i for i, _ in part.chunks))
+    cite = SourceLimit(len(retrieved) + 1, retrieved)
+    relations = store.get_relations([i for i, _ in part.relations], cite)
+    entities = store.get_entities([i for i, _ in part.entities], cite)
+    ends = {x for r in relations.values() for x in (r.source_id, r.target_id)} - set(entities)
     names = {i: e.name for i, e in entities.items()}
+    names.update({i: e.name for i, e in store.get_entities(sorted(ends), sources=False).items()})
 
     ent_items = [(entities[i], s) for i, s in part.entities if i in entities]
     ent_kept, used_e = _take(ent_items, [entity_text(e) for e, _ in ent_items], budgets.entities, count)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..graph.memory import MemoryGraph
-from ..store.base import GraphSearch, GraphStore
+from ..store.base import GraphSearch, GraphStore, SourceLimit
 from ..text.names import normalise_name
 from .rank import relevance_by_support
 
@@ -39,6 +39,7 @@ MAX_MATCHED = 12  # matched nodes that enter path finding (66 pairs)
 MAX_NEIGHBOURS = 400  # incident edges considered per node (heaviest first)
 EXPANSION_PER_NODE = 5  # relevant edges added per matched node in step 5
 MAX_VISITS = 20000  # nodes one bidirectional BFS may visit
+SOURCES_PER_ITEM = 20  # source chunks read per entity or relation beyond the question's own passages
 
 
 @dataclass
@@ -64,6 +65,13 @@ class QueryVectors:
     high: list[str]
     high_vecs: np.ndarray
     text: str = ""  # the question itself (full-text relevance of text units)
+    passages: tuple[str, ...] = ()  # the question's own passages (chunk ids, best first)
+
+    def sources(self) -> SourceLimit:
+        """The source chunks read per entity or relation a mode selected: those among the question's
+        passages, then the first others in document order, at most ``SOURCES_PER_ITEM`` of them. A hub
+        entity stated in thousands of chunks gives its relevant ones, not all of them."""
+        return SourceLimit(len(self.passages) + SOURCES_PER_ITEM, self.passages)
 
     def local_probe(self) -> np.ndarray:
         """Vectors an edge is compared with for relevance in local retrieval: question + low-level keywords."""
@@ -98,7 +106,7 @@ def match_nodes(store: GraphSearch, vecs: QueryVectors, params: GraphParams, dim
         for _key, eid in store.entities_by_keys(list(keys)).items():
             scores[eid] = 1.0
     index = store.vector_index("entity", dim)
-    if len(index):
+    if index:  # (not len(): on PostgreSQL a count of every row)
         for hits in index.search_many(vecs.low_vecs, params.nodes_per_keyword):
             for eid, score in hits:
                 if score >= params.node_threshold and score > scores.get(eid, -2.0):
@@ -112,13 +120,10 @@ def relevance(store: GraphSearch, ids, probes: np.ndarray, dim: int) -> dict[str
     ids = list(dict.fromkeys(ids))
     if not ids:
         return {}
-    vectors = store.get_vectors("relation", ids)  # one read, not one round trip per relation
-    found = [(i, vectors[i]) for i in ids if i in vectors]
     out = {i: 0.0 for i in ids}
-    if found:
-        mat = np.stack([v for _, v in found])
-        sims = (mat @ probes.T).max(axis=1)
-        out.update({i: float(s) for (i, _), s in zip(found, sims.tolist(), strict=True)})
+    # one call, scored where the vectors are (PostgreSQL: one number per relation comes back, not
+    # its vector; a hub's relations are thousands)
+    out.update(store.vector_index("relation", dim).similarities(ids, probes))
     return out
 
 
@@ -141,7 +146,7 @@ def rank_chunks(store: GraphSearch, support: Mapping[str, float], vecs: QueryVec
     if not support:
         return []
     index = store.vector_index("chunk", dim)
-    dense = index.search(vecs.query, len(support), allowed=set(support)) if len(index) else []
+    dense = index.search(vecs.query, len(support), allowed=set(support)) if index else []
     lexical = store.lexical_search(vecs.text, len(support), chunk_ids=list(support)) if vecs.text else []
     return relevance_by_support(support, dense, lexical, limit=limit)
 
@@ -162,25 +167,26 @@ def local_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, p
     part.details["matched"] = top
     rels: dict[str, tuple[float, int]] = {}
     neighbours: dict[str, int] = {}
-    graph.fetch(top)  # a partial graph: the matched entities' edges in one store query, then their neighbours'
-    graph.fetch(nb for node in top for _, nb in incident_rids(graph, node))
+    graph.fetch(top)  # a partial graph: the matched entities' edges in one store query
+    incident = {node: incident_rids(graph, node) for node in top}
+    # the neighbours' degrees (a partial graph counts them in the store, without reading their edges)
+    degree = graph.degrees([*top, *(nb for pairs in incident.values() for _, nb in pairs)])
     for node in top:
         adj = graph.adjacency(node) or {}
-        for rid, nb in incident_rids(graph, node):
+        for rid, nb in incident[node]:
             data = adj[nb]
-            degree = graph.degree(node) + graph.degree(nb)
-            rels.setdefault(rid, (degree, data["weight"]))
+            rels.setdefault(rid, (degree[node] + degree[nb], data["weight"]))
             if nb not in matched:
-                neighbours[nb] = graph.degree(nb)
+                neighbours[nb] = degree[nb]
     ranked_rels = sorted(rels, key=lambda r: (-rels[r][0], -rels[r][1], r))[: params.max_items]
     part.relations = [(r, float(rels[r][0])) for r in ranked_rels]
     part.entities = [(e, matched[e]) for e in top]
     part.entities += [(e, 0.0) for e in sorted(neighbours, key=lambda n: (-neighbours[n], n))]
     part.entities = part.entities[: params.max_items]
     counts: Counter[str] = Counter()
-    for chunk_ids in _chunks_of(store.get_entities(top)).values():
+    for chunk_ids in _chunks_of(store.get_entities(top, vecs.sources())).values():
         counts.update(set(chunk_ids))
-    for chunk_ids in _chunks_of(store.get_relations(ranked_rels)).values():
+    for chunk_ids in _chunks_of(store.get_relations(ranked_rels, vecs.sources())).values():
         counts.update(set(chunk_ids))
     part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     part.details["neighbours"] = list(neighbours)
@@ -263,14 +269,15 @@ def _subgraph_entities(sub: _Subgraph, expansion: list[tuple[str, float]], reach
     return entities
 
 
-def _subgraph_chunk_counts(store: GraphStore, sub: _Subgraph, relation_ids: list[str]) -> defaultdict[str, float]:
+def _subgraph_chunk_counts(store: GraphStore, sub: _Subgraph, relation_ids: list[str],
+                           sources: SourceLimit) -> defaultdict[str, float]:
     """Step 4: text units of the subgraph's nodes and edges, by frequency (expansion edges count half)."""
     counts: defaultdict[str, float] = defaultdict(float)
-    for rid, r in store.get_relations(relation_ids).items():
+    for rid, r in store.get_relations(relation_ids, sources).items():
         w = 1.0 if rid in sub.kept else 0.5
         for c in set(r.chunk_ids):
             counts[c] += w
-    for e in store.get_entities(sub.nodes).values():
+    for e in store.get_entities(sub.nodes, sources).values():
         for c in set(e.chunk_ids):
             counts[c] += 1.0
     return counts
@@ -290,7 +297,7 @@ def subgraph_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors
     ranked_core = _by_score(sub.kept.items())
     part.relations = (ranked_core + expansion)[: params.max_items]
     part.entities = _subgraph_entities(sub, expansion, reached, candidates)[: params.max_items]
-    counts = _subgraph_chunk_counts(store, sub, [r for r, _ in ranked_core] + [r for r, _ in expansion])
+    counts = _subgraph_chunk_counts(store, sub, [r for r, _ in ranked_core] + [r for r, _ in expansion], vecs.sources())
     part.chunks = rank_chunks(store, counts, vecs, dim, params.top_k)
     return part
 
@@ -301,7 +308,7 @@ def subgraph_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors
 def global_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int) -> Part:
     part = Part("global")
     index = store.vector_index("relation", dim)
-    if not vecs.high or not len(index):
+    if not vecs.high or not index:
         return part
     # 1. edges whose vectors are close to the high-level keywords
     per_keyword = max(params.max_items, 20)
@@ -312,19 +319,19 @@ def global_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, 
                 rel[rid] = float(score)
     if not rel:
         return part
-    rels = store.get_relations(rel)
+    rels = store.get_relations(rel, vecs.sources())
     # 2.-4. nodes by degree; edges ranked by relevance x weight, with the ends' degree
     composite: dict[str, float] = {}
-    graph.fetch(n for r in rels.values() for n in (r.source_id, r.target_id))
+    degrees = graph.degrees(n for r in rels.values() for n in (r.source_id, r.target_id))
     for rid, r in rels.items():
-        degree = graph.degree(r.source_id) + graph.degree(r.target_id)
+        degree = degrees[r.source_id] + degrees[r.target_id]
         composite[rid] = rel[rid] * (1.0 + 0.05 * math.log1p(max(r.weight, 0.0)) + 0.03 * math.log1p(degree))
     ranked = sorted(composite, key=lambda r: (-composite[r], r))[: params.max_items]
     part.relations = [(r, composite[r]) for r in ranked]
     ends: dict[str, int] = {}
     for rid in ranked:
         for n in (rels[rid].source_id, rels[rid].target_id):
-            ends[n] = graph.degree(n)
+            ends[n] = degrees[n]
     part.entities = [(n, float(d)) for n, d in sorted(ends.items(), key=lambda kv: (-kv[1], kv[0]))][: params.max_items]
     # 5. text units of those edges, by the edges' relevance to the high-level keywords
     chunk_score: dict[str, float] = {}

@@ -113,7 +113,7 @@ def find_clues(store: GraphSearch, query_vec: np.ndarray, threshold: float, limi
     if limit <= 0:
         return []
     index = store.vector_index("keyword", dim)
-    if not len(index):
+    if not index:  # (not len(): on PostgreSQL a count of every row)
         return []
     hits = index.above(query_vec, threshold, limit * 2)
     texts = store.keywords_text([i for i, _ in hits])

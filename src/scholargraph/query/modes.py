@@ -163,6 +163,7 @@ async def _graph_search(ctx: QueryContext, req: QueryRequest, search: Search, re
         retrieval.notes.append("subgraph disabled (-subgraph): one-hop neighbours of the matched entities "
                                "replace the shortest-path subgraph")
     passages = search_passages(ctx.store, q, req.question, qv.query, dim, top_k)
+    qv.passages = tuple(c for c, _ in passages.fused)
     part = search(ctx, req, graph, qv, _params(ctx, top_k), passages)
     if isinstance(graph, PartialGraph):  # a large graph: what this question read of it
         retrieval.details["graph_loaded"] = graph.loaded()

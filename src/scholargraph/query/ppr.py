@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..store.base import GraphStore
+from ..store.base import GraphStore, SourceLimit
 from ..text.names import fold_plural, normalise_name
 
 if TYPE_CHECKING:
@@ -196,9 +196,13 @@ class PassageGraph:
 
     @classmethod
     def assemble(cls, store: GraphStore, entity_ids: list[str], edges: Iterable[tuple[str, str, str, float]],
-                 name_link_weight: float = 0.0) -> PassageGraph:
+                 name_link_weight: float = 0.0, passages: SourceLimit | None = None) -> PassageGraph:
         """The matrix of ``entity_ids``, the ``edges`` between them (others are left out) and the
-        chunks stating them: the whole graph (:meth:`build`) or a question's neighbourhood."""
+        chunks stating them: the whole graph (:meth:`build`) or a question's neighbourhood.
+
+        ``passages``: at most that many chunks per entity join the matrix (those it prefers first: a
+        hub stated in thousands of passages is not read whole); an entity's specificity still counts
+        every passage stating it, so each kept edge weighs what it weighs in the whole matrix."""
         started = time.perf_counter()
         index = {e: i for i, e in enumerate(entity_ids)}
         rows: list[int] = []
@@ -216,14 +220,15 @@ class PassageGraph:
         names = [""] * len(entity_ids)
         chunk_index: dict[str, int] = {}
         batch = 2000
+        stated = store.chunk_counts("entities", entity_ids) if passages is not None else {}
         for start in range(0, len(entity_ids), batch):
             part = entity_ids[start : start + batch]
-            for eid, entity in store.get_entities(part).items():
+            for eid, entity in store.get_entities(part, passages if passages is not None else True).items():
                 ie = index[eid]
                 names[ie] = entity.name
                 distinct = dict.fromkeys(entity.chunk_ids)
-                passages_of[ie] = len(distinct)
-                specificity = 1.0 / max(len(distinct), 1)
+                passages_of[ie] = stated.get(eid, len(distinct))
+                specificity = 1.0 / max(passages_of[ie], 1.0)
                 for cid in distinct:
                     ic = chunk_index.get(cid)
                     if ic is None:

@@ -12,11 +12,11 @@ The passages already seed the walk, so the mode's text units are not fused with 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..config import QuerySettings
 from ..graph.memory import MemoryGraph, PartialGraph
-from ..store.base import GraphSearch, GraphStore
+from ..store.base import GraphSearch, GraphStore, SourceLimit
 from .graph_modes import GraphParams, Part, QueryVectors, match_nodes
 from .passages import PassageLists
 from .ppr import PassageGraph, question_seeds
@@ -38,12 +38,13 @@ def passage_graph(store: GraphSearch, graph: MemoryGraph, name_link_weight: floa
 
 
 def neighbourhood_graph(store: GraphStore, graph: PartialGraph, entity_seeds: Iterable[str], passage_seeds: Iterable[str],
-                        settings: PPRSettings) -> PassageGraph:
+                        settings: PPRSettings, passages: Sequence[str] = ()) -> PassageGraph:
     """The matrix of a question's part of a large graph: the seed entities and those stated in the
     seed passages, the entities up to ``local_hops`` hops from them (at most ``local_entities``;
     a hop that would pass it is taken only as far as it fits, neighbours in the store's order), the
     relations between them that the walk out read (those between two entities of the last hop are
-    not read: the matrix is the hops, not every edge among their ends) and the passages stating them."""
+    not read: the matrix is the hops, not every edge among their ends) and the passages stating them
+    (at most ``local_passages`` per entity, the question's ``passages`` first)."""
     start = list(dict.fromkeys([*entity_seeds, *(e for es in store.entities_in_chunks(list(passage_seeds)).values()
                                                  for e in es)]))
     reached = dict.fromkeys(start[: settings.local_entities])
@@ -59,7 +60,8 @@ def neighbourhood_graph(store: GraphStore, graph: PartialGraph, entity_seeds: It
     inside = list(reached)
     edges = [(data["rid"], a, b, data["weight"]) for a in inside if a in graph.fetched
              for b, data in (graph.adjacency(a) or {}).items() if b in reached and (b not in graph.fetched or a < b)]
-    return PassageGraph.assemble(store, inside, edges, settings.name_links)
+    return PassageGraph.assemble(store, inside, edges, settings.name_links,
+                                 SourceLimit(settings.local_passages, tuple(passages)))
 
 
 def ppr_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, params: GraphParams, dim: int,
@@ -68,7 +70,7 @@ def ppr_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, par
     seeds = dict(match_nodes(store, vecs, params, dim))
     facts: list[tuple[str, float]] = []
     index = store.vector_index("relation", dim)
-    if ppr.facts and len(index):
+    if ppr.facts and index:
         facts = [(rid, s) for rid, s in index.search(vecs.query, ppr.facts) if s >= params.edge_threshold]
         for rid, r in store.get_relations([rid for rid, _ in facts], sources=False).items():
             score = dict(facts)[rid]
@@ -81,7 +83,7 @@ def ppr_retrieve(store: GraphSearch, graph: MemoryGraph, vecs: QueryVectors, par
     entity_seeds = question_seeds(seeds, {e: x.name for e, x in exact.items()}, vecs.text,
                                   ppr.entity_min_score, ppr.entity_weight)
     if isinstance(graph, PartialGraph):  # too large to hold whole: the walk stays in the seeds' neighbourhood
-        pgraph = neighbourhood_graph(store, graph, entity_seeds, passage_seeds, ppr)
+        pgraph = neighbourhood_graph(store, graph, entity_seeds, passage_seeds, ppr, [c for c, _ in passages.fused])
         part.details["passage_graph_loaded"] = {"partial": True, "entities": pgraph.n_entities,
                                                 "nodes": len(pgraph.nodes), "edges": int(pgraph.adjacency.nnz // 2),
                                                 "seconds": round(pgraph.load_seconds, 4)}

@@ -26,5 +26,8 @@ class PPRSettings(BaseModel):
     facts: int = Field(5, ge=0, le=100, description="relations most similar to the question whose ends seed the walk")
     local_hops: int = Field(2, ge=1, le=4, description="above query.max_graph_relations: ppr walks the entities this "
                             "many hops from its seeds, with the passages stating them")
-    local_entities: int = Field(20_000, ge=100, description="above query.max_graph_relations: at most this many "
+    local_entities: int = Field(2_000, ge=100, description="above query.max_graph_relations: at most this many "
                                 "entities in ppr's neighbourhood (the hops stop when the next would pass it)")
+    local_passages: int = Field(100, ge=1, description="above query.max_graph_relations: at most this many passages "
+                                "per entity join ppr's neighbourhood, the question's own passages first (a hub "
+                                "keeps its weight: its specificity counts every passage stating it)")

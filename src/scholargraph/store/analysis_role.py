@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 
 from ..models import Community, CommunityReport, PaperReference, StubPaper
-from .base import CommunityDrift
+from .base import CommunityDrift, CommunityGrowth
 from .units import SqlSeam
 
 _COMMUNITY_COLUMNS = "id, level, signature, parent_id, relations, weight"
@@ -31,6 +31,16 @@ _DRIFT = """SELECT (SELECT COUNT(*) FROM relations), (SELECT COUNT(*) FROM commu
        (SELECT COUNT(*) FROM community_members m WHERE m.level = 0
             AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.source_id = m.entity_id)
             AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.target_id = m.entity_id))"""
+# the relations that arrived after an arrival number ({seq}: the backend's column), their ends in no
+# level-0 community (one probe of community_members' key each), the arrival number now (the top of
+# its index) and whether any community is stored
+_GROWTH = """SELECT (SELECT COUNT(*) FROM relations WHERE {seq} > {m}),
+       (SELECT COUNT(*) FROM (SELECT source_id AS e FROM relations WHERE {seq} > {m}
+                              UNION SELECT target_id FROM relations WHERE {seq} > {m}) n
+            WHERE NOT EXISTS (SELECT 1 FROM community_members c WHERE c.level = 0 AND c.entity_id = n.e)),
+       (SELECT COALESCE(MAX({seq}), 0) FROM relations),
+       (SELECT COUNT(*) FROM (SELECT 1 FROM communities LIMIT 1) c)"""
+_EDITS = ("graph_edits_entities", "graph_edits_relations")  # meta keys of the running counts
 # a report as put_community_reports stores it (json.dumps' separators) says how it was written
 _EXTRACTIVE = '%"method": "extractive"%'
 
@@ -42,10 +52,12 @@ def _report(data: str) -> CommunityReport:
 
 
 class Communities:
-    """``CommunityStore`` over a backend's SQL."""
+    """``CommunityStore`` over a backend's SQL; ``relation_seq`` is the backend's column of the
+    relations' arrival numbers."""
 
-    def __init__(self, sql: SqlSeam):
+    def __init__(self, sql: SqlSeam, relation_seq: str = "seq"):
         self.sql = sql
+        self.relation_seq = relation_seq
 
     def replace_communities(self, communities: Sequence[Community]) -> None:
         sql = self.sql
@@ -127,6 +139,24 @@ class Communities:
         # connected entities in no level-0 community: the connected ones less the members still connected
         return CommunityDrift(relations, communities, connected, connected - (members - gone), gone)
 
+    def community_growth(self, since: int) -> CommunityGrowth:
+        query = _GROWTH.format(seq=self.relation_seq, m=self.sql.mark)
+        relations, unassigned, seq, communities = (int(x) for x in self.sql.rows(query, (since, since, since))[0])
+        return CommunityGrowth(relations, unassigned, seq, bool(communities))
+
+    def count_graph_edits(self, entities: int, relations: int) -> None:
+        sql = self.sql
+        rows = [(key, str(n)) for key, n in zip(_EDITS, (entities, relations), strict=True) if n]
+        if rows:
+            sql.write(lambda: sql.execute_many(
+                f"INSERT INTO meta(key, value) VALUES ({sql.marks(2)}) ON CONFLICT (key) DO UPDATE SET "
+                "value = CAST(CAST(meta.value AS BIGINT) + CAST(excluded.value AS BIGINT) AS TEXT)", rows))
+
+    def graph_edits(self) -> tuple[int, int]:
+        of_keys, params = self.sql.one_of("key", list(_EDITS))
+        found = {r[0]: int(r[1]) for r in self.sql.rows(f"SELECT key, value FROM meta WHERE {of_keys}", params)}
+        return found.get(_EDITS[0], 0), found.get(_EDITS[1], 0)
+
     def missing_reports(self, extractive_too: bool = False) -> int:
         also = f" OR r.report LIKE {self.sql.mark}" if extractive_too else ""
         rows = self.sql.rows("SELECT COUNT(DISTINCT c.signature) FROM communities c LEFT JOIN community_reports r "
@@ -172,12 +202,33 @@ class Citations:
 
         return int(sql.write(work)) if mapping else 0
 
-    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
-        rows = self.sql.in_order({s.id: (s.id, s.title, s.doi, s.pmid, s.year, s.raw) for s in stubs}.values())
-        self.sql.write(lambda: self.sql.execute_many(
-            f"INSERT INTO stub_papers({_STUB_COLUMNS}) VALUES ({self.sql.marks(6)}) ON CONFLICT (id) DO UPDATE SET "
-            "title = excluded.title, doi = excluded.doi, pmid = excluded.pmid, year = excluded.year, raw = excluded.raw",
-            rows))
+    def put_stub_papers(self, stubs: Sequence[StubPaper], keys: Mapping[str, Iterable[str]] | None = None) -> None:
+        sql = self.sql
+        rows = sql.in_order({s.id: (s.id, s.title, s.doi, s.pmid, s.year, s.raw) for s in stubs}.values())
+        keyed = {stub_id: sorted(set(found)) for stub_id, found in (keys or {}).items()}
+
+        def work() -> None:
+            sql.execute_many(
+                f"INSERT INTO stub_papers({_STUB_COLUMNS}) VALUES ({sql.marks(6)}) ON CONFLICT (id) DO UPDATE SET "
+                "title = excluded.title, doi = excluded.doi, pmid = excluded.pmid, year = excluded.year, "
+                "raw = excluded.raw", rows)
+            for part in sql.parts(sorted(keyed)):
+                of_ids, params = sql.one_of("stub_id", part)
+                sql.execute(f"DELETE FROM stub_keys WHERE {of_ids}", params)
+            sql.execute_many(f"INSERT INTO stub_keys(key, stub_id) VALUES ({sql.marks(2)})",
+                             sql.in_order((key, stub_id) for stub_id, found in keyed.items() for key in found))
+
+        sql.write(work)
+
+    def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
+        ids: set[str] = set()
+        for part in self.sql.parts(sorted(set(keys))):
+            of_keys, params = self.sql.one_of("key", part)
+            ids.update(r[0] for r in self.sql.rows(f"SELECT stub_id FROM stub_keys WHERE {of_keys}", params))
+        return self.stub_papers(ids) if ids else []
+
+    def has_stub_papers(self) -> bool:
+        return bool(self.sql.rows("SELECT 1 FROM stub_papers LIMIT 1", ()))
 
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]:
         select = f"SELECT {_STUB_COLUMNS} FROM stub_papers"
@@ -232,6 +283,15 @@ class KeepsAnalysis:
     def community_drift(self) -> CommunityDrift:
         return self.communities.community_drift()
 
+    def community_growth(self, since: int) -> CommunityGrowth:
+        return self.communities.community_growth(since)
+
+    def count_graph_edits(self, entities: int, relations: int) -> None:
+        self.communities.count_graph_edits(entities, relations)
+
+    def graph_edits(self) -> tuple[int, int]:
+        return self.communities.graph_edits()
+
     def missing_reports(self, extractive_too: bool = False) -> int:
         return self.communities.missing_reports(extractive_too)
 
@@ -244,11 +304,17 @@ class KeepsAnalysis:
     def retarget_references(self, mapping: dict[str, str]) -> int:
         return self.citations.retarget_references(mapping)
 
-    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
-        self.citations.put_stub_papers(stubs)
+    def put_stub_papers(self, stubs: Sequence[StubPaper], keys: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.citations.put_stub_papers(stubs, keys)
 
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]:
         return self.citations.stub_papers(ids)
+
+    def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
+        return self.citations.stubs_by_keys(keys)
+
+    def has_stub_papers(self) -> bool:
+        return self.citations.has_stub_papers()
 
     def delete_stub_papers(self, ids: Sequence[str]) -> None:
         self.citations.delete_stub_papers(ids)

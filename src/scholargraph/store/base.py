@@ -21,7 +21,7 @@ an opaque :meth:`GraphStore.graph_version` rather than a rowid.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
@@ -60,6 +60,30 @@ COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentio
 # "resolve": entities the resolution pass has not compared with the graph yet;
 # "communities": documents committed since the communities (and their reports) were last brought up to date
 MaintenanceTask = Literal["resolve", "communities", "reports"]
+
+
+@dataclass(frozen=True)
+class SourceLimit:
+    """Read at most ``per_item`` source chunks of each entity or relation: those among ``prefer`` (e.g.
+    the chunks a question retrieved) first, then the others, each group in document order. What a
+    query cites; a hub entity stated in thousands of chunks is read a few rows at a time."""
+
+    per_item: int
+    prefer: tuple[str, ...] = ()
+
+
+def add_source_rows(items: Mapping[str, Entity | Relation], rows: Iterable[Sequence]) -> None:
+    """Append (item id, chunk id, document id) rows, in their order, to each item's ``chunk_ids`` and
+    ``document_ids``, each id once."""
+    chunks: dict[str, dict[str, None]] = {}
+    docs: dict[str, dict[str, None]] = {}
+    for r in rows:
+        chunks.setdefault(r[0], {})[r[1]] = None
+        docs.setdefault(r[0], {})[r[2]] = None
+    for item_id, found in chunks.items():
+        item = items[item_id]
+        item.chunk_ids = list(dict.fromkeys([*item.chunk_ids, *found]))
+        item.document_ids = list(dict.fromkeys([*item.document_ids, *docs[item_id]]))
 
 
 def batches(ids: Iterable, size: int = 500) -> list[list]:
@@ -151,6 +175,20 @@ class CommunityDrift:
     gone: int
 
 
+@dataclass(frozen=True)
+class CommunityGrowth:
+    """What the graph gained since the relation arrival number ``since`` (``community_growth``),
+    counted by the database from the relations that arrived since alone: ``relations`` that
+    arrived, their ends in no level-0 community (``unassigned``), the arrival number now (``seq``)
+    and whether any community is stored. Removed and re-pointed relations are counted apart, by the
+    edits that make them (``GraphEdits.count_graph_edits``)."""
+
+    relations: int
+    unassigned: int
+    seq: int
+    communities: bool
+
+
 @dataclass
 class GraphRemoval:
     """Ids that disappeared when a document's provenance was dropped, per vector namespace."""
@@ -217,7 +255,11 @@ class DocumentStore(Protocol):
         """PROCESSING documents no live process is working on (a run that was interrupted); read only."""
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
-        """PENDING documents, largest first (the order ``claim_pending`` hands them out)."""
+        """PENDING documents (of ``only``: those named are read, not every pending one), largest
+        first (the order ``claim_pending`` hands them out)."""
+
+    def pending_count(self, only: Collection[str] | None = None) -> int:
+        """How many documents are PENDING (of ``only``), counted in the database (a run's progress total)."""
 
     def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
         """Documents in ``status`` (up to ``limit``), largest first, read from the status index: as
@@ -357,10 +399,17 @@ class GraphStore(Protocol):
         """Every entity and relation needs rebuilding (after an embedding model change)."""
 
     # reading
-    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
-        """Entities by id; ``sources=False`` leaves ``chunk_ids``/``document_ids`` empty (cheaper)."""
+    def get_entities(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Entity]:
+        """Entities by id with every source chunk and document (exports, entity pages); ``sources=False``
+        leaves ``chunk_ids``/``document_ids`` empty (cheaper); a :class:`SourceLimit` reads at most
+        its ``per_item`` chunks per entity, those it prefers first (what a query can cite)."""
 
-    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]: ...
+    def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
+        """Relations by id; ``sources`` as in :meth:`get_entities`."""
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        """How many distinct chunks state each entity or relation (counted in the store, the chunks
+        not read); ids stated nowhere are left out."""
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         """Every record of the relations, resolved (ids, document, chunk), in document order."""
@@ -436,6 +485,15 @@ class GraphEdits(Protocol):
         """Likewise for relations (their vector text names their ends: an end renamed makes it stale)."""
 
 
+class GraphEditCounts(Protocol):
+    """Running counts of what structural edits (merges, splits, deletions) removed or re-pointed:
+    what the community update measures the change by (``CommunityStore.graph_edits``), besides the
+    relations that arrived."""
+
+    def count_graph_edits(self, entities: int, relations: int) -> None:
+        """Add to the counts (inside the edit's unit of work)."""
+
+
 class CommunityStore(Protocol):
     """Communities of the entity graph per level and their reports (seed 001 §III.C-D).
 
@@ -467,7 +525,16 @@ class CommunityStore(Protocol):
         """Delete reports whose signature no stored community has; returns how many."""
 
     def community_drift(self) -> CommunityDrift:
-        """The graph against the stored communities, counted in the database (one snapshot)."""
+        """The graph against the stored communities, counted in the database (one snapshot; one
+        pass over the entities and level-0 members: a knowledge base of communities computed before
+        arrival numbers were recorded)."""
+
+    def community_growth(self, since: int) -> CommunityGrowth:
+        """The relations that arrived after arrival number ``since`` and their ends in no level-0
+        community: a read of those relations alone (one snapshot)."""
+
+    def graph_edits(self) -> tuple[int, int]:
+        """The running counts of ``GraphEditCounts``: (entities, relations) removed or re-pointed."""
 
     def missing_reports(self, extractive_too: bool = False) -> int:
         """Distinct signatures of the stored communities with no report (``extractive_too``: or an
@@ -489,10 +556,17 @@ class CitationStore(Protocol):
         """Point every entry citing ``old`` at ``new`` (stub -> document when a cited paper arrives,
         document -> stub when it is deleted); returns the entries changed."""
 
-    def put_stub_papers(self, stubs: Sequence[StubPaper]) -> None:
-        """Store (or replace) stub papers by id."""
+    def put_stub_papers(self, stubs: Sequence[StubPaper], keys: Mapping[str, Iterable[str]] | None = None) -> None:
+        """Store (or replace) stub papers by id, with the keys each can be matched by (stub id ->
+        keys; a stub left out keeps the keys it has)."""
 
     def stub_papers(self, ids: Iterable[str] | None = None) -> list[StubPaper]: ...
+
+    def stubs_by_keys(self, keys: Iterable[str]) -> list[StubPaper]:
+        """The stub papers holding any of ``keys`` (by id): one probe of the key index per key."""
+
+    def has_stub_papers(self) -> bool:
+        """Whether any stub paper is stored (one row of its key)."""
 
     def delete_stub_papers(self, ids: Sequence[str]) -> None: ...
 
@@ -548,7 +622,15 @@ class VectorIndex(Protocol):
 
     def get(self, id_: str) -> np.ndarray | None: ...
 
-    def __len__(self) -> int: ...
+    def similarities(self, ids: Sequence[str], probes: np.ndarray) -> dict[str, float]:
+        """The highest cosine between each vector among ``ids`` and any row of ``probes`` (rows
+        L2-normalised), computed where the vectors are (ids without a vector are left out)."""
+
+    def __len__(self) -> int:
+        """The number of vectors (on PostgreSQL a count of the table: not on a question's path)."""
+
+    def __bool__(self) -> bool:
+        """Whether any vector is held (cheap on every backend: what a question asks)."""
 
     def __contains__(self, id_: object) -> bool: ...
 
@@ -656,7 +738,7 @@ class BrowseStore(PaperReads, VectorStore, CommunityStore, CitationStore, Mentio
     graph and community views, plots, exports, the KG facts of a paper)."""
 
 
-class GraphUpkeep(Writes, MetaStore, MaintenanceStore, GraphStore, GraphEdits, VectorStore, Protocol):
+class GraphUpkeep(Writes, MetaStore, MaintenanceStore, GraphStore, GraphEdits, GraphEditCounts, VectorStore, Protocol):
     """What keeps the merged graph right: rebuilding dirty elements, the resolution pass, merging
     and splitting entities."""
 
@@ -666,7 +748,7 @@ class CommunityUpkeep(Writes, MetaStore, MaintenanceStore, ChunkStore, GraphStor
     needs are queued as maintenance, so that workers finishing together share them)."""
 
 
-class CitationUpkeep(Writes, DocumentStore, CitationStore, Protocol):
+class CitationUpkeep(Writes, MetaStore, DocumentStore, CitationStore, Protocol):
     """What resolving the citation network uses."""
 
 
@@ -675,7 +757,7 @@ class IndexingStore(GraphUpkeep, DocumentStore, ChunkStore, MentionStore, Protoc
     vectors, and the maintenance it owes (``GraphUpkeep``)."""
 
 
-class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, VectorStore,
+class Store(Writes, MetaStore, DocumentStore, MaintenanceStore, ChunkStore, GraphStore, GraphEdits, GraphEditCounts, VectorStore,
             LLMCache, CallLog, EmbeddingCache, SessionStore, CommunityStore, CitationStore, MentionStore, ExportReads,
             Counts, Protocol):
     """Everything one workspace holds: what a backend implements and the composition root

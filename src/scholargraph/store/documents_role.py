@@ -35,9 +35,19 @@ class DocumentReads:
         self.sql = sql
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
-        rows = self.sql.rows("SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id", ())
-        wanted = None if only is None else set(only)
-        return [r[0] for r in rows if wanted is None or r[0] in wanted]
+        if only is None:
+            return [r[0] for r in self.sql.rows("SELECT id FROM documents WHERE status = 'PENDING' "
+                                                "ORDER BY size DESC, id", ())]
+        rows: list = []  # the named documents alone, not every pending one
+        for part in self.sql.parts(sorted(set(only))):
+            of_ids, params = self.sql.one_of("id", part)
+            rows += self.sql.rows(f"SELECT id, size FROM documents WHERE status = 'PENDING' AND {of_ids}", params)
+        return [r[0] for r in sorted(rows, key=lambda r: (-int(r[1]), r[0]))]
+
+    def pending_count(self, only: Collection[str] | None = None) -> int:
+        if only is not None:
+            return len(self.pending_ids(only))
+        return int(self.sql.rows("SELECT COUNT(*) FROM documents WHERE status = 'PENDING'", ())[0][0])
 
     def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
         # the order of the claim index (status, size DESC, id): a range of it, the first row for limit 1
@@ -103,6 +113,9 @@ class KeepsDocumentReads:
 
     def pending_ids(self, only: Collection[str] | None = None) -> list[str]:
         return self.documents.pending_ids(only)
+
+    def pending_count(self, only: Collection[str] | None = None) -> int:
+        return self.documents.pending_count(only)
 
     def document_ids(self, status: DocStatus, limit: int | None = None) -> list[str]:
         return self.documents.document_ids(status, limit)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from ..models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from .base import GraphEdits, GraphKind, GraphRemoval, GraphStore, SourceDescriptions
+from .base import GraphEdits, GraphKind, GraphRemoval, GraphStore, SourceDescriptions, SourceLimit
 
 
 class GraphParts(GraphStore, GraphEdits, Protocol):
@@ -58,11 +58,14 @@ class KeepsGraph:
     def mark_all_dirty(self) -> None:
         self.graph.mark_all_dirty()
 
-    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
+    def get_entities(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Entity]:
         return self.graph.get_entities(ids, sources)
 
-    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]:
+    def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
         return self.graph.get_relations(ids, sources)
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        return self.graph.chunk_counts(kind, ids)
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         return self.graph.relation_provenance(ids)

@@ -73,6 +73,7 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("main", "community_reports", "signature, report, updated_at", "signature"),
     ("main", "paper_references", "citing_id, ordinal, raw, target_id, doi, pmid, title, year", "citing_id, ordinal"),
     ("main", "stub_papers", "id, title, doi, pmid, year, raw", "id"),
+    ("main", "stub_keys", "key, stub_id", "key, stub_id"),
     ("records", "llm_cache", "key, model, purpose, response, prompt_tokens, completion_tokens, estimated, created_at",
      "rowid"),
     ("records", "llm_calls", "ts, purpose, model, document_id, prompt_tokens, completion_tokens, estimated, cached, "

@@ -169,8 +169,22 @@ class ExactVectorIndex:
     def __len__(self) -> int:
         return self._n
 
+    def __bool__(self) -> bool:
+        return self._n > 0
+
     def __contains__(self, id_: object) -> bool:
         return id_ in self._rows
+
+    def similarities(self, ids: Sequence[str], probes: np.ndarray) -> dict[str, float]:
+        """The highest cosine between each vector among ``ids`` and any row of ``probes`` (rows
+        L2-normalised); ids without a vector are left out."""
+        with self._lock:
+            found = [(i, self._rows[i]) for i in dict.fromkeys(ids) if i in self._rows]
+            if not found:
+                return {}
+            mat = self._mat[[row for _, row in found]]
+        sims = (mat @ np.atleast_2d(np.asarray(probes, dtype=np.float32)).T).max(axis=1)
+        return {i: float(s) for (i, _), s in zip(found, sims.tolist(), strict=True)}
 
     def get(self, id_: str) -> np.ndarray | None:
         """A copy of the stored (normalised) vector, or ``None``."""

@@ -17,7 +17,7 @@ from scholargraph.models import (
     Section,
     StubPaper,
 )
-from scholargraph.store.base import CommunityDrift
+from scholargraph.store.base import CommunityDrift, CommunityGrowth
 
 
 def _hierarchy() -> list[Community]:
@@ -78,6 +78,25 @@ def test_community_drift_is_counted_by_the_database(store):
     assert store.community_drift() == CommunityDrift(relations=2, communities=5, connected=3, unassigned=0, gone=2)
 
 
+def test_community_growth_counts_the_relations_that_arrived_since_alone(store):
+    """What the community update decides from after a batch: the relations that arrived after the
+    arrival number it recorded, their ends in no level-0 community, and the running edit counts;
+    nothing before that number is read."""
+    assert store.community_growth(0) == CommunityGrowth(relations=0, unassigned=0, seq=0, communities=False)
+    _graph(store, [("r1", "e1", "e2"), ("r2", "e2", "e3")])
+    first = store.community_growth(0)
+    assert (first.relations, first.unassigned, first.communities) == (2, 3, False) and first.seq > 0
+    assert store.community_growth(first.seq) == CommunityGrowth(0, 0, first.seq, False)
+    store.replace_communities(_hierarchy())  # level 0: e1..e5
+    _graph(store, [("r3", "e3", "e6"), ("r4", "e6", "e7")])  # e6, e7 in no community
+    later = store.community_growth(first.seq)
+    assert (later.relations, later.unassigned, later.communities) == (2, 2, True) and later.seq > first.seq
+    assert store.graph_edits() == (0, 0)
+    store.write(lambda: store.count_graph_edits(2, 5))
+    store.write(lambda: store.count_graph_edits(1, 0))
+    assert store.graph_edits() == (3, 5)
+
+
 def test_missing_reports_are_counted_without_reading_them(store):
     store.replace_communities(_hierarchy())  # signatures sa, sb (twice), sc, sd
     assert store.missing_reports() == store.missing_reports(extractive_too=True) == 4
@@ -91,6 +110,25 @@ def test_missing_reports_are_counted_without_reading_them(store):
 def _doc(store, doc_id):
     store.add_pending(Document(doc_id, doc_id, [Section("", "text")]), "full", "t")
     store.set_status(doc_id, DocStatus.PROCESSED)
+
+
+def test_stub_papers_are_found_by_their_keys(store):
+    """The citation update looks new papers up among the stubs sharing a key with them."""
+    store.put_stub_papers([StubPaper("ref:1", "One", "10.1/a", None, None, "one"),
+                           StubPaper("ref:2", "Two", None, "123", None, "two")],
+                          {"ref:1": ["doi:10.1/a", "start:a b c"], "ref:2": ["pmid:123", "start:a b c"]})
+    assert store.has_stub_papers()
+    assert [s.id for s in store.stubs_by_keys(["doi:10.1/a"])] == ["ref:1"]
+    assert [s.id for s in store.stubs_by_keys(["start:a b c", "pmid:123"])] == ["ref:1", "ref:2"]
+    assert store.stubs_by_keys(["title:nothing"]) == [] and store.stubs_by_keys([]) == []
+    store.put_stub_papers([StubPaper("ref:1", "One", "10.1/b", None, None, "one")], {"ref:1": ["doi:10.1/b"]})
+    assert store.stubs_by_keys(["doi:10.1/a"]) == [] and [s.doi for s in store.stubs_by_keys(["doi:10.1/b"])] == ["10.1/b"]
+    store.put_stub_papers([StubPaper("ref:2", "Two again", None, "123", None, "two")])  # its keys stay
+    assert [s.title for s in store.stubs_by_keys(["pmid:123"])] == ["Two again"]
+    store.delete_stub_papers(["ref:2"])  # its keys go with it
+    assert store.stubs_by_keys(["pmid:123", "start:a b c"]) == []
+    store.delete_stub_papers(["ref:1"])
+    assert not store.has_stub_papers()
 
 
 def test_references_stubs_and_retargeting(store):

@@ -6,6 +6,7 @@ import pytest
 from contract_helpers import doc, entity_id, extraction, index_document, key
 
 from scholargraph.models import Entity, EntityRecord, Extraction, KeywordRecord, Relation, RelationRecord
+from scholargraph.store.base import SourceLimit
 
 
 def test_records_resolve_to_one_entity_per_name_and_keep_provenance(store):
@@ -160,3 +161,24 @@ def test_a_querys_part_of_the_graph_edges_touching_and_entities_in_chunks(store)
     assert store.edges_touching([]) == []
     assert {c: sorted(es) for c, es in store.entities_in_chunks(["d2-c0", "d1-c0", "nope"]).items()} == {
         "d1-c0": sorted([rag, bert]), "d2-c0": sorted([kg, leiden])}
+
+
+def test_a_query_reads_a_bounded_number_of_sources_per_element_the_ones_it_can_cite_first(store):
+    """A hub entity stated in many chunks: exports and entity pages still get every source; a query
+    reads at most ``per_item`` of them, the chunks it retrieved first, then the rest in document order."""
+    for i in range(30):
+        index_document(store, f"d{i:02d}")
+    rag = entity_id(store, "RAG")
+    [(rid, *_)] = store.all_edges()
+    every = store.get_entities([rag])[rag]
+    assert len(every.chunk_ids) == 30 and every.chunk_ids[:2] == ["d00-c0", "d01-c0"]
+    assert len(store.get_relations([rid])[rid].chunk_ids) == 30
+
+    cited = store.get_entities([rag], SourceLimit(3, prefer=("d27-c0", "d13-c0", "not-a-chunk")))[rag]
+    assert cited.chunk_ids == ["d13-c0", "d27-c0", "d00-c0"]  # the retrieved ones (in document order), then the first
+    assert cited.document_ids == ["d13", "d27", "d00"]
+    assert store.get_relations([rid], SourceLimit(2))[rid].chunk_ids == ["d00-c0", "d01-c0"]
+    assert store.get_entities([rag], SourceLimit(1, prefer=("d05-c0",)))[rag].chunk_ids == ["d05-c0"]
+    # how many chunks state it, counted without reading them (what a hub's weight in a walk needs)
+    assert store.chunk_counts("entities", [rag, "missing"]) == {rag: 30}
+    assert store.chunk_counts("relations", [rid]) == {rid: 30}

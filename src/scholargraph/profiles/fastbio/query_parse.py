@@ -141,7 +141,7 @@ def _longest_matches(spans: list[tuple[int, int, str]], matched: dict[int, str])
 
 def _sort_names(store, resolved: dict[str, list[str]], q: BioQuery) -> None:
     """Each name to diseases, genes or other, by the types of its entities."""
-    ents = store.get_entities({e for ids in resolved.values() for e in ids})
+    ents = store.get_entities({e for ids in resolved.values() for e in ids}, sources=False)
     for name, entity_ids in resolved.items():
         types = {ents[i].type for i in entity_ids if i in ents}
         (q.diseases if "Disease" in types else q.genes if types & {"Gene/Protein"} else q.other).append(name)

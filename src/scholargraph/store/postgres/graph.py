@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions
+from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows
 
 _KINDS = {"entities": "entities", "relations": "relations"}
+_SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
 _ENTITY_COLUMNS = "id, name, type, description, aliases, weight"
 _RELATION_COLUMNS = "id, source_id, target_id, description, keywords, types, weight, directed, confidence"
 
@@ -235,31 +236,42 @@ class PostgresGraph:
 
     # -- reading ------------------------------------------------------------------------
 
-    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
+    def get_entities(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Entity]:
         rows = self._rows(f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
         out = {r[0]: _entity(r) for r in rows}
-        if sources:
-            self._attach_sources("entity_sources", "entity_id", out)
+        if sources is not False:
+            self._attach_sources("entity_sources", "entity_id", out, sources)
         return out
 
-    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]:
+    def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
         rows = self._rows(f"SELECT {_RELATION_COLUMNS} FROM relations WHERE id = ANY(%s)", (list(dict.fromkeys(ids)),))
         out = {r[0]: _relation(r) for r in rows}
-        if sources:
-            self._attach_sources("relation_sources", "relation_id", out)
+        if sources is not False:
+            self._attach_sources("relation_sources", "relation_id", out, sources)
         return out
 
-    def _attach_sources(self, table: str, column: str, items: dict) -> None:
+    def _attach_sources(self, table: str, column: str, items: dict, limit: bool | SourceLimit) -> None:
         if not items:
             return
-        rows = self._rows(f"SELECT {column}, chunk_id, document_id FROM {table} WHERE {column} = ANY(%s) "
-                          "ORDER BY document_id, seq", (list(items),))
-        for r in rows:
-            item = items[r[0]]
-            if r[1] not in item.chunk_ids:
-                item.chunk_ids.append(r[1])
-            if r[2] not in item.document_ids:
-                item.document_ids.append(r[2])
+        if not isinstance(limit, SourceLimit):  # every source, in document order
+            add_source_rows(items, self._rows(f"SELECT {column}, chunk_id, document_id FROM {table} "
+                                              f"WHERE {column} = ANY(%s) ORDER BY document_id, seq", (list(items),)))
+            return
+        # each item's distinct chunks, the preferred first, numbered in the database: only the first
+        # ``per_item`` of each item come back
+        add_source_rows(items, self._rows(
+            f"""SELECT item, chunk_id, document_id FROM (
+                    SELECT item, chunk_id, document_id, row_number() OVER (
+                        PARTITION BY item ORDER BY chunk_id = ANY(%s::text[]) DESC, document_id, first) AS n
+                    FROM (SELECT {column} AS item, chunk_id, document_id, min(seq) AS first FROM {table}
+                          WHERE {column} = ANY(%s) GROUP BY {column}, chunk_id, document_id) d
+                ) t WHERE n <= %s ORDER BY item, n""", (list(limit.prefer), list(items), limit.per_item)))
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        table, column = _SOURCES[_table(kind)]
+        return {r[0]: int(r[1]) for r in self._rows(
+            f"SELECT {column}, count(DISTINCT chunk_id) FROM {table} WHERE {column} = ANY(%s) GROUP BY {column}",
+            (list(dict.fromkeys(ids)),))}
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         rows = self._rows(

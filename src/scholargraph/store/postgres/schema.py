@@ -357,7 +357,21 @@ ALTER TABLE maintenance ADD COLUMN claimed_by BIGINT;
 ALTER TABLE maintenance ADD COLUMN lease_until DOUBLE PRECISION;
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8]
+# v9: the keys a stub paper of the citation network can be matched by (its DOI, PMID, normalised
+# title, and every three consecutive words of its normalised reference text), so the papers a run
+# adds are matched against the stubs sharing a key with them rather than against every stub.
+# Stubs an older version wrote (meta ``stub_keys_missing``) are keyed by the first citation update.
+V8_TO_V9 = """
+CREATE TABLE stub_keys (
+    key TEXT NOT NULL,
+    stub_id TEXT NOT NULL REFERENCES stub_papers(id) ON DELETE CASCADE,
+    PRIMARY KEY (key, stub_id)
+);
+CREATE INDEX stub_keys_stub ON stub_keys(stub_id);
+INSERT INTO meta(key, value) SELECT 'stub_keys_missing', '1' WHERE EXISTS (SELECT 1 FROM stub_papers);
+"""
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

@@ -218,20 +218,22 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
     # -- units of work and connections ---------------------------------------------------
 
-    def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None) -> list:
-        """A read (or a write returning rows): on the unit of work's connection inside one, else pooled."""
+    def _rows(self, sql: str, params: Sequence | dict | None = None, ef_search: int | None = None,
+              binary: bool = False) -> list:
+        """A read (or a write returning rows): on the unit of work's connection inside one, else
+        pooled. ``binary``: the rows travel in binary (vectors: no text to parse per float)."""
         if self.units.in_work():
-            return self._fetch(self.units.conn, sql, params, ef_search)
+            return self._fetch(self.units.conn, sql, params, ef_search, binary)
         try:
             with self.pool.connection() as conn:
-                return self._fetch(conn, sql, params, ef_search)
+                return self._fetch(conn, sql, params, ef_search, binary)
         except PoolTimeout as exc:
             raise WorkspaceError(f"PostgreSQL at {self.where} gave no connection in time: {exc}") from exc
 
     @staticmethod
-    def _fetch(conn: psycopg.Connection, sql: str, params: Any, ef_search: int | None) -> list:
+    def _fetch(conn: psycopg.Connection, sql: str, params: Any, ef_search: int | None, binary: bool = False) -> list:
         if ef_search is None:
-            cur = conn.execute(sql, params)
+            cur = conn.execute(sql, params, binary=binary)
             return cur.fetchall() if cur.description else []
         with conn.transaction():
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
@@ -572,12 +574,22 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
         def work() -> None:
             self._ensure_vector_tables(matrix.shape[1])
+            fresh = self._new_rows(namespace, list(last))
             self._many(f"INSERT INTO {table}(id, embedding) VALUES (%s, %s) "
                        "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
                        [(i, matrix[row]) for i, row in sorted(last.items())])
-            self._maybe_index(namespace, len(last))
+            self._maybe_index(namespace, fresh)
 
         self.write(work)
+
+    def _new_rows(self, namespace: str, ids: list[str]) -> int:
+        """How many of ``ids`` the namespace does not hold yet, while it has no HNSW index (the
+        rebuild puts again the vectors of elements it rebuilt: those add no row, and counted as
+        added they would make every later put count the whole namespace)."""
+        if self._rows_seen.get(namespace) is None or self._rows_seen[namespace] < 0:
+            return len(ids)  # not counted yet (counted whole next), or indexed (not counted)
+        held = self._rows(f"SELECT count(*) FROM {vector_table(namespace)} WHERE id = ANY(%s)", (ids,))
+        return len(ids) - int(held[0][0])
 
     def _maybe_index(self, namespace: str, added: int) -> None:
         """Build the namespace's HNSW index once it holds ``hnsw_min_rows`` vectors (in a unit of work)."""
@@ -623,10 +635,15 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
             raise WorkspaceError("the workspace records no embedding dimension yet; index documents first")
         if self._vector_dim() != dim:
             self.write(lambda: self._ensure_vector_tables(dim))
-        return PgVectorIndex(self._rows, dim, namespace, self.ef_search)
+        return PgVectorIndex(self._rows, dim, namespace, self.ef_search, lambda: self._has_hnsw(namespace))
+
+    def _has_hnsw(self, namespace: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+                               (f"{vector_table(namespace)}_hnsw",)))
 
     def get_vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not len(ids) or self._vector_dim() is None:
             return {}
-        rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),))
+        rows = self._rows(f"SELECT id, embedding FROM {vector_table(namespace)} WHERE id = ANY(%s)", (list(ids),),
+                          binary=True)
         return {r[0]: r[1] for r in rows}

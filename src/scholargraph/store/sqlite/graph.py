@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions, batches
+from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows, batches
 
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}
+_SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
 VERSION_STEP = 0.000001  # added to ``updated_at`` to invalidate a rebuild in flight
 
 
@@ -244,37 +245,51 @@ class SQLiteGraph:
 
     # -- reading ------------------------------------------------------------------------
 
-    def get_entities(self, ids: Iterable[str], sources: bool = True) -> dict[str, Entity]:
+    def get_entities(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Entity]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, Entity] = {}
         for part in batches(ids):
             out.update((r["id"], _entity(r)) for r in self._rows(f"SELECT * FROM entities WHERE id IN ({_in(part)})", part))
-        if sources:
-            self._attach_sources("entity_sources", "entity_id", out)
+        if sources is not False:
+            self._attach_sources("entity_sources", "entity_id", out, sources)
         return out
 
-    def get_relations(self, ids: Iterable[str], sources: bool = True) -> dict[str, Relation]:
+    def get_relations(self, ids: Iterable[str], sources: bool | SourceLimit = True) -> dict[str, Relation]:
         ids = list(dict.fromkeys(ids))
         out: dict[str, Relation] = {}
         for part in batches(ids):
             out.update((r["id"], _relation(r)) for r in self._rows(f"SELECT * FROM relations WHERE id IN ({_in(part)})", part))
-        if sources:
-            self._attach_sources("relation_sources", "relation_id", out)
+        if sources is not False:
+            self._attach_sources("relation_sources", "relation_id", out, sources)
         return out
 
-    def _attach_sources(self, table: str, column: str, items: dict) -> None:
+    def _attach_sources(self, table: str, column: str, items: dict, limit: bool | SourceLimit) -> None:
         for part in batches(list(items)):
-            rows = self._rows(
-                f"SELECT DISTINCT {column}, chunk_id, document_id FROM {table} WHERE {column} IN ({_in(part)}) "
-                "ORDER BY document_id, rowid",
-                part,
-            )
-            for r in rows:
-                item = items[r[0]]
-                if r[1] not in item.chunk_ids:
-                    item.chunk_ids.append(r[1])
-                if r[2] not in item.document_ids:
-                    item.document_ids.append(r[2])
+            if not isinstance(limit, SourceLimit):  # every source, in document order
+                add_source_rows(items, self._rows(
+                    f"SELECT {column}, chunk_id, document_id FROM {table} WHERE {column} IN ({_in(part)}) "
+                    "ORDER BY document_id, rowid", part))
+                continue
+            # each item's distinct chunks, the preferred first, numbered in the database: only the first
+            # ``per_item`` of each item come back
+            prefer = list(dict.fromkeys(limit.prefer))
+            preferred = f"chunk_id IN ({_in(prefer)})" if prefer else "0"
+            add_source_rows(items, self._rows(
+                f"""SELECT item, chunk_id, document_id FROM (
+                        SELECT item, chunk_id, document_id, row_number() OVER (
+                            PARTITION BY item ORDER BY {preferred} DESC, document_id, first) AS n
+                        FROM (SELECT {column} AS item, chunk_id, document_id, min(rowid) AS first FROM {table}
+                              WHERE {column} IN ({_in(part)}) GROUP BY {column}, chunk_id, document_id)
+                    ) WHERE n <= ? ORDER BY item, n""", [*prefer, *part, limit.per_item]))
+
+    def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
+        table, column = _SOURCES[_table(kind)]
+        out: dict[str, int] = {}
+        for part in batches(list(dict.fromkeys(ids))):
+            out.update((r[0], int(r[1])) for r in self._rows(
+                f"SELECT {column}, count(DISTINCT chunk_id) FROM {table} WHERE {column} IN ({_in(part)}) GROUP BY {column}",
+                part))
+        return out
 
     def relation_provenance(self, ids: Sequence[str]) -> list[RelationRecord]:
         out: list[RelationRecord] = []

@@ -129,7 +129,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
                       lambda text, rows: self._wconn().executemany(text, rows), self.write)
         self.graph = SQLiteGraph(self._rows, self._wconn, self.write, self.delete_vectors)
         self.mentions = Mentions(sql, self.get_entities, self.get_relations)
-        self.communities, self.citations = Communities(sql), Citations(sql)
+        self.communities, self.citations = Communities(sql, relation_seq="rowid"), Citations(sql)
         self.meta, self.sessions = Meta(sql), Sessions(sql)
         self.documents = DocumentReads(sql)
         # close() does this; so does the interpreter's exit for a store nobody closed (held cache rows are written)
@@ -206,8 +206,7 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
                 ids = [r[0] for r in self._rows(
                     "SELECT id FROM documents WHERE status = 'PENDING' ORDER BY size DESC, id LIMIT ?", (limit,))]
             else:
-                wanted = set(only)
-                ids = [i for i in self.pending_ids() if i in wanted][:limit]
+                ids = self.pending_ids(only)[:limit]
             self._set_statuses(ids, DocStatus.PROCESSING, DocStatus.PENDING)
             return ids
 
