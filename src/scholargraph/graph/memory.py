@@ -277,7 +277,10 @@ def _join(meet: str, pred: dict, succ: dict) -> list[str]:
 
 
 def load_graph(store: GraphStore, version: tuple | None = None) -> MemoryGraph:
-    """The store's graph, read now (``version``: the graph version it was read at)."""
+    """The store's graph, read now (``version``: the graph version read before it; read first when not
+    given, so a commit landing between the two reads makes the version stale, never the graph)."""
+    if version is None:
+        version = store.graph_version()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # all_edges builds one tuple per relation
     try:
@@ -285,7 +288,7 @@ def load_graph(store: GraphStore, version: tuple | None = None) -> MemoryGraph:
     finally:
         if gc_was_enabled:
             gc.enable()
-    return MemoryGraph(edges, store.graph_version() if version is None else version)
+    return MemoryGraph(edges, version)
 
 
 class GraphCache:
