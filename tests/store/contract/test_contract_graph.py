@@ -182,3 +182,31 @@ def test_a_query_reads_a_bounded_number_of_sources_per_element_the_ones_it_can_c
     # how many chunks state it, counted without reading them (what a hub's weight in a walk needs)
     assert store.chunk_counts("entities", [rag, "missing"]) == {rag: 30}
     assert store.chunk_counts("relations", [rid]) == {rid: 30}
+
+
+def test_another_workers_write_makes_the_next_question_see_a_new_graph_version(open_workspace):
+    """Two processes on one knowledge base (a worker indexing, a server answering): relations the
+    worker adds, re-keys or removes must change the version the server reads, or it keeps answering
+    from its stale in-memory graph."""
+    server, worker = open_workspace(), open_workspace()
+    seen = [server.graph_version()]
+    index_document(worker, "d1")
+    seen.append(server.graph_version())
+    index_document(worker, "d2", Extraction(relations=[RelationRecord("GPT", "BERT", "compared", "d2-c0")]))
+    seen.append(server.graph_version())
+    worker.write(lambda: worker.rekey_relation(worker.all_edges()[0][0], "renamed"))
+    seen.append(server.graph_version())
+    worker.delete_graph_of("d2")
+    seen.append(server.graph_version())
+    assert len(set(seen)) == len(seen), seen
+    assert server.graph_version() == seen[-1]  # reading changes nothing
+
+
+def test_the_chunks_version_and_whether_there_are_any(open_workspace):
+    server, worker = open_workspace(), open_workspace()
+    assert not server.has_rows("chunks")
+    empty = server.content_version("chunks")
+    index_document(worker, "d1")
+    assert server.has_rows("chunks") and server.content_version("chunks") != empty
+    with pytest.raises(ValueError):
+        server.content_version("documents")
