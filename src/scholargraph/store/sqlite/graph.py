@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows, read_content_version, batches
+from ..base import (
+    GraphKind,
+    GraphRemoval,
+    SourceDescriptions,
+    SourceLimit,
+    add_source_rows,
+    batches,
+    read_content_version,
+)
 
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}
