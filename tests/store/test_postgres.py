@@ -392,6 +392,8 @@ def test_the_graph_version_sees_every_workers_commit_whatever_their_order(open_p
         second.execute("DELETE FROM entities WHERE id = 'base2'")  # its relations go by cascade
         second.commit()
         assert store.graph_version() not in (between, after)
+        with psycopg.connect(store.dsn) as conn:
+            assert store.versioned_rows("relations") == conn.execute("SELECT count(*) FROM relations").fetchone()[0] == 2
     finally:
         first.close()
         second.close()

@@ -330,7 +330,8 @@ class GraphCache:
             return graph
 
     def relations(self, store: Counts, version: tuple) -> int:
-        """The store's relation count at ``version`` (counted once per version)."""
+        """The store's relation count at ``version`` (read once per version, from the count the store
+        keeps with the version: no table is counted)."""
         if self._size is None or self._size[0] != version:
-            self._size = (version, store.count("relations"))
+            self._size = (version, store.versioned_rows("relations"))
         return self._size[1]

@@ -58,11 +58,12 @@ NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "commun
 VERSIONED = ("relations", "chunks")
 
 
-def read_content_version(rows: Callable[[str], list], what: str) -> int:
-    """The version counter of ``what`` (summed over its rows) through a backend's ``rows(sql)``."""
-    if what not in VERSIONED:
+def read_content_version(rows: Callable[[str], list], what: str, column: str = "n") -> int:
+    """The version counter (``column`` n) or the row count (``row_count``) of ``what``, summed over its
+    rows, through a backend's ``rows(sql)``."""
+    if what not in VERSIONED or column not in ("n", "row_count"):
         raise ValueError(what)
-    return int(rows(f"SELECT coalesce(sum(n), 0) FROM content_versions WHERE what = '{what}'")[0][0])
+    return int(rows(f"SELECT coalesce(sum({column}), 0) FROM content_versions WHERE what = '{what}'")[0][0])
 
 
 COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "sentences", "llm_cache",
@@ -725,6 +726,9 @@ class Counts(Protocol):
     def content_version(self, what: str) -> int:
         """A number that changes whenever any connection commits an added, removed or re-keyed row of
         ``what`` (one of ``VERSIONED``); one small read, whatever the size of the table."""
+
+    def versioned_rows(self, what: str) -> int:
+        """Number of rows of ``what`` (one of ``VERSIONED``), kept with its version: one small read."""
 
 
 # -- roles joined by what their consumers do -----------------------------------------------------

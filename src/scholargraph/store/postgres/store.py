@@ -542,6 +542,9 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
     def content_version(self, what: str) -> int:
         return read_content_version(self._rows, what)
 
+    def versioned_rows(self, what: str) -> int:
+        return read_content_version(self._rows, what, "row_count")
+
     # -- vectors -------------------------------------------------------------------------
 
     def _vector_dim(self) -> int | None:

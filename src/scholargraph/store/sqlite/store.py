@@ -368,6 +368,9 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
     def content_version(self, what: str) -> int:
         return read_content_version(self._rows, what)
 
+    def versioned_rows(self, what: str) -> int:
+        return read_content_version(self._rows, what, "row_count")
+
     # -- vectors -------------------------------------------------------------------------
 
     def put_vectors(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
