@@ -7,7 +7,11 @@ committed in batches with a bounded number waiting, so the peak memory must not 
 
 Profile ``none`` (chunks and vectors only: the pipeline, not an extractor, is measured); the
 embeddings are 64-d vectors drawn from each text's hash, so no model is loaded or timed. Each size runs in its
-own process; peak RSS = VmHWM at the end, rows/s over the whole `index` call. Prints JSON and writes
+own process; peak RSS = VmHWM at the end, rows/s over the whole `index` call. Where the growth is and
+is not: each child also reports SQLite's allocator (``sqlite3_memory_used``), RSS after ``malloc_trim``
+(memory freed but not returned) and which vector indexes the run loaded into memory; and the bytes per
+row of what the run keeps for every document (the report's file ledger, ``report.added``, the CSV
+reader's duplicate-id map) are measured apart with tracemalloc. Prints JSON and writes
 benchmarks/results/csv_stream.json.
 """
 
@@ -29,7 +33,7 @@ WORDS = ("graph neural network retrieval protein gene disease model language emb
          "entity relation knowledge inhibitor expression cohort trial biomarker pathway").split()
 
 CHILD = r"""
-import hashlib, json, re, sys, time
+import ctypes, gc, hashlib, json, re, sys, time
 from pathlib import Path
 import numpy as np
 import scholargraph.app.workspace as workspace
@@ -45,8 +49,19 @@ class HashEmbedder(Embedder):  # 64-d vectors from the text's hash: the pipeline
 # the workspace makes its embedder with this (a property of KnowledgeBase overridden here would not be used)
 workspace.make_embedder = lambda settings, cache=None: HashEmbedder(cache)
 
+def status_mb(key="VmHWM"):
+    return int(re.search(key + r":\s+(\d+)", open("/proc/self/status").read()).group(1)) / 1024
+
 def hwm_mb():
-    return int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1)) / 1024
+    return status_mb()
+
+def sqlite_mb():  # what SQLite's allocator holds now (page caches, statements), all connections together
+    try:
+        lib = ctypes.CDLL("libsqlite3.so.0")
+    except OSError:
+        return None
+    lib.sqlite3_memory_used.restype = ctypes.c_int64
+    return round(lib.sqlite3_memory_used() / 2**20, 1)
 
 path, workdir = sys.argv[1:3]
 with KnowledgeBase(workdir, extraction={"profile": "none"}, communities={"auto_update": False}) as kb:
@@ -56,9 +71,41 @@ with KnowledgeBase(workdir, extraction={"profile": "none"}, communities={"auto_u
     report = kb.insert([path])
     seconds = time.perf_counter() - started
     assert kb.store.get_meta("embedding_dim") == "64", "the hash embedder was not used"
-print(json.dumps({"processed": len(report.added), "seconds": round(seconds, 1),
-                  "rss_before_mb": round(before, 1), "peak_rss_mb": round(hwm_mb(), 1)}))
+    # where the growth is not: vector indexes loaded into memory by the run (none: they load on a query)
+    loaded = sorted(getattr(kb.store, "_indexes", {}))
+    rss_end, sqlite_end = status_mb("VmRSS"), sqlite_mb()
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # freed but not returned to the system (fragmentation)
+    print(json.dumps({"processed": len(report.added), "seconds": round(seconds, 1),
+                      "rss_before_mb": round(before, 1), "peak_rss_mb": round(hwm_mb(), 1),
+                      "rss_end_mb": round(rss_end, 1), "rss_after_malloc_trim_mb": round(status_mb("VmRSS"), 1),
+                      "sqlite_memory_mb": sqlite_end, "vector_indexes_loaded": loaded}))
 """
+
+
+LEDGER = r"""
+import json, tracemalloc
+from scholargraph.report import FileLedger
+n = 100_000
+ids = [f"r{i}" for i in range(n)]
+tracemalloc.start()
+ledger = FileLedger()
+for i in ids:
+    ledger.document("rows.csv", i, "queued")
+held = tracemalloc.get_traced_memory()[0]
+added = ["".join(("r", str(i))) for i in range(n)]  # report.added: the ids as the claim reads them (new strings)
+added_held = tracemalloc.get_traced_memory()[0] - held
+seen = {i: row for row, i in enumerate(ids, start=1000)}  # the CSV reader's paper id -> first row (duplicates)
+seen_held = tracemalloc.get_traced_memory()[0] - held - added_held
+print(json.dumps({"file_ledger": round(held / n), "report_added": round(added_held / n),
+                  "csv_duplicate_map": round(seen_held / n), "id_string": 56}))
+"""
+
+
+def held_per_row() -> dict:
+    """Bytes per row of what the run keeps for every document (tracemalloc, 100k made-up ids)."""
+    done = subprocess.run([sys.executable, "-c", LEDGER], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def write_csv(path: Path, rows: int, seed: int = 7) -> None:
@@ -93,7 +140,7 @@ def main() -> None:
         small, large = (measure(n, Path(tmp)) for n in (args.rows // 10, args.rows))
     growth = round(large["peak_rss_mb"] - small["peak_rss_mb"], 1)
     write_result("csv_stream", {"machine": machine(), "small": small, "large": large,
-                                "peak_rss_growth_mb": growth,
+                                "peak_rss_growth_mb": growth, "python_bytes_held_per_row": held_per_row(),
                                 "peak_rss_growth_bytes_per_extra_row": round(growth * 2**20 / (large["rows"] - small["rows"]))},
                  args.out)
 

@@ -121,20 +121,20 @@ def synthetic_run(total: int, new: int, folder: Path) -> dict:
 
     store = synthetic_store(folder / f"synthetic{total}", total, new)
     compared: list[int] = []
-    resolve = resolution_pass.resolve
+    link_pairs = resolution_pass.link_pairs
 
-    def counting(cands, settings):
+    def counting(cands, settings=None):
         compared.append(len(cands))
-        return resolve(cands, settings)
+        return link_pairs(cands, settings)
 
-    resolution_pass.resolve = counting
+    resolution_pass.link_pairs = counting
     try:
         store.vector_index("entity")  # loaded once per process (O(K)), as the first query of a run does
         started = time.perf_counter()
         groups = resolution_pass.resolve_pending(store, ResolutionSettings())
         seconds = time.perf_counter() - started
     finally:
-        resolution_pass.resolve = resolve
+        resolution_pass.link_pairs = link_pairs
         store.close()
     return {"entities": total, "new": new, "resolution_s": round(seconds, 2), "compared": sum(compared),
             "groups": len(groups), "ms_per_new_entity": round(1000 * seconds / new, 2)}

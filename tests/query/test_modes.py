@@ -270,3 +270,49 @@ def test_above_max_graph_relations_a_mode_answers_from_the_part_the_question_tou
     else:
         assert part.details["graph_loaded"]["partial"] and part.details["graph_loaded"]["nodes_fetched"] < 10
         assert [(s.kind, s.chunk_id) for s in part.sources] == [(s.kind, s.chunk_id) for s in whole.sources]
+
+
+def test_a_question_checks_its_cached_graph_without_counting_the_knowledge_base(store, monkeypatch):
+    """With the graph cached, a question still asks whether it is stale and whether there are
+    passages. Those checks must cost the same on 10M abstracts as on ten: no count or sum over the
+    relations or the chunks (each grows with the knowledge base)."""
+    import re
+
+    from query_workspace import QUERY_DEFAULTS, WordTokenizer
+
+    from scholargraph.config import QuerySettings, Settings
+    from scholargraph.models import RelationRecord
+    from scholargraph.query.engine import QueryEngine
+    from scholargraph.store import open_store
+    from scholargraph.store.sqlite import writer
+
+    sent: list[str] = []
+    real = writer.connect
+
+    def traced(path):
+        conn = real(path)
+        conn.set_trace_callback(sent.append)
+        return conn
+
+    monkeypatch.setattr(writer, "connect", traced)
+    fresh = open_store(store.workdir)  # every connection it opens is traced
+    try:
+        settings = Settings(workdir=store.workdir, query=QuerySettings(**QUERY_DEFAULTS))
+        engine = QueryEngine(fresh, settings, BagOfWordsEmbedder(), WordTokenizer(), None)
+        whole = re.compile(r"(?is)\b(count|sum)\s*\(.*\bfrom\s+(relations|chunks)\s*(\)|;|$)")  # no WHERE
+        version = fresh.graph_version()
+        for mode in [*MODES, "ppr"]:
+            retrieve(engine, Q3, mode)  # loads the graph (and the passage graph) once
+            sent.clear()
+            assert retrieve(engine, Q3, mode).sources
+            assert [s for s in sent if whole.search(s)] == [], mode
+        # a worker commits a relation: the next question reloads the graph, still counting nothing
+        ends = [store.find_entity(n)[0] for n in ("aspirin", "kinase")]
+        store.write_relations([RelationRecord("aspirin", "kinase", "", "c1", id="r-new", source_id=ends[0],
+                                              target_id=ends[1], document_id="doc1")])
+        sent.clear()
+        assert retrieve(engine, Q3, "subgraph").sources
+        assert engine.graphs.current.version == fresh.graph_version() != version
+        assert [s for s in sent if whole.search(s)] == []
+    finally:
+        fresh.close()

@@ -335,3 +335,65 @@ def test_relations_are_scored_against_a_question_in_the_database(open_pg):
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     want = {f"r{i}": float((unit[i] @ probes.T).max()) for i in (0, 3, 5)}
     assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-5 for k in want)
+
+
+def _graph_rows(store, n: int, prefix: str) -> None:
+    """``n`` relations (and their entities) written by ``store`` in one unit of work."""
+    from scholargraph.models import EntityRecord, RelationRecord
+
+    def work():
+        store.write_entities([EntityRecord(f"{prefix}{i}", "", "", "c1", id=f"{prefix}{i}", key=f"{prefix}{i}",
+                                           document_id="d") for i in range(n + 1)])
+        store.write_relations([RelationRecord(f"{prefix}{i}", f"{prefix}{i + 1}", "", "c1", id=f"{prefix}r{i}",
+                                              source_id=f"{prefix}{i}", target_id=f"{prefix}{i + 1}", document_id="d")
+                               for i in range(n)])
+    store.write(work)
+
+
+def test_a_questions_staleness_and_emptiness_checks_read_no_relation_or_chunk_rows(open_pg, monkeypatch):
+    """Every graph-mode question asks whether the in-memory graph is stale and whether there are
+    passages; at 10M abstracts a count or sum over the relations or the chunks would cost more than
+    the question itself. Neither check may aggregate those tables."""
+    store = open_pg()
+    _graph_rows(store, 5, "e")
+    store.add_pending(doc("d1"), "full", "offline")
+    store.write(lambda: store.insert_chunks([Chunk("c1", "d1", 0, "text", 1), Chunk("c2", "d1", 1, "more text", 2)]))
+    sent: list[str] = []
+    real = psycopg.Connection.execute
+    monkeypatch.setattr(psycopg.Connection, "execute",
+                        lambda self, query, *a, **kw: sent.append(str(query)) or real(self, query, *a, **kw))
+    version, chunks = store.graph_version(), store.content_version("chunks")
+    assert store.has_rows("chunks") and not store.has_rows("keywords")
+    reads = [s for s in sent if " relations" in s or " chunks" in s]
+    assert reads and all("EXISTS (SELECT 1 FROM" in s for s in reads), reads
+    assert (version, chunks) == (store.graph_version(), store.content_version("chunks"))
+
+
+def test_the_graph_version_sees_every_workers_commit_whatever_their_order(open_pg):
+    """Two workers write relations at once; the one that started first commits last. A question that
+    read the version between the two commits must see a new one after the second (else it keeps a
+    graph without the first worker's relations), and neither worker waits on the other's counter."""
+    store = open_pg()
+    _graph_rows(store, 2, "base")
+    first, second = psycopg.connect(store.dsn), psycopg.connect(store.dsn)
+    try:
+        for conn in (first, second):
+            conn.execute("SET lock_timeout = '5s'")  # a wait on a shared counter fails instead of hanging
+        start = store.graph_version()
+        first.execute("INSERT INTO relations(id, source_id, target_id, updated_at) VALUES ('x1', 'base0', 'base2', 0)")
+        second.execute("INSERT INTO relations(id, source_id, target_id, updated_at) VALUES ('x2', 'base1', 'base0', 0)")
+        assert store.graph_version() == start  # nothing committed yet
+        second.commit()
+        between = store.graph_version()
+        assert between != start
+        first.commit()
+        after = store.graph_version()
+        assert after != between
+        second.execute("DELETE FROM entities WHERE id = 'base2'")  # its relations go by cascade
+        second.commit()
+        assert store.graph_version() not in (between, after)
+        with psycopg.connect(store.dsn) as conn:
+            assert store.versioned_rows("relations") == conn.execute("SELECT count(*) FROM relations").fetchone()[0] == 2
+    finally:
+        first.close()
+        second.close()

@@ -8,7 +8,7 @@ import pytest
 from scholargraph.errors import WorkspaceError
 from scholargraph.models import EntityRecord, RelationRecord
 from scholargraph.store.sqlite import SQLiteStore
-from scholargraph.store.sqlite.schema import SCHEMA_VERSION
+from scholargraph.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -109,3 +109,25 @@ def test_listing_documents_does_not_read_their_text(store):
         tracemalloc.stop()
     assert len(rows) == len(by_id) == 100 and [r.id for r in processed] == ["d0"]
     assert peak < 2_000_000  # the texts alone are 10 MB
+
+
+def test_a_v9_workspace_starts_its_graph_size_from_the_relations_it_holds(tmp_path):
+    """Upgrading keeps the graph's size right: the questions' size check reads the kept count."""
+    path = tmp_path / "old"
+    path.mkdir()
+    conn = sqlite3.connect(path / "scholargraph.sqlite")
+    for version, step in enumerate(MIGRATIONS[:9], 1):
+        conn.executescript(f"BEGIN;\n{step}\nPRAGMA user_version = {version};\nCOMMIT;")
+    conn.executemany("INSERT INTO entities(id, name, type, updated_at) VALUES (?, ?, '', 0)", [("a", "a"), ("b", "b")])
+    conn.executemany("INSERT INTO relations(id, source_id, target_id, updated_at) VALUES (?, ?, ?, 0)",
+                     [("r1", "a", "b"), ("r2", "b", "a")])
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        before = store.graph_version()
+        assert store.versioned_rows("relations") == 2 and store.versioned_rows("chunks") == 0
+        store.write_relations([RelationRecord("b", "b", "", "c1", id="r3", source_id="b", target_id="b", document_id="d")])
+        assert store.versioned_rows("relations") == 3 and store.graph_version() != before
+    finally:
+        store.close()

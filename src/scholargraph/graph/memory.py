@@ -277,7 +277,10 @@ def _join(meet: str, pred: dict, succ: dict) -> list[str]:
 
 
 def load_graph(store: GraphStore, version: tuple | None = None) -> MemoryGraph:
-    """The store's graph, read now (``version``: the graph version it was read at)."""
+    """The store's graph, read now (``version``: the graph version read before it; read first when not
+    given, so a commit landing between the two reads makes the version stale, never the graph)."""
+    if version is None:
+        version = store.graph_version()
     gc_was_enabled = gc.isenabled()
     gc.disable()  # all_edges builds one tuple per relation
     try:
@@ -285,7 +288,7 @@ def load_graph(store: GraphStore, version: tuple | None = None) -> MemoryGraph:
     finally:
         if gc_was_enabled:
             gc.enable()
-    return MemoryGraph(edges, store.graph_version() if version is None else version)
+    return MemoryGraph(edges, version)
 
 
 class GraphCache:
@@ -327,7 +330,8 @@ class GraphCache:
             return graph
 
     def relations(self, store: Counts, version: tuple) -> int:
-        """The store's relation count at ``version`` (counted once per version)."""
+        """The store's relation count at ``version`` (read once per version, from the count the store
+        keeps with the version: no table is counted)."""
         if self._size is None or self._size[0] != version:
-            self._size = (version, store.count("relations"))
+            self._size = (version, store.versioned_rows("relations"))
         return self._size[1]

@@ -43,7 +43,7 @@ async def naive_retrieve(ctx: QueryContext, req: QueryRequest) -> Retrieval:
     t0 = time.perf_counter()
     retrieval = Retrieval(req.question, "naive", [], "", {})
     q, top_k = ctx.settings.query, req.k(ctx.settings)
-    if ctx.store.count("chunks"):
+    if ctx.store.has_rows("chunks"):
         query = await ctx.embedder.embed_one(req.question)
         passages = search_passages(ctx.store, q, req.question, query, ctx.embedder.dim, top_k)
         ranked = await _rerank(ctx, retrieval, req.question, passages.fused, top_k)
@@ -136,7 +136,7 @@ async def _graph_retrieve(ctx: QueryContext, req: QueryRequest, mode: str, searc
                           uses_subgraph: bool, fuse: FuseWeight = _graph_weight) -> Retrieval:
     t0 = time.perf_counter()
     retrieval = Retrieval(req.question, mode, [], "", {})
-    if ctx.store.count("chunks"):
+    if ctx.store.has_rows("chunks"):
         await _graph_search(ctx, req, search, retrieval, uses_subgraph, fuse)
     elapsed = time.perf_counter() - t0
     retrieval.timings["retrieval_s"] = elapsed

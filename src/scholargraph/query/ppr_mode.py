@@ -27,8 +27,9 @@ DERIVED_KEY = "ppr_passage_graph"
 
 def passage_graph(store: GraphSearch, graph: MemoryGraph, name_link_weight: float = 0.0) -> tuple[PassageGraph, bool]:
     """The entity + passage matrix for ``graph``'s version, built once (and again when chunks were
-    added or removed without a relation changing). Returns (matrix, built now)."""
-    chunks = store.count("chunks")
+    added, removed or re-keyed without a relation changing: the chunks' version). Returns (matrix,
+    built now)."""
+    chunks = store.content_version("chunks")
     cached = graph.derived.get(DERIVED_KEY)
     if isinstance(cached, tuple) and cached[:2] == (chunks, name_link_weight):
         return cached[2], False

@@ -54,6 +54,18 @@ VectorNamespace = Literal["chunk", "entity", "relation", "keyword", "community"]
 # "community": vectors of community reports, keyed by report signature (filled lazily by the summary mode)
 NAMESPACES: tuple[str, ...] = ("chunk", "entity", "relation", "keyword", "community")
 # what ``Store.count`` counts
+# the tables whose changes triggers count (schema v10 of both backends): ``Counts.content_version``
+VERSIONED = ("relations", "chunks")
+
+
+def read_content_version(rows: Callable[[str], list], what: str, column: str = "n") -> int:
+    """The version counter (``column`` n) or the row count (``row_count``) of ``what``, summed over its
+    rows, through a backend's ``rows(sql)``."""
+    if what not in VERSIONED or column not in ("n", "row_count"):
+        raise ValueError(what)
+    return int(rows(f"SELECT coalesce(sum({column}), 0) FROM content_versions WHERE what = '{what}'")[0][0])
+
+
 COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentions", "sentences", "llm_cache",
              "llm_calls", "chunk_failures")
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
@@ -706,7 +718,17 @@ class IndexingLock(Protocol):
 
 class Counts(Protocol):
     def count(self, what: str) -> int:
-        """Number of rows of one of ``COUNTABLE``."""
+        """Number of rows of one of ``COUNTABLE`` (reads the whole table: not for every question)."""
+
+    def has_rows(self, what: str) -> bool:
+        """Whether one of ``COUNTABLE`` holds a row (reads one row at most)."""
+
+    def content_version(self, what: str) -> int:
+        """A number that changes whenever any connection commits an added, removed or re-keyed row of
+        ``what`` (one of ``VERSIONED``); one small read, whatever the size of the table."""
+
+    def versioned_rows(self, what: str) -> int:
+        """Number of rows of ``what`` (one of ``VERSIONED``), kept with its version: one small read."""
 
 
 # -- roles joined by what their consumers do -----------------------------------------------------

@@ -182,3 +182,39 @@ def test_a_query_reads_a_bounded_number_of_sources_per_element_the_ones_it_can_c
     # how many chunks state it, counted without reading them (what a hub's weight in a walk needs)
     assert store.chunk_counts("entities", [rag, "missing"]) == {rag: 30}
     assert store.chunk_counts("relations", [rid]) == {rid: 30}
+
+
+def test_another_workers_write_makes_the_next_question_see_a_new_graph_version(open_workspace):
+    """Two processes on one knowledge base (a worker indexing, a server answering): relations the
+    worker adds, re-keys or removes must change the version the server reads, or it keeps answering
+    from its stale in-memory graph."""
+    server, worker = open_workspace(), open_workspace()
+    seen, sizes = [], []
+
+    def look():
+        seen.append(server.graph_version())
+        sizes.append((server.versioned_rows("relations"), len(server.all_edges())))
+
+    look()
+    index_document(worker, "d1")
+    look()
+    index_document(worker, "d2", Extraction(relations=[RelationRecord("GPT", "BERT", "compared", "d2-c0")]))
+    look()
+    worker.write(lambda: worker.rekey_relation(worker.all_edges()[0][0], "renamed"))
+    look()
+    worker.delete_graph_of("d2")
+    look()
+    assert len(set(seen)) == len(seen), seen
+    assert all(kept == counted for kept, counted in sizes) and sizes[2][1] > sizes[1][1] > 0, sizes
+    assert server.graph_version() == seen[-1]  # reading changes nothing
+
+
+def test_the_chunks_version_and_whether_there_are_any(open_workspace):
+    server, worker = open_workspace(), open_workspace()
+    assert not server.has_rows("chunks")
+    empty = server.content_version("chunks")
+    index_document(worker, "d1")
+    assert server.has_rows("chunks") and server.content_version("chunks") != empty
+    assert server.versioned_rows("chunks") == server.count("chunks") == 1
+    with pytest.raises(ValueError):
+        server.content_version("documents")

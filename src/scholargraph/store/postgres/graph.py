@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows
+from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows, read_content_version
 
 _KINDS = {"entities": "entities", "relations": "relations"}
 _SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
@@ -356,11 +356,9 @@ class PostgresGraph:
         return sorted(r[0] for r in rows)
 
     def graph_version(self) -> tuple:
-        """(count, sum of the arrival numbers) of the relations: an added relation raises both, a
-        deleted one lowers both, a re-keyed one (merge/split) changes the sum; read in one snapshot,
-        so a commit of another worker is never half seen."""
-        row = self._rows("SELECT count(*), coalesce(sum(seq), 0) FROM relations")[0]
-        return int(row[0]), int(row[1])
+        """The relations' version counter (schema v10): summed over the few rows of the backends that
+        ever wrote, in one snapshot, so a commit of another worker is never half seen."""
+        return (read_content_version(self._rows, "relations"),)
 
     def degrees(self, entity_ids: Iterable[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(entity_ids))

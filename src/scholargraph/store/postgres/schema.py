@@ -371,7 +371,52 @@ CREATE INDEX stub_keys_stub ON stub_keys(stub_id);
 INSERT INTO meta(key, value) SELECT 'stub_keys_missing', '1' WHERE EXISTS (SELECT 1 FROM stub_papers);
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9]
+# v10: version counters and row counts of the relations and the chunks, kept by statement triggers
+# in the writing transaction, so a question learns whether the in-memory graph (or the passage graph
+# built over the chunks) is stale, and how large the graph is, by summing a few rows instead of
+# aggregating a table that grows with the knowledge base. Each server process (backend) keeps a row
+# of its own (changes and rows added less rows removed; backend 0 holds the rows found at the
+# upgrade): a live backend runs one transaction at a time, so concurrent workers never wait on each
+# other's counter, and the sums, read in one snapshot, change with every commit that changed the
+# table (never with an uncommitted one). The rows number the backends that ever wrote, not the
+# relations. Only changes of what the in-memory graph holds raise the version (the ends, ids and
+# weights of the relations, the ids of the chunks).
+_VERSIONED = {"relations": "id, source_id, target_id, weight", "chunks": "id"}
+V9_TO_V10 = """
+CREATE TABLE content_versions (
+    what TEXT NOT NULL,
+    backend INTEGER NOT NULL,
+    n BIGINT NOT NULL,
+    row_count BIGINT NOT NULL,
+    PRIMARY KEY (what, backend)
+);
+CREATE FUNCTION raise_content_version() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    delta BIGINT := 0;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        SELECT count(*) INTO delta FROM changed_rows;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT -count(*) INTO delta FROM changed_rows;
+    ELSIF TG_OP = 'TRUNCATE' THEN
+        UPDATE content_versions SET row_count = 0 WHERE what = TG_ARGV[0];
+    END IF;
+    INSERT INTO content_versions AS v (what, backend, n, row_count) VALUES (TG_ARGV[0], pg_backend_pid(), 1, delta)
+    ON CONFLICT (what, backend) DO UPDATE SET n = v.n + 1, row_count = v.row_count + delta;
+    RETURN NULL;
+END $$;
+""" + "".join(
+    f"INSERT INTO content_versions SELECT '{table}', 0, 0, count(*) FROM {table};\n"
+    + "".join(f"CREATE TRIGGER {table}_{name} AFTER {event} ON {table} {transition} FOR EACH STATEMENT "
+              f"EXECUTE FUNCTION raise_content_version('{table}');\n"
+              for name, event, transition in (("added", "INSERT", "REFERENCING NEW TABLE AS changed_rows"),
+                                              ("removed", "DELETE", "REFERENCING OLD TABLE AS changed_rows"),
+                                              ("changed", f"UPDATE OF {columns}", ""),
+                                              ("emptied", "TRUNCATE", "")))
+    for table, columns in _VERSIONED.items())
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9,
+                         V9_TO_V10]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

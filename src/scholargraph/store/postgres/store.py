@@ -47,7 +47,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
-from ..base import COUNTABLE, GraphKind, MaintenanceTask
+from ..base import COUNTABLE, GraphKind, MaintenanceTask, read_content_version
 from ..documents_role import DocumentReads, KeepsDocumentReads
 from ..facts_role import KeepsFacts, Meta, Sessions
 from ..graph_role import KeepsGraph
@@ -531,6 +531,19 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         if what in ("llm_cache", "llm_calls"):
             self.records.flush_records()
         return int(self._rows(f"SELECT count(*) FROM {what}")[0][0])
+
+    def has_rows(self, what: str) -> bool:
+        if what not in COUNTABLE:
+            raise ValueError(what)
+        if what in ("llm_cache", "llm_calls"):
+            self.records.flush_records()
+        return bool(self._rows(f"SELECT EXISTS (SELECT 1 FROM {what})")[0][0])
+
+    def content_version(self, what: str) -> int:
+        return read_content_version(self._rows, what)
+
+    def versioned_rows(self, what: str) -> int:
+        return read_content_version(self._rows, what, "row_count")
 
     # -- vectors -------------------------------------------------------------------------
 

@@ -17,7 +17,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows, batches
+from ..base import (
+    GraphKind,
+    GraphRemoval,
+    SourceDescriptions,
+    SourceLimit,
+    add_source_rows,
+    batches,
+    read_content_version,
+)
 
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}
@@ -381,14 +389,8 @@ class SQLiteGraph:
         return sorted(r[0] for r in rows)
 
     def graph_version(self) -> tuple:
-        """(count, last rowid, id of the last row) of the relations table.
-
-        Adding a relation raises the last rowid, deleting one lowers the count, re-keying one (entity
-        merge/split) inserts a new row; the last row's id tells apart a deleted-then-reused rowid.
-        Each statement is answered from an index or the end of the b-tree (no table scan)."""
-        count = self._rows("SELECT COUNT(*) FROM relations")[0][0]
-        last = self._rows("SELECT rowid, id FROM relations ORDER BY rowid DESC LIMIT 1")
-        return (int(count), int(last[0][0]), str(last[0][1])) if last else (int(count), 0, "")
+        """The relations' version counter (schema v10), raised by triggers: one row read."""
+        return (read_content_version(self._rows, "relations"),)
 
     def degrees(self, entity_ids: Iterable[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(entity_ids))

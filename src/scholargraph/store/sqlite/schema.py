@@ -378,7 +378,24 @@ CREATE INDEX stub_keys_stub ON stub_keys(stub_id);
 INSERT INTO meta(key, value) SELECT 'stub_keys_missing', '1' WHERE EXISTS (SELECT 1 FROM stub_papers);
 """
 
-MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9]
+# v10: version counters and row counts of the relations and the chunks, kept by triggers in the
+# writing transaction, so a question learns whether the in-memory graph (or the passage graph built
+# over the chunks) is stale, and how large the graph is, by reading one row instead of counting a
+# table that grows with the knowledge base. Only changes of what the in-memory graph holds raise the
+# version (the ends, ids and weights of the relations, the ids of the chunks).
+_VERSIONED = {"relations": "id, source_id, target_id, weight", "chunks": "id"}
+V9_TO_V10 = """
+CREATE TABLE content_versions (what TEXT PRIMARY KEY, n INTEGER NOT NULL, row_count INTEGER NOT NULL) WITHOUT ROWID;
+""" + "".join(
+    f"INSERT INTO content_versions SELECT '{table}', 0, COUNT(*) FROM {table};\n"
+    + "".join(f"CREATE TRIGGER {table}_version_{name} AFTER {event} ON {table} BEGIN UPDATE content_versions "
+              f"SET n = n + 1, row_count = row_count + {delta} WHERE what = '{table}'; END;\n"
+              for name, event, delta in (("insert", "INSERT", 1), ("delete", "DELETE", -1),
+                                         ("update", f"UPDATE OF {columns}", 0)))
+    for table, columns in _VERSIONED.items())
+
+MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9,
+                         V9_TO_V10]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own

@@ -43,7 +43,7 @@ import numpy as np
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
 from ..analysis_role import Citations, Communities, KeepsAnalysis
-from ..base import COUNTABLE, NAMESPACES, GraphKind, MaintenanceTask, batches
+from ..base import COUNTABLE, NAMESPACES, GraphKind, MaintenanceTask, batches, read_content_version
 from ..documents_role import DocumentReads, KeepsDocumentReads
 from ..facts_role import KeepsFacts, Meta, Sessions
 from ..graph_role import KeepsGraph
@@ -357,6 +357,19 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
         if what in RECORD_TABLES:
             return self.records.count(what)
         return int(self._rows(f"SELECT COUNT(*) FROM {what}")[0][0])
+
+    def has_rows(self, what: str) -> bool:
+        if what not in COUNTABLE:
+            raise ValueError(what)
+        if what in RECORD_TABLES:
+            return self.records.count(what) > 0
+        return bool(self._rows(f"SELECT EXISTS (SELECT 1 FROM {what})")[0][0])
+
+    def content_version(self, what: str) -> int:
+        return read_content_version(self._rows, what)
+
+    def versioned_rows(self, what: str) -> int:
+        return read_content_version(self._rows, what, "row_count")
 
     # -- vectors -------------------------------------------------------------------------
 
