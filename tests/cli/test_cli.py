@@ -95,20 +95,24 @@ def test_llm_profile_without_llm_is_a_config_error(capsys, corpus, workdir, db_a
     assert code == 2 and "needs an LLM" in err
 
 
+def _index_four_papers(workdir, toml: str, profile: str) -> None:
+    """Four small text papers indexed with ``toml`` as the workspace's scholargraph.toml."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "scholargraph.toml").write_text(toml)
+    papers = workdir.parent / "papers"
+    papers.mkdir()
+    for i in range(4):
+        (papers / f"p{i}.txt").write_text(f"Paper {i}. GraphRAG builds a Knowledge Graph. BERT{i} embeds text {i}.")
+    assert main(["index", str(papers), "--profile", profile, "-w", str(workdir), "--quiet"]) == 0
+
+
 def test_stats_cost_shows_the_calls_and_tokens_of_each_llm_endpoint(llm_server, workdir, capsys):
     """Two servers of one model in scholargraph.toml (llm.endpoints): `stats --cost` tells what each answered."""
     from support.canned import default_rules
 
     servers = [llm_server(rules=default_rules()) for _ in range(2)]
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "scholargraph.toml").write_text(
-        '[llm]\nmodel = "scripted-model"\nmax_concurrency = 1\nbackoff_base = 0.01\n'
-        + "".join(f'[[llm.endpoints]]\nbase_url = "{s.base_url}"\n' for s in servers))
-    papers = workdir.parent / "papers"
-    papers.mkdir()
-    for i in range(4):
-        (papers / f"p{i}.txt").write_text(f"Paper {i}. GraphRAG builds a Knowledge Graph. BERT{i} embeds text {i}.")
-    assert main(["index", str(papers), "--profile", "academic", "-w", str(workdir), "--quiet"]) == 0
+    _index_four_papers(workdir, '[llm]\nmodel = "scripted-model"\nmax_concurrency = 1\nbackoff_base = 0.01\n'
+                       + "".join(f'[[llm.endpoints]]\nbase_url = "{s.base_url}"\n' for s in servers), "academic")
     capsys.readouterr()
     assert main(["stats", "--cost", "--json", "-w", str(workdir)]) == 0
     per_endpoint = json.loads(capsys.readouterr().out)["cost_by_endpoint"]
@@ -124,15 +128,9 @@ def test_stats_cost_shows_the_batches_of_each_embedding_endpoint(llm_server, wor
     """Two embedding servers of one model (embeddings.endpoints): `stats --cost` tells what each embedded,
     and the LLM's call counts do not include them."""
     servers = [llm_server(embedding_dim=8) for _ in range(2)]
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "scholargraph.toml").write_text(
-        '[embeddings]\nprovider = "openai"\nmodel = "e"\ndimension = 8\nbatch_size = 2\nmax_concurrency = 1\n'
-        + "".join(f'[[embeddings.endpoints]]\nbase_url = "{s.base_url}"\n' for s in servers))
-    papers = workdir.parent / "papers"
-    papers.mkdir()
-    for i in range(4):
-        (papers / f"p{i}.txt").write_text(f"Paper {i}. GraphRAG builds a Knowledge Graph. BERT{i} embeds text {i}.")
-    assert main(["index", str(papers), "-w", str(workdir), "--quiet"]) == 0
+    _index_four_papers(workdir, '[embeddings]\nprovider = "openai"\nmodel = "e"\ndimension = 8\nbatch_size = 2\n'
+                       'max_concurrency = 1\n'
+                       + "".join(f'[[embeddings.endpoints]]\nbase_url = "{s.base_url}"\n' for s in servers), "offline")
     capsys.readouterr()
     assert main(["stats", "--cost", "--json", "-w", str(workdir)]) == 0
     stats = json.loads(capsys.readouterr().out)

@@ -41,6 +41,16 @@ def counts(workdir: Path) -> dict[str, int]:
         store.close()
 
 
+def assert_indexed_while_read(result, seen_at_last: dict[str, int], workdir) -> None:
+    """The run succeeded, documents were PROCESSED while the file's last record was being parsed,
+    only a bounded number were registered ahead of the indexing, and every one ended PROCESSED."""
+    assert result.code == 0, result.err
+    assert seen_at_last.get("PROCESSED", 0) > 0  # indexed while the file was still being read
+    waiting = seen_at_last.get("PENDING", 0) + seen_at_last.get("PROCESSING", 0)
+    assert waiting <= 2 * REGISTER_BATCH  # a bounded number registered ahead of the indexing
+    assert counts(workdir) == {"PROCESSED": ROWS}
+
+
 def test_rows_are_committed_before_the_last_row_is_read(scholar, tmp_path, monkeypatch):
     path = write_csv(tmp_path / "big.csv", ROWS)
     seen_at_last_row: dict[str, int] = {}
@@ -53,11 +63,7 @@ def test_rows_are_committed_before_the_last_row_is_read(scholar, tmp_path, monke
 
     monkeypatch.setattr(csvfile, "row_to_document", watching)
     result = scholar("index", str(path), *NONE, llm=False)
-    assert result.code == 0, result.err
-    assert seen_at_last_row.get("PROCESSED", 0) > 0  # indexed while the file was still being read
-    waiting = seen_at_last_row.get("PENDING", 0) + seen_at_last_row.get("PROCESSING", 0)
-    assert waiting <= 2 * REGISTER_BATCH  # a bounded number registered ahead of the indexing
-    assert counts(scholar.workdir) == {"PROCESSED": ROWS}
+    assert_indexed_while_read(result, seen_at_last_row, scholar.workdir)
     [outcome] = result.json["files"]
     assert outcome["outcome"] == "indexed" and len(outcome["documents"]) == ROWS
 
@@ -85,10 +91,7 @@ def test_medline_articles_are_committed_before_the_last_is_read(scholar, tmp_pat
 
     monkeypatch.setattr(pubmed, "_medline_document", watching)
     result = scholar("index", str(path), *NONE, llm=False)
-    assert result.code == 0, result.err
-    assert seen_at_last.get("PROCESSED", 0) > 0  # indexed while the file was still being read
-    assert seen_at_last.get("PENDING", 0) + seen_at_last.get("PROCESSING", 0) <= 2 * REGISTER_BATCH
-    assert counts(scholar.workdir) == {"PROCESSED": ROWS}
+    assert_indexed_while_read(result, seen_at_last, scholar.workdir)
 
 
 @pytest.mark.parametrize("layout", ["array", "lines"])
@@ -108,10 +111,7 @@ def test_json_records_are_committed_before_the_last_is_read(scholar, tmp_path, l
 
     monkeypatch.setattr(jsonfile, "record_to_document", watching)
     result = scholar("index", str(path), *NONE, llm=False)
-    assert result.code == 0, result.err
-    assert seen_at_last.get("PROCESSED", 0) > 0  # indexed while the file was still being read
-    assert seen_at_last.get("PENDING", 0) + seen_at_last.get("PROCESSING", 0) <= 2 * REGISTER_BATCH
-    assert counts(scholar.workdir) == {"PROCESSED": ROWS}
+    assert_indexed_while_read(result, seen_at_last, scholar.workdir)
 
 
 def live_document_tasks() -> int:

@@ -526,18 +526,18 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         return [(r[0], float(r[1])) for r in self._rows(sql, (expr, *params, k))]
 
     def count(self, what: str) -> int:
-        if what not in COUNTABLE:
-            raise ValueError(what)
-        if what in ("llm_cache", "llm_calls"):
-            self.records.flush_records()
-        return int(self._rows(f"SELECT count(*) FROM {what}")[0][0])
+        return int(self._rows(f"SELECT count(*) FROM {self._countable(what)}")[0][0])
 
     def has_rows(self, what: str) -> bool:
+        return bool(self._rows(f"SELECT EXISTS (SELECT 1 FROM {self._countable(what)})")[0][0])
+
+    def _countable(self, what: str) -> str:
+        """``what`` checked against the countable tables, with the records written behind flushed first."""
         if what not in COUNTABLE:
             raise ValueError(what)
         if what in ("llm_cache", "llm_calls"):
             self.records.flush_records()
-        return bool(self._rows(f"SELECT EXISTS (SELECT 1 FROM {what})")[0][0])
+        return what
 
     def content_version(self, what: str) -> int:
         return read_content_version(self._rows, what)
