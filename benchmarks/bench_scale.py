@@ -49,6 +49,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from queue import Empty
 
 import numpy as np
 
@@ -232,7 +233,9 @@ def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0
 
 
 def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float,
-                reports: bool = False, profile: bool = False) -> dict:
+                reports: bool = False, profile: bool = False, checkpoint=None, checkpoint_s: float = 600.0) -> dict:
+    """Run the workers until each has finished its ``insert``; ``checkpoint(t0, samples)`` is called every
+    ``checkpoint_s`` meanwhile (a long run leaves its figures so far if it is stopped)."""
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(worker_settings(dsn, urls, i, limit, reports), str(tmp / f"w{workers}-{i}"),
@@ -245,7 +248,14 @@ def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, 
     stop = threading.Event()
     sampler = threading.Thread(target=_sample, args=([p.pid for p in procs], sample_s, stop, rss, t0), daemon=True)
     sampler.start()
-    rows = [queue.get(timeout=24 * 3600) for _ in procs]
+    rows: list = []
+    while len(rows) < len(procs):
+        try:
+            rows.append(queue.get(timeout=checkpoint_s if checkpoint else 24 * 3600))
+        except Empty:
+            if checkpoint is None or not any(p.is_alive() for p in procs):
+                raise
+            checkpoint(t0, list(rss))
     for p in procs:
         p.join()
     stop.set()
@@ -390,14 +400,41 @@ def query_modes(dsn: str, url: str, qs: list[str], tmp: Path, profile: bool = Fa
 # -- main ----------------------------------------------------------------------------------------------------
 
 
-def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], workers: int, tmp: Path) -> dict:
+def cpu_per_document(rate: dict, rss: list) -> list[dict]:
+    """Worker CPU (all workers) per document in each window of the throughput curve: the per-document cost
+    over the run, robust to a busy machine where documents/s is not."""
+    if not rss or not rate.get("curve"):
+        return []
+    ts = np.array([0.0] + [s["t"] for s in rss])  # the workers start at t0 with no CPU spent
+    total = np.array([0.0] + [sum(c or 0.0 for c in s.get("cpu_s", [])) for s in rss])
+    out, prev_t, prev_docs = [], 0.0, 0
+    for point in rate["curve"]:
+        spent = float(np.interp(point["t_s"], ts, total) - np.interp(prev_t, ts, total))
+        out.append({"documents": point["documents"], "cpu_ms_per_document": round(1000 * spent / max(1, point["documents"] - prev_docs), 1)})
+        prev_t, prev_docs = point["t_s"], point["documents"]
+    return out
+
+
+def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], workers: int, tmp: Path,
+              result: dict | None = None) -> dict:
     dsn = pg.create_database(name)
     registered = register(dsn, tmp / f"reg-{name}", gen, args.docs)
-    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s, args.reports, args.profile_end_of_run)
+    window = min(10_000, max(1, args.docs // 10))
+
+    def so_far(t0: float, rss: list) -> None:
+        """The figures of an unfinished run, written as ``run_so_far`` (replaced by ``run`` at its end)."""
+        result["run_so_far"] = {"elapsed_s": round(time.time() - t0, 1), "throughput": throughput(dsn, t0, window),
+                                "rss_samples": rss[:: max(1, len(rss) // 60)]}
+        result["run_so_far"]["worker_cpu_ms_per_document_curve"] = cpu_per_document(result["run_so_far"]["throughput"], rss)
+        write_result(f"scale_{args.docs}", result, args.json_out)
+
+    run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s, args.reports, args.profile_end_of_run,
+                      checkpoint=so_far if result is not None else None, checkpoint_s=args.checkpoint_s)
+    if result is not None:
+        result.pop("run_so_far", None)
     t0, rows = run["t0"], run["rows"]
     wall = max(r["end"] for r in rows) - t0
     processed = sum(r["processed"] for r in rows)
-    window = min(10_000, max(1, args.docs // 10))
     rate = throughput(dsn, t0, window)
     rss = run["rss"]
     peaks = [max((s["rss_mb"][i] or 0) for s in rss) if rss else None for i in range(workers)]
@@ -412,6 +449,7 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
            "notes": [r["notes"] for r in rows], "llm_usage": [r.get("usage") for r in rows], "warnings": [r["warnings"] for r in rows],
            "throughput": rate, "rss_peak_mb": peaks, "worker_cpu_s": round(cpu, 1),
            "worker_cpu_ms_per_document": round(1000 * cpu / max(1, processed), 1),
+           "worker_cpu_ms_per_document_curve": cpu_per_document(rate, rss),
            "rss_samples": rss[:: max(1, len(rss) // 60)], "database": database_size(dsn, processed)}
     return {"dsn": dsn, **out}
 
@@ -427,6 +465,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=4, help="LLM calls in flight per worker (llm.max_concurrency)")
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--sample-s", type=float, default=5.0)
+    parser.add_argument("--checkpoint-s", type=float, default=600.0,
+                        help="while indexing, write the figures so far (run_so_far) this often")
     parser.add_argument("--no-queries", action="store_true")
     parser.add_argument("--profile-queries", action="store_true",
                         help="after each mode's timed questions, profile three more and record the top functions")
@@ -458,7 +498,7 @@ def main() -> None:
         if args.reuse_db is not None:
             dsn = pg.dsn("scale")
         else:
-            main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp)
+            main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp, result)
             dsn = main_run.pop("dsn")
             result["run"] = main_run
             write_result(f"scale_{args.docs}", result, args.json_out)  # each phase written as it ends

@@ -16,12 +16,13 @@ from collections.abc import Awaitable, Callable
 from ..errors import ScholarGraphError
 from ..llm.embeddings import Embedder
 from ..models import Entity, Relation
-from ..store.base import GraphUpkeep, SourceDescriptions
+from ..store.base import GraphKind, GraphUpkeep, SourceDescriptions
 from ..text.acronyms import is_acronym
 
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
 TokenCounter = Callable[[str], int]
 BATCH = 256
+STALLED_BATCHES = 3  # batches in a row that rebuilt nothing before a pass gives up
 # What is embedded for search: name, type and the start of the description. Embedding cost grows
 # with length and graphs have many more relations than chunks, so these stay short.
 ENTITY_TEXT_CHARS = 200
@@ -102,18 +103,19 @@ class GraphRefresher:
         """Rebuild every dirty entity and relation; returns how many of each were rebuilt. The dirty
         elements are claimed a batch at a time (``MaintenanceStore.claim_dirty``): workers that finish together
         share the rebuild rather than each doing all of it."""
-        entities = relations = 0
-        while ids := self.store.claim_dirty("entities", BATCH):
-            done = await self._entities(ids)
-            entities += done
-            if not done:
-                break
-        while ids := self.store.claim_dirty("relations", BATCH):
-            done = await self._relations(ids)
-            relations += done
-            if not done:
-                break
-        return entities, relations
+        return await self._rebuild_all("entities", self._entities), await self._rebuild_all("relations", self._relations)
+
+    async def _rebuild_all(self, kind: GraphKind, rebuild: Callable[[list[str]], Awaitable[int]]) -> int:
+        """Claim and rebuild batches until nothing is dirty. A batch that rebuilt nothing (another
+        worker's edits changed every row's version meanwhile) is claimed again with fresh versions;
+        only ``STALLED_BATCHES`` of those in a row end the pass (rows no rebuild can land stay dirty
+        for the next one). Leaving at the first such batch left a 20k run's rebuild to one worker."""
+        rebuilt = stalled = 0
+        while stalled < STALLED_BATCHES and (ids := self.store.claim_dirty(kind, BATCH)):
+            done = await rebuild(ids)
+            rebuilt += done
+            stalled = 0 if done else stalled + 1
+        return rebuilt
 
     async def _description(self, kind: str, name: str, descriptions: list[str]) -> str:
         joined = "\n".join(descriptions)

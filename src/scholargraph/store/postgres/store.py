@@ -588,8 +588,11 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         def work() -> None:
             self._ensure_vector_tables(matrix.shape[1])
             fresh = self._new_rows(namespace, list(last))
+            # an unchanged vector is not written again: a rebuild re-embeds texts that mostly did not change
+            # (a name and the start of a description), and each rewrite is a new HNSW entry
             self._many(f"INSERT INTO {table}(id, embedding) VALUES (%s, %s) "
-                       "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
+                       f"ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding "
+                       f"WHERE {table}.embedding IS DISTINCT FROM excluded.embedding",
                        [(i, matrix[row]) for i, row in sorted(last.items())])
             self._maybe_index(namespace, fresh)
 
