@@ -17,4 +17,4 @@ def test_the_table_costs_bytes_per_key_whatever_the_keys_length():
     seen = DigestMap()
     for i in range(3000):
         seen.setdefault(f"{'x' * 200}-{i}", i)
-    assert seen.nbytes() <= 4096 * 16  # 16 bytes a slot (digest and value), at most 3/4 full before it doubles
+    assert seen.nbytes() <= 4096 * 12  # 12 bytes a slot (digest and value), at most 3/4 full before it doubles

@@ -3,8 +3,8 @@ remember about every record it reads — a CSV's first row of each paper id, the
 each document — without one Python string and dict entry per record (~100–200 B each).
 
 Each key is kept as an 8-byte digest (BLAKE2b) in an open-addressing table of two numpy arrays
-(digests and values), at most three quarters full: ~16–21 B per key at the table's fullest, 32 B
-just after it doubles. Two different ids share a digest with probability ~n²/2⁶⁵ (about 3·10⁻⁸ for
+(digests, and 4-byte values: a row number or a file's index), at most three quarters full: 16 B
+per key at the table's fullest, 32 B just after it doubles — 12 bytes a slot whatever the id's length. Two different ids share a digest with probability ~n²/2⁶⁵ (about 3·10⁻⁸ for
 a million ids): the cost of such a collision is a wrong duplicate warning, never lost data.
 """
 
@@ -24,14 +24,14 @@ def digest(key: str) -> int:
 
 
 class DigestMap:
-    """``key -> int`` for many string keys, kept as digests (see the module docstring)."""
+    """``key -> int`` (0 to 2³¹-1) for many string keys, kept as digests (see the module docstring)."""
 
     def __init__(self, slots: int = MIN_SLOTS):
         size = MIN_SLOTS
         while size < slots:
             size *= 2
         self._keys = np.zeros(size, dtype=np.uint64)
-        self._values = np.zeros(size, dtype=np.int64)
+        self._values = np.zeros(size, dtype=np.int32)
         self._count = 0
 
     def __len__(self) -> int:
@@ -74,7 +74,7 @@ class DigestMap:
     def _grow(self) -> None:
         keys, values = self._keys, self._values
         self._keys = np.zeros(2 * len(keys), dtype=np.uint64)
-        self._values = np.zeros(2 * len(keys), dtype=np.int64)
+        self._values = np.zeros(2 * len(keys), dtype=np.int32)
         for i in np.flatnonzero(keys):
             j = self._slot(int(keys[i]))
             self._keys[j], self._values[j] = keys[i], values[i]
