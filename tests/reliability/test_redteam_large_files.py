@@ -283,8 +283,10 @@ def citing(workdir: Path, target: str) -> set[str]:
 
 
 def test_the_citation_step_links_every_paper_of_a_run_longer_than_the_report(scholar, tmp_path, monkeypatch):
-    """The citation step reads the run's documents from the store, not from the report's list."""
+    """The citation step reads the run's documents from the store, not from the report's list, a
+    block at a time (here 2: the cited paper and those citing it fall in different blocks)."""
     monkeypatch.setattr(run_report, "REPORT_IDS", 2, raising=False)
+    monkeypatch.setattr(citations, "OWED_BLOCK", 2, raising=False)
     path = write_citing_records(tmp_path / "papers.jsonl", 9)
     result = scholar("index", str(path), *NONE, llm=False)
     assert result.code == 0, result.err
