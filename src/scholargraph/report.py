@@ -212,6 +212,9 @@ class FileLedger:
         (left pending, or taken by another worker)."""
         return set(self._unsettled)
 
+    def unsettled_count(self) -> int:
+        return len(self._unsettled)
+
     def ids_held(self) -> int:
         """Document ids the ledger holds (not the per-document digests)."""
         return sum(len(d.outcomes) for d in self._documents.values()) + len(self._unsettled)

@@ -21,6 +21,7 @@ from scholargraph.app.pipeline import REGISTER_BATCH, Pipeline
 from scholargraph.cli import main
 from scholargraph.graph import citations
 from scholargraph.ingest import csvfile, jsonfile, pubmed
+from scholargraph.models import DocStatus
 from scholargraph.store import open_store
 
 ROWS = 3 * REGISTER_BATCH + 40  # several batches, the last one short
@@ -223,6 +224,30 @@ def test_a_run_of_more_rows_than_the_report_lists_keeps_counts_not_ids(scholar, 
     code = main(["index", str(path), "--profile", "none", "-w", str(scholar.workdir), "--force"])
     summary = scholar.capsys.readouterr().out
     assert code == 0 and f"indexed {rows} document(s)" in summary  # the CLI's summary counts them all
+
+
+def test_rows_another_worker_finished_are_not_remembered_to_the_end_of_the_file(scholar, tmp_path, monkeypatch):
+    """Workers sharing a PostgreSQL database: the documents of this run's file that another worker
+    indexes are looked up as the file is read, not kept by id until its end (here the "other
+    worker" finishes every odd row in the commit that registers it)."""
+    monkeypatch.setattr(run_report, "REPORT_IDS", LISTED, raising=False)
+    rows = 60
+    path = write_csv(tmp_path / "big.csv", rows)
+    register_one = Pipeline._register_one
+
+    def finished_elsewhere(self, doc, scope, report, force, source):
+        queued = register_one(self, doc, scope, report, force, source)
+        if queued and int(doc.id.removeprefix("row")) % 2:
+            self.store.set_status(doc.id, DocStatus.PROCESSED)
+        return queued
+
+    monkeypatch.setattr(Pipeline, "_register_one", finished_elsewhere)
+    held = watch_the_end_of_the_run(monkeypatch)
+    result = scholar("index", str(path), *NONE, llm=False)
+    assert result.code == 0, result.err
+    assert result.json["truncated"]["processed"]["total"] == rows // 2  # the even rows: this worker's
+    assert result.json["files"][0]["outcome"] == "indexed"
+    assert held["ledger_ids"] <= LISTED  # before: the 30 rows of the other worker, by id, to the end
 
 
 def test_the_worst_outcome_of_a_file_is_found_beyond_the_listed_documents(scholar, tmp_path, monkeypatch):

@@ -54,7 +54,7 @@ from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
 from ..progress import NullProgress, Progress
-from ..report import FileLedger, IndexReport
+from ..report import FileLedger, IndexReport, report_ids
 from ..store.base import DocumentRow, GraphRemoval, IndexingStore
 from .views import Deletion
 
@@ -181,6 +181,7 @@ class Pipeline:
         self.taken: set[str] = set()  # documents this run claimed and is processing (the others' are another worker's)
         self._in_flight: set[str] = set()  # documents this run registered from its files, not processed yet
         self.running: set[asyncio.Task[None]] = set()  # the documents being processed now (at most parallel_documents)
+        self._settle_at = 0  # unsettled documents at which _settle_others looks again (at least 2 × REPORT_IDS)
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -249,6 +250,7 @@ class Pipeline:
                     ids = await self._in_thread(self._parser, self.register, docs, scope, report, force,
                                                 display_path(path))
                     self._in_flight.update(ids)
+                    await self._settle_others()
                     yield ids
                     if len(docs) < REGISTER_BATCH:
                         break
@@ -256,6 +258,25 @@ class Pipeline:
                 await self._in_thread(self._parser, documents.close)
             if self._stop is not None:
                 return
+
+    async def _settle_others(self) -> None:
+        """Documents of this run's files that another worker has finished (PostgreSQL): their outcome
+        now, so that the ledger keeps no id of theirs to the end of a long file. Looked at when it
+        holds twice as many unsettled ids as after the last look (at least ``2 × REPORT_IDS``)."""
+        if self.files.unsettled_count() < max(self._settle_at, 2 * report_ids()):
+            return
+        ids = list(self.files.unsettled_ids() - self.taken)
+        rows = await self._in_thread(self._parser, self.store.documents_by_id, ids)
+        for doc_id, row in rows.items():
+            if doc_id in self.taken:  # claimed by this run meanwhile
+                continue
+            if row.status == DocStatus.PROCESSED:
+                self.files.settled(doc_id, "indexed by another worker")
+                self._in_flight.discard(doc_id)
+            elif row.status == DocStatus.FAILED:
+                self.files.settled(doc_id, "failed", row.error)
+                self._in_flight.discard(doc_id)
+        self._settle_at = max(2 * report_ids(), 2 * self.files.unsettled_count())
 
     def in_flight_bound(self) -> int:
         """This run's registered documents not yet processed above which reading waits."""
