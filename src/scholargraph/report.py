@@ -8,6 +8,7 @@ and where the full list is (``FULL_LIST``, read from the store)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -161,6 +162,8 @@ class FileLedger:
         self._documents: dict[str, _FileDocuments] = {}
         self._unsettled: dict[str, str] = {}  # document registered to be processed, not processed by this run -> path
         self._plain: dict[str, tuple[str, None]] = {}  # the outcomes without a detail, shared
+        # files register documents in the parsing thread while the event loop settles processed ones
+        self._lock = threading.Lock()
 
     def failed_file(self, path: str, reason: str) -> None:
         self._files[path] = FileOutcome(path, "failed", error=reason)
@@ -174,6 +177,10 @@ class FileLedger:
     def document(self, path: str, doc_id: str, outcome: str, detail: str | None = None) -> None:
         """``outcome`` of a document registered from ``path``: queued (to process), already indexed,
         or duplicate (``detail``: the other path)."""
+        with self._lock:
+            self._document(path, doc_id, outcome, detail)
+
+    def _document(self, path: str, doc_id: str, outcome: str, detail: str | None) -> None:
         entry = self._files.setdefault(path, FileOutcome(path))
         of_file = self._documents.setdefault(path, _FileDocuments())
         index = self._path_index.setdefault(path, len(self._paths))
@@ -199,9 +206,10 @@ class FileLedger:
     def settled(self, doc_id: str, outcome: str, detail: str | None = None) -> None:
         """What became of a document this run processed: indexed, incomplete or failed (``detail``:
         why); the first outcome stays (a document processed again in the same run is one retried)."""
-        path = self._unsettled.pop(doc_id, None)
-        if path is not None:
-            self._documents[path].set(doc_id, self._outcome(outcome, detail))
+        with self._lock:
+            path = self._unsettled.pop(doc_id, None)
+            if path is not None:
+                self._documents[path].set(doc_id, self._outcome(outcome, detail))
 
     def first_path(self, doc_id: str) -> str | None:
         index = self._first_path.get(doc_id)
@@ -210,7 +218,8 @@ class FileLedger:
     def unsettled_ids(self) -> set[str]:
         """Documents of this run's files that were to be processed and that this run did not process
         (left pending, or taken by another worker)."""
-        return set(self._unsettled)
+        with self._lock:
+            return set(self._unsettled)
 
     def unsettled_count(self) -> int:
         return len(self._unsettled)
