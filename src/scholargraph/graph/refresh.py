@@ -26,6 +26,7 @@ STALLED_BATCHES = 3  # claims in a row that rebuilt nothing before a pass gives 
 # Batches of one claim rebuilt at once: a batch waits seconds on the LLM summaries of its long
 # descriptions, and one at a time the 200k run's rebuild went at one batch per summary latency.
 LANES = 4
+CLAIM_RETRY_S = 0.5  # before claiming again when a claim came back empty with rows still dirty
 # What is embedded for search: name, type and the start of the description. Embedding cost grows
 # with length and graphs have many more relations than chunks, so these stay short.
 ENTITY_TEXT_CHARS = 200
@@ -118,7 +119,16 @@ class GraphRefresher:
         rebuild can land stay dirty for the next one). Leaving at the first such batch left a 20k
         run's rebuild to one worker."""
         rebuilt = stalled = 0
-        while stalled < STALLED_BATCHES and (ids := self.store.claim_dirty(kind, BATCH * LANES)):
+        while stalled < STALLED_BATCHES:
+            ids = self.store.claim_dirty(kind, BATCH * LANES)
+            if not ids:
+                if not self.store.dirty_ids(kind, 1):
+                    break
+                # rows other workers hold, or a claim that ran at the same moment as another worker's
+                # and found its candidates taken: the 200k run's first worker left with 181,000 to go
+                stalled += 1
+                await asyncio.sleep(CLAIM_RETRY_S)
+                continue
             done = sum(await asyncio.gather(*(rebuild(ids[i:i + BATCH]) for i in range(0, len(ids), BATCH))))
             rebuilt += done
             stalled = 0 if done else stalled + 1
