@@ -222,6 +222,18 @@ def test_resolve_ambiguous_acronym_joins_one_reading_only():
     ("SMV thrombosis", "superior mesenteric vein thrombosis"),
     ("type 2B VWD", "type 2B von Willebrand disease"),
     ("TNNT", "The NLP-NER Toolkit"),
+    # letters at word, hyphen-part, capital or morpheme starts (and the letter after one)
+    ("mRNA", "messenger RNA"),
+    ("DNA", "deoxyribonucleic acid"),
+    ("IL-6", "interleukin 6"),
+    ("AIDS", "acquired immunodeficiency syndrome"),
+    ("PKU", "phenylketonuria"),
+    ("MDR TB", "multidrug-resistant tuberculosis"),
+    ("MORPA", "MORphological PArser"),
+    ("TRAF2", "TNFR-associated factor 2"),
+    ("MeSH", "Medical Subject Headings"),
+    ("apoE", "apolipoprotein E"),
+    ("OWL", "Web Ontology Language"),  # letters in another order: a known exception
 ])
 def test_acronyms_match(short, long):
     assert acronym_matches(short, long)
@@ -232,9 +244,26 @@ def test_acronyms_match(short, long):
     ("SAN", "Semantic Sensor Network"),
     ("STAT3", "signal transducer and activator of transcription 5"),
     ("GPT", "Retrieval-Augmented Generation"),
+    # letters from inside words that no piece of the word starts (issue 27 item 11: wrong merges on ASKG)
+    ("ISA", "Israel"),
+    ("RDF", "Random Forest"),
+    ("SSN", "Session"),
+    ("CISC", "ChannelingSpec"),
+    ("IoT", "interfaces"),
 ])
 def test_acronyms_do_not_match(short, long):
     assert not acronym_matches(short, long)
+
+
+def test_an_acronym_does_not_merge_with_a_name_that_only_hides_its_letters():
+    """Rule d asks only that the vectors do not disagree (cosine >= 0.3): the spelling is the
+    evidence. "Random Forest" holds R, D, F and "Israel" I, S, A, but not at the starts of words or
+    of pieces of words; with vectors that agree they merged (issue 27 item 11)."""
+    vec = np.ones(4, dtype=np.float32)
+    cands = [Candidate("a", "RDF", "Concept", vector=vec), Candidate("b", "Random Forest", "Method", vector=vec),
+             Candidate("c", "ISA", "Concept", vector=vec), Candidate("d", "Israel", "Location", vector=vec),
+             Candidate("e", "Resource Description Framework", "Concept", vector=vec)]
+    assert resolve(cands) == [["e", "a"]]
 
 
 def test_types_compatibility_table():

@@ -66,9 +66,15 @@ c. **Same key.** The same compact key — every word plural-folded
    often two different things ("Parkinson's disease" / "panic disorder").
 d. **Acronyms.** One surface is acronym-like ("RAG", "LLMs", "IoT", "nDCG", "apoE", "Dll4", "MDR
    TB") and the other spells it out: every content word gives its first letter and may give up
-   to three later letters of itself (Schwartz–Hearst style: "HDAC" = "histone deacetylase",
-   "MeSH" = "Medical Subject Headings"); hyphen/slash parts are words ("Retrieval-Augmented
-   Generation"); short lower-case function words ("of", "and", "der", "von") may give a letter
+   to three later letters of itself, each where a piece of the word starts — a capital inside
+   it ("MORphological PArser"), a letter of an acronym inside it, a known morpheme
+   ("deoxy|ribo|nucleic acid" = "DNA", "inter|leukin 6" = "IL-6") — or right after such a start
+   ("histone de|ac|etylase" = "HDAC", "MeSH" = "Medical Subject Headings"); a lower-case letter
+   of a mixed-case acronym may come from anywhere in the word ("apoE" = "apolipoprotein E"); a
+   one-word long form gives piece starts only ("PKU" = "phenyl|keto|n|uria", not "ISA" =
+   "Israel"); letters from anywhere inside words made "RDF" "Random Forest" (issue 27 item 11).
+   A short table holds the exceptions ("OWL" = "Web Ontology Language"). Hyphen/slash parts are
+   words ("Retrieval-Augmented Generation"); short lower-case function words ("of", "and", "der", "von") may give a letter
    or none ("IoT" = "Internet of Things", "PDB" = "Paget's disease of bone"); a plural "s" on the
    acronym is ignored ("LLMs" = "large language models"). Words both surfaces share at the
    start or end are set aside first ("SMV thrombosis" = "superior mesenteric vein thrombosis",
