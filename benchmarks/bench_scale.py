@@ -226,14 +226,32 @@ def _cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0: float) -> None:
+def _tree_cpu_s(root: int | None) -> float | None:
+    """CPU seconds of a process and its children now running (the database server and its backends)."""
+    if root is None:
+        return None
+    total = _cpu_s(root) or 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == root:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _sample(pids: list[int], every: float, stop: threading.Event, rows: list, t0: float, db_pid: int | None = None) -> None:
     while not stop.wait(every):
+        db = _tree_cpu_s(db_pid)
         rows.append({"t": round(time.time() - t0, 1), "rss_mb": [round(r, 1) if (r := _rss_mb(p)) else None for p in pids],
-                     "cpu_s": [round(c, 1) if (c := _cpu_s(p)) is not None else None for p in pids]})
+                     "cpu_s": [round(c, 1) if (c := _cpu_s(p)) is not None else None for p in pids],
+                     **({"db_cpu_s": round(db, 1)} if db is not None else {})})
 
 
 def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, sample_s: float,
-                reports: bool = False, profile: bool = False, checkpoint=None, checkpoint_s: float = 600.0) -> dict:
+                reports: bool = False, profile: bool = False, checkpoint=None, checkpoint_s: float = 600.0,
+                db_pid: int | None = None) -> dict:
     """Run the workers until each has finished its ``insert``; ``checkpoint(t0, samples)`` is called every
     ``checkpoint_s`` meanwhile (a long run leaves its figures so far if it is stopped)."""
     ctx = multiprocessing.get_context("spawn")
@@ -246,7 +264,7 @@ def run_workers(dsn: str, urls: list[str], workers: int, limit: int, tmp: Path, 
         p.start()
     rss: list = []
     stop = threading.Event()
-    sampler = threading.Thread(target=_sample, args=([p.pid for p in procs], sample_s, stop, rss, t0), daemon=True)
+    sampler = threading.Thread(target=_sample, args=([p.pid for p in procs], sample_s, stop, rss, t0, db_pid), daemon=True)
     sampler.start()
     rows: list = []
     while len(rows) < len(procs):
@@ -407,10 +425,17 @@ def cpu_per_document(rate: dict, rss: list) -> list[dict]:
         return []
     ts = np.array([0.0] + [s["t"] for s in rss])  # the workers start at t0 with no CPU spent
     total = np.array([0.0] + [sum(c or 0.0 for c in s.get("cpu_s", [])) for s in rss])
+    db = [s["db_cpu_s"] for s in rss if "db_cpu_s" in s]
+    db_total = np.array([db[0]] + db) if len(db) == len(rss) else None  # the server's CPU before t0 is not the run's
     out, prev_t, prev_docs = [], 0.0, 0
     for point in rate["curve"]:
-        spent = float(np.interp(point["t_s"], ts, total) - np.interp(prev_t, ts, total))
-        out.append({"documents": point["documents"], "cpu_ms_per_document": round(1000 * spent / max(1, point["documents"] - prev_docs), 1)})
+        n = max(1, point["documents"] - prev_docs)
+        row = {"documents": point["documents"],
+               "cpu_ms_per_document": round(1000 * float(np.interp(point["t_s"], ts, total) - np.interp(prev_t, ts, total)) / n, 1)}
+        if db_total is not None:
+            row["db_cpu_ms_per_document"] = round(
+                1000 * float(np.interp(point["t_s"], ts, db_total) - np.interp(prev_t, ts, db_total)) / n, 1)
+        out.append(row)
         prev_t, prev_docs = point["t_s"], point["documents"]
     return out
 
@@ -429,7 +454,7 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
         write_result(f"scale_{args.docs}", result, args.json_out)
 
     run = run_workers(dsn, urls, workers, args.limit, tmp, args.sample_s, args.reports, args.profile_end_of_run,
-                      checkpoint=so_far if result is not None else None, checkpoint_s=args.checkpoint_s)
+                      checkpoint=so_far if result is not None else None, checkpoint_s=args.checkpoint_s, db_pid=pg.pid)
     if result is not None:
         result.pop("run_so_far", None)
     t0, rows = run["t0"], run["rows"]

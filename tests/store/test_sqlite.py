@@ -131,3 +131,34 @@ def test_a_v9_workspace_starts_its_graph_size_from_the_relations_it_holds(tmp_pa
         assert store.versioned_rows("relations") == 3 and store.graph_version() != before
     finally:
         store.close()
+
+
+def test_finding_a_names_entity_does_not_read_every_record_of_a_hub_name(store):
+    """Each document's commit looks up the entities its names stand for; counting every source
+    record of a key made that grow with the papers naming it (a hub gene: one record per paper)."""
+    from scholargraph.models import Document, Section
+
+    store.add_pending(Document("d1", "T", [Section("body", "x")]), "full", "t")
+    records = [EntityRecord("KCN1", "Gene", f"record {n}", "c1", id="gene-kcn1", key="kcn1", document_id="d1")
+               for n in range(3000)]
+    records += [EntityRecord("rare", "Gene", f"record {n}", "c1", id="gene-rare", key="rare", document_id="d1")
+                for n in range(3)]
+    store.write(lambda: store.write_entities(records))
+    assert store.entities_by_keys(["kcn1", "rare"]) == {"kcn1": "gene-kcn1", "rare": "gene-rare"}
+
+    def steps(key: str) -> int:
+        count = [0]
+
+        def tick() -> int:
+            count[0] += 1
+            return 0
+
+        reader = store._readers.get()  # this thread's read connection: the lookup's statements run there
+        reader.set_progress_handler(tick, 1)
+        try:
+            store.entities_by_keys([key])
+        finally:
+            reader.set_progress_handler(None, 1)
+        return count[0]
+
+    assert steps("kcn1") < 2 * steps("rare")

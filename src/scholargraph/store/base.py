@@ -84,6 +84,25 @@ class SourceLimit:
     prefer: tuple[str, ...] = ()
 
 
+def most_sourced(keys: Sequence[str], pairs: Iterable[Sequence[Any]],
+                 count_shared: Callable[[list[str]], Iterable[Sequence[Any]]]) -> dict[str, str]:
+    """The entity each name key stands for, in the order of ``keys``: the only entity with source
+    records under it, or where several have (rare: a name two types share, a split) the one with
+    the most records under it, then the smallest id. ``pairs`` are the distinct (key, entity id)
+    pairs, read from an index without counting; ``count_shared(keys)`` gives (key, entity id,
+    records) rows, most first, for the shared keys alone. Counting every key's records made each
+    document's lookup grow with the knowledge base (a hub name has a record per paper naming it)."""
+    entities: dict[str, list[str]] = {}
+    for key, entity_id in pairs:
+        entities.setdefault(key, []).append(entity_id)
+    best = {key: ids[0] for key, ids in entities.items() if len(ids) == 1}
+    shared = sorted(key for key, ids in entities.items() if len(ids) > 1)
+    if shared:
+        for row in count_shared(shared):
+            best.setdefault(row[0], row[1])
+    return {key: best[key] for key in keys if key in best}
+
+
 def add_source_rows(items: Mapping[str, Entity | Relation], rows: Iterable[Sequence]) -> None:
     """Append (item id, chunk id, document id) rows, in their order, to each item's ``chunk_ids`` and
     ``document_ids``, each id once."""

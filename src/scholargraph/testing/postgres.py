@@ -196,6 +196,11 @@ class TempPostgres:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    @property
+    def pid(self) -> int | None:
+        """The server's (postmaster's) process id while it runs: its backends are its children."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
     # -- databases -------------------------------------------------------------------------
 
     def dsn(self, database: str = "postgres") -> str:

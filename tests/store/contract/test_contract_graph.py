@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from contract_helpers import doc, entity_id, extraction, index_document, key
+from contract_helpers import chunk, doc, entity_id, extraction, index_document, key
 
 from scholargraph.models import Entity, EntityRecord, Extraction, KeywordRecord, Relation, RelationRecord
 from scholargraph.store.base import SourceLimit
@@ -218,3 +218,18 @@ def test_the_chunks_version_and_whether_there_are_any(open_workspace):
     assert server.versioned_rows("chunks") == server.count("chunks") == 1
     with pytest.raises(ValueError):
         server.content_version("documents")
+
+
+def test_a_name_key_stands_for_its_only_entity_or_the_most_sourced_one(store):
+    """Several entities under one key (a name two types share, a split) → the one with most records
+    under it, ties to the smallest id; results in the order of the keys asked."""
+    store.add_pending(doc("d1"), "full", "test")
+    store.insert_chunks([chunk("d1")])
+    counts = {("il6", "gene-il6"): 5, ("il6", "chemical-il6"): 3, ("tnf", "w-tnf"): 2, ("tnf", "x-tnf"): 2,
+              ("solo", "solo-1"): 1}
+    records = [EntityRecord(k, "Thing", f"record {n}", "d1-c0", id=eid, key=k, document_id="d1")
+               for (k, eid), times in counts.items() for n in range(times)]
+    store.write(lambda: store.write_entities(records))
+    found = store.entities_by_keys(["solo", "tnf", "nothing", "il6"])
+    assert found == {"solo": "solo-1", "tnf": "w-tnf", "il6": "gene-il6"}
+    assert list(found) == ["solo", "tnf", "il6"]

@@ -15,10 +15,30 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from ..base import GraphKind, GraphRemoval, SourceDescriptions, SourceLimit, add_source_rows, read_content_version
+from ..base import (
+    GraphKind,
+    GraphRemoval,
+    SourceDescriptions,
+    SourceLimit,
+    add_source_rows,
+    most_sourced,
+    read_content_version,
+)
 
 _KINDS = {"entities": "entities", "relations": "relations"}
 _SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
+# The distinct entities under each name key, one index probe each on entity_sources(name_key,
+# entity_id) (a loose index scan): never every record of a hub name.
+KEY_ENTITIES_SQL = """
+WITH RECURSIVE pairs(name_key, entity_id) AS (
+    SELECT k, (SELECT min(s.entity_id) FROM entity_sources s WHERE s.name_key = k) FROM unnest(%s::text[]) AS k
+  UNION ALL
+    SELECT p.name_key, (SELECT min(s.entity_id) FROM entity_sources s
+                        WHERE s.name_key = p.name_key AND s.entity_id > p.entity_id)
+    FROM pairs p WHERE p.entity_id IS NOT NULL)
+SELECT name_key, entity_id FROM pairs WHERE entity_id IS NOT NULL"""
+KEY_SOURCE_COUNTS_SQL = ("SELECT name_key, entity_id, count(*) AS n FROM entity_sources WHERE name_key = ANY(%s) "
+                         "GROUP BY name_key, entity_id ORDER BY n DESC, entity_id")
 _ENTITY_COLUMNS = "id, name, type, description, aliases, weight"
 _RELATION_COLUMNS = "id, source_id, target_id, description, keywords, types, weight, directed, confidence"
 
@@ -122,13 +142,11 @@ class PostgresGraph:
         return [i for i in dict.fromkeys(r.id for r in records) if i in new]
 
     def entities_by_keys(self, keys: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        rows = self._rows(
-            "SELECT name_key, entity_id, count(*) AS n FROM entity_sources WHERE name_key = ANY(%s) "
-            "GROUP BY name_key, entity_id ORDER BY n DESC, entity_id", (list(dict.fromkeys(keys)),))
-        for r in rows:
-            out.setdefault(r[0], r[1])
-        return out
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return {}
+        return most_sourced(keys, self._rows(KEY_ENTITIES_SQL, (keys,)),
+                            lambda shared: self._rows(KEY_SOURCE_COUNTS_SQL, (shared,)))
 
     def delete_graph_of(self, doc_id: str) -> GraphRemoval:
         return self.write(lambda: self._delete_graph_of(doc_id))

@@ -24,12 +24,25 @@ from ..base import (
     SourceLimit,
     add_source_rows,
     batches,
+    most_sourced,
     read_content_version,
 )
 
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}
 _SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
+# The distinct entities under each name key, one probe each of the index entity_sources(name_key,
+# entity_id) (min() on an index prefix): never every record of a hub name.
+KEY_ENTITIES_SQL = """
+WITH RECURSIVE pairs(name_key, entity_id) AS (
+    SELECT k.value, (SELECT min(s.entity_id) FROM entity_sources s WHERE s.name_key = k.value) FROM json_each(?) AS k
+  UNION ALL
+    SELECT p.name_key, (SELECT min(s.entity_id) FROM entity_sources s
+                        WHERE s.name_key = p.name_key AND s.entity_id > p.entity_id)
+    FROM pairs p WHERE p.entity_id IS NOT NULL)
+SELECT name_key, entity_id FROM pairs WHERE entity_id IS NOT NULL"""
+KEY_SOURCE_COUNTS_SQL = ("SELECT name_key, entity_id, COUNT(*) AS n FROM entity_sources "
+                         "WHERE name_key IN (SELECT value FROM json_each(?)) GROUP BY name_key, entity_id ORDER BY n DESC, entity_id")
 VERSION_STEP = 0.000001  # added to ``updated_at`` to invalidate a rebuild in flight
 
 
@@ -122,17 +135,11 @@ class SQLiteGraph:
         return [i for i in ids if i not in existing]
 
     def entities_by_keys(self, keys: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
         keys = list(dict.fromkeys(keys))
-        for part in batches(keys):
-            rows = self._rows(
-                f"SELECT name_key, entity_id, COUNT(*) AS n FROM entity_sources WHERE name_key IN ({_in(part)}) "
-                "GROUP BY name_key, entity_id ORDER BY n DESC, entity_id",
-                part,
-            )
-            for r in rows:
-                out.setdefault(r[0], r[1])
-        return out
+        if not keys:
+            return {}
+        return most_sourced(keys, self._rows(KEY_ENTITIES_SQL, (json.dumps(keys),)),
+                            lambda shared: self._rows(KEY_SOURCE_COUNTS_SQL, (json.dumps(shared),)))
 
     def delete_graph_of(self, doc_id: str) -> GraphRemoval:
         return self.write(lambda: self._delete_graph_of(doc_id))

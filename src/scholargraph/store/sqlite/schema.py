@@ -394,8 +394,16 @@ CREATE TABLE content_versions (what TEXT PRIMARY KEY, n INTEGER NOT NULL, row_co
                                          ("update", f"UPDATE OF {columns}", 0)))
     for table, columns in _VERSIONED.items())
 
+# v11: the name-key index holds the entity too, so the entities under a key are found by index
+# probes (``entities_by_keys``) instead of counting every source record of the key, which grows with
+# the knowledge base for a name many papers use.
+V10_TO_V11 = """
+DROP INDEX entity_sources_key;
+CREATE INDEX entity_sources_key ON entity_sources(name_key, entity_id);
+"""
+
 MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9,
-                         V9_TO_V10]
+                         V9_TO_V10, V10_TO_V11]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
