@@ -9,9 +9,10 @@ de|ac|etylase", "MeSH"). A lower-case letter of a mixed-case acronym may come fr
 the word ("apoE" = "apolipoprotein E"). Short function words may give a letter or none ("IoT" =
 "Internet of Things"). A short table holds the exceptions ("OWL" = "Web Ontology Language": letters
 in another order; "TB" = "tuberculosis"). Letters from anywhere inside words made "ISA" "Israel",
-"RDF" "Random Forest", "SSN" "Session" and "CISC" "ChannelingSpec" (issue 27 item 11).
-Word-level only: the
-surface-level test, with shared leading/trailing words set aside, is
+"RDF" "Random Forest", "SSN" "Session" and "CISC" "ChannelingSpec" (issue 27 item 11): such a
+spelling (:data:`INSIDE`) is still reported, for rule d to ask closer vectors ("DOX" =
+"doxorubicin"), except into a compound of capitalised words or by the capitals alone. Word-level
+only: the surface-level test, with shared leading/trailing words set aside, is
 :func:`scholargraph.graph.resolve_names.acronym_matches`.
 """
 
@@ -154,8 +155,9 @@ def _long_form_words(words: Sequence[str]) -> list[tuple[str, bool, frozenset[in
 def _spells(acr: str, free: frozenset[int], words: list[tuple[str, bool, frozenset[int]]], whole: bool) -> bool:
     """Can the words spell ``acr``? Each content word gives its initial and up to 3 later letters,
     each at a piece start, right after a piece start it took, or anywhere for the letters at the
-    ``free`` indexes of ``acr`` (lower-case letters of a mixed-case acronym). ``whole``: the
-    long form is one word, every letter after its initial must start a piece."""
+    ``free`` indexes of ``acr`` (lower-case letters of a mixed-case acronym; all of them for the
+    old spelling test, :data:`INSIDE`). ``whole``: the long form is one word, every letter after
+    its initial must start a piece."""
     n_letters = len(acr)
 
     @functools.cache
@@ -188,30 +190,39 @@ def _spells(acr: str, free: frozenset[int], words: list[tuple[str, bool, frozens
     return go(0, 0)
 
 
+AT_STARTS = 2  # the acronym's letters start words or pieces of words of the long form ("DNA")
+INSIDE = 1  # some come from anywhere inside a word ("DOX" = "doxorubicin", but also "ISA" / "Israel")
+
+
 @functools.lru_cache(maxsize=262144)
-def acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> bool:
-    """Do the acronym-like words ``wa`` abbreviate the words ``wb`` (rule d's spelling test)?"""
+def acronym_words(wa: tuple[str, ...], wb: tuple[str, ...]) -> int:
+    """Do the acronym-like words ``wa`` abbreviate the words ``wb`` (rule d's spelling test)?
+    :data:`AT_STARTS`, :data:`INSIDE` (only by letters from inside words, as Schwartz–Hearst
+    allow: not for capitals alone, nor into a compound of capitalised words, "ChannelingSpec") or 0."""
     long_words = _long_form_words(wb)
     if not long_words:
-        return False
+        return 0
     # Cheap rejection first: the acronym's first letter starts one of the first long-form parts.
     first = next((c.lower() for c in wa[0] if c.isalpha()), "")
     if not first or not any(w[0] == first for w, _opt, _starts in long_words[:3]):
-        return False
+        return 0
     if not all(is_acronym_word(w) for w in wa):
-        return False
+        return 0
     if len(wb) == 1 and is_acronym_word(wb[0]):
-        return False
+        return 0
     if (" ".join(wa).lower(), " ".join(wb).lower()) in _IRREGULAR_FORMS:
-        return True
+        return AT_STARTS
     spellings = acronym_spellings(" ".join(wa))
     n_content = sum(1 for _w, opt, _starts in long_words if not opt)
     total = sum(len(w) for w, _opt, _starts in long_words)
-    for acr, free in spellings:
+    found = 0
+    for n, (acr, free) in enumerate(spellings):
         if len(acr) < 2 or total <= len(acr) or n_content > len(acr):
             continue
         if len(long_words) == 1 and (len(acr) > 4 or len(long_words[0][0]) < max(6, 2 * len(acr))):
             continue  # one word abbreviated: "PKU" = "phenylketonuria", not "PR" = "Prl"
         if _spells(acr, free, long_words, whole=len(long_words) == 1):
-            return True
-    return False
+            return AT_STARTS
+        if not found and n == 0 and not any(_CAMEL_COMPOUND.fullmatch(w.strip(EDGE_PUNCT)) for w in wb):
+            found = INSIDE if _spells(acr, frozenset(range(len(acr))), long_words, whole=False) else 0
+    return found
