@@ -61,7 +61,9 @@ def acronym_letters(word_text: str) -> tuple[str, ...]:
 def acronym_spellings(word_text: str) -> tuple[tuple[str, frozenset[int]], ...]:
     """:func:`acronym_letters`, each with the indexes of its lower-case letters when the acronym
     mixes cases ("apoE": a, p, o; "IoT": o): those may come from inside a long-form word."""
-    letters, capitals, lower = [], [], []
+    letters: list[str] = []
+    capitals: list[str] = []
+    lower: list[int] = []
     for w in word_text.split():
         core = w
         if len(core) > 2 and core.endswith("s") and (core[-2].isupper() or core[-2].isdigit()):
