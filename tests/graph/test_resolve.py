@@ -273,6 +273,10 @@ def test_an_acronym_spelt_from_inside_words_needs_vectors_that_agree():
              Candidate("f", "DOX", "Chemical", vector=base), Candidate("g", "doxorubicin", "Chemical", vector=at(0.8)),
              Candidate("h", "CISC", "Concept", vector=base), Candidate("i", "ChannelingSpec", "Concept", vector=at(0.9))]
     assert resolve(cands) == [["e", "a"], ["g", "f"]]
+    # two names of one sentence: their vectors are no evidence, the definition is ("carbamazepine (CBZ)")
+    sentence = "Patients received carbamazepine (CBZ) twice daily."
+    assert resolve([Candidate("j", "CBZ", "Chemical", sentence, vector=base),
+                    Candidate("k", "carbamazepine", "Chemical", sentence, vector=at(0.35))]) == [["k", "j"]]
 
 
 def test_types_compatibility_table():

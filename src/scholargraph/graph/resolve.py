@@ -108,7 +108,8 @@ f. **Similar names, similar meaning.** Neither surface's words contain the other
    A close vector alone never merges: "BERT"/"RoBERTa" have similar descriptions but trigram
    Jaccard 0.2.
 
-A missing vector (``None``) counts as agreement for the ``alias_threshold`` rules and as
+A missing vector (``None``) counts as agreement for the ``alias_threshold`` and
+``inside_acronym_threshold`` rules (keep the latter below ``threshold``) and as
 disagreement for the ``threshold`` ones (f's trigram test and spread-out containment). So does
 a pair of candidates with the same description text (two names from one sentence, as the
 offline extractor writes them): their vectors differ only by the names, so they are no

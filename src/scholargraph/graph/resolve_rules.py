@@ -131,8 +131,8 @@ def linked(ca: Candidate, cb: Candidate, sa: list[Surface], sb: list[Surface], s
     need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
     if need >= _NEVER:
         return False
-    if cos is None:
-        return need <= settings.alias_threshold
+    if cos is None:  # no vector evidence: agreement for rules c-e (an acronym and its long form in one sentence)
+        return need <= max(settings.alias_threshold, settings.inside_acronym_threshold)
     return cos >= need
 
 
