@@ -479,6 +479,28 @@ def index_run(pg, name: str, gen: AbstractGenerator, args, urls: list[str], work
     return {"dsn": dsn, **out}
 
 
+def finish_run(pg, dsn: str, args, urls: list[str], tmp: Path) -> dict:
+    """``--reuse-db DIR --finish``: the end-of-run work a kept knowledge base still owes (its workers were
+    stopped once every document was processed), done by ``--workers`` workers with this code: what
+    they did phase by phase, their RSS, and the database afterwards."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        owed = {"dirty_entities": conn.execute("SELECT count(*) FROM entities WHERE dirty").fetchone()[0],
+                "dirty_relations": conn.execute("SELECT count(*) FROM relations WHERE dirty").fetchone()[0],
+                "maintenance": dict(conn.execute("SELECT task, count(*) FROM maintenance GROUP BY 1").fetchall())}
+        processed = conn.execute("SELECT count(*) FROM documents WHERE status = 'PROCESSED'").fetchone()[0]
+    run = run_workers(dsn, urls, args.workers, args.limit, tmp, args.sample_s, args.reports, args.profile_end_of_run,
+                      db_pid=pg.pid)
+    t0, rows, rss = run["t0"], run["rows"], run["rss"]
+    return {"owed": owed, "workers": args.workers, "wall_s": round(max(r["end"] for r in rows) - t0, 1),
+            "per_worker_span_s": [[round(r["start"] - t0, 1), round(r["end"] - t0, 1)] for r in rows],
+            "end_of_run_per_worker": [r["end_of_run"] for r in rows], "notes": [r["notes"] for r in rows],
+            "warnings": [r["warnings"] for r in rows], "llm_usage": [r.get("usage") for r in rows],
+            "rss_peak_mb": [max((s["rss_mb"][i] or 0) for s in rss) if rss else None for i in range(args.workers)],
+            "rss_samples": rss[:: max(1, len(rss) // 60)], "database": database_size(dsn, processed)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=2000)
@@ -504,6 +526,10 @@ def main() -> None:
                              "part of the graph a question touches)")
     parser.add_argument("--keep-db", type=Path, help="keep the PostgreSQL cluster in this (new) folder")
     parser.add_argument("--reuse-db", type=Path, help="a cluster kept by --keep-db: run the queries only")
+    parser.add_argument("--finish", action="store_true",
+                        help="with --reuse-db: first the end-of-run work the kept knowledge base owes, by --workers workers")
+    parser.add_argument("--db-setting", action="append", default=[], metavar="NAME=VALUE",
+                        help="a PostgreSQL server setting for this run (e.g. maintenance_work_mem=2GB)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
     if args.keep_db is not None and args.keep_db.exists():
@@ -516,12 +542,17 @@ def main() -> None:
     gen = AbstractGenerator(require_dev())
     result["corpus"] = {"source_abstracts": len(gen.lengths), "source_sentences": len(gen.sentences),
                         "mean_source_sentences": round(sum(gen.lengths) / len(gen.lengths), 1)}
-    pg = TempPostgres(durable=True, settings=SERVER_SETTINGS).start(existing=args.reuse_db)
+    settings = {**SERVER_SETTINGS, **dict(item.split("=", 1) for item in args.db_setting)}
+    result["db_settings"] = settings
+    pg = TempPostgres(durable=True, settings=settings).start(existing=args.reuse_db)
     endpoints = Endpoints(args.endpoints, args.latency, args.server_parallel)
     query_server = Endpoints(1, 0.0, None)
     try:
         if args.reuse_db is not None:
             dsn = pg.dsn("scale")
+            if args.finish:
+                result["finish"] = finish_run(pg, dsn, args, endpoints.urls, tmp)
+                write_result(f"scale_{args.docs}", result, args.json_out)
         else:
             main_run = index_run(pg, "scale", gen, args, endpoints.urls, args.workers, tmp, result)
             dsn = main_run.pop("dsn")

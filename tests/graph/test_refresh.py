@@ -62,3 +62,14 @@ def test_rows_no_rebuild_can_land_end_the_pass(dirty_store, monkeypatch):
     entities, _ = _refresh(dirty_store)
     assert dirty_store.dirty_ids("entities") == [stuck]  # left for the next pass, not retried for ever
     assert entities > 0 and dirty_store.dirty_ids("relations") == []
+
+
+def test_a_rebuild_tells_the_store_where_it_starts_and_ends(dirty_store, monkeypatch):
+    """So that PostgreSQL can set a vector index aside for a large rebuild and build it once at the end."""
+    calls = []
+    real_claim = dirty_store.claim_dirty
+    monkeypatch.setattr(dirty_store, "begin_vector_rebuild", lambda: calls.append("begin"))
+    monkeypatch.setattr(dirty_store, "end_vector_rebuild", lambda: calls.append("end"))
+    monkeypatch.setattr(dirty_store, "claim_dirty", lambda kind, n: calls.append(kind) or real_claim(kind, n))
+    _refresh(dirty_store)
+    assert calls[0] == "begin" and calls[-1] == "end" and "relations" in calls

@@ -419,3 +419,55 @@ def test_the_graph_version_sees_every_workers_commit_whatever_their_order(open_p
     finally:
         first.close()
         second.close()
+
+
+def _dirty_graph(store, relations: int) -> list[str]:
+    """``relations`` dirty relations between 20 entities (as indexing leaves them); their ids."""
+    from scholargraph.models import EntityRecord, RelationRecord
+
+    store.add_pending(doc("d1"), "full", "t")
+    ends = [f"e{i:02d}" for i in range(20)]
+    pairs = [(a, b) for a in ends for b in ends if a < b][:relations]
+    store.write(lambda: store.write_entities([EntityRecord(e, "Thing", "x", "c1", id=e, key=e, document_id="d1")
+                                              for e in ends]))
+    store.write(lambda: store.write_relations([RelationRecord(a, b, "y", "c1", ["k"], 1.0, id=f"r-{a}-{b}",
+                                                              source_id=a, target_id=b, document_id="d1")
+                                               for a, b in pairs]))
+    return [f"r-{a}-{b}" for a, b in pairs]
+
+
+def _has_hnsw(store, namespace: str) -> bool:
+    with psycopg.connect(store.dsn) as conn:
+        return bool(conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s",
+                                 (f"vectors_{namespace}_hnsw",)).fetchall())
+
+
+def test_a_large_rebuild_writes_its_vectors_first_and_builds_the_index_once(open_pg):
+    """Inserting each vector into an HNSW index cost 12× loading them and building it once: a rebuild
+    that fills or mostly rewrites a namespace sets the index aside (every worker holds off) and the
+    end of the rebuild builds it."""
+    store, other = open_pg(hnsw_min_rows=100), open_pg(hnsw_min_rows=100)
+    ids = _dirty_graph(store, 150)
+    vectors = np.random.default_rng(4).normal(size=(150, 8)).astype(np.float32)
+    store.put_vectors("chunk", ["c1"], vectors[:1])  # the vector tables exist
+    store.begin_vector_rebuild()
+    store.put_vectors("relation", ids[:120], vectors[:120])  # past hnsw_min_rows: not built now
+    other.put_vectors("relation", ids[120:], vectors[120:])  # nor by another worker
+    assert not _has_hnsw(store, "relation")
+    other.end_vector_rebuild()  # whichever worker ends first builds it, once
+    assert _has_hnsw(store, "relation")
+    store.end_vector_rebuild()
+    assert store.get_meta("vector_index_aside:relation") is None
+    assert [h[0][0] for h in store.vector_index("relation", 8).search_many(vectors[:3], 1)] == ids[:3]
+
+
+def test_a_small_rebuild_keeps_the_index(open_pg):
+    store = open_pg(hnsw_min_rows=100)
+    ids = _dirty_graph(store, 150)
+    vectors = np.random.default_rng(5).normal(size=(150, 8)).astype(np.float32)
+    store.put_vectors("relation", ids, vectors)
+    assert _has_hnsw(store, "relation")
+    with psycopg.connect(store.dsn, autocommit=True) as conn:  # a rebuild of 20 of the 150
+        conn.execute("UPDATE relations SET dirty = (id = ANY(%s))", (ids[:20],))
+    store.begin_vector_rebuild()
+    assert _has_hnsw(store, "relation") and store.get_meta("vector_index_aside:relation") is None

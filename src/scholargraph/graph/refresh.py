@@ -103,7 +103,10 @@ class GraphRefresher:
         """Rebuild every dirty entity and relation; returns how many of each were rebuilt. The dirty
         elements are claimed a batch at a time (``MaintenanceStore.claim_dirty``): workers that finish together
         share the rebuild rather than each doing all of it."""
-        return await self._rebuild_all("entities", self._entities), await self._rebuild_all("relations", self._relations)
+        self.store.begin_vector_rebuild()  # a large rebuild writes its vectors first and indexes them once
+        rebuilt = await self._rebuild_all("entities", self._entities), await self._rebuild_all("relations", self._relations)
+        self.store.end_vector_rebuild()  # also what a worker that died set aside
+        return rebuilt
 
     async def _rebuild_all(self, kind: GraphKind, rebuild: Callable[[list[str]], Awaitable[int]]) -> int:
         """Claim and rebuild batches until nothing is dirty. A batch that rebuilt nothing (another

@@ -682,6 +682,14 @@ class VectorStore(Protocol):
 
     def iter_vectors(self, namespace: str) -> Iterator[tuple[str, np.ndarray]]: ...
 
+    def begin_vector_rebuild(self) -> None:
+        """A rebuild of the dirty entities and relations starts: a vector index that the rebuild would
+        mostly rewrite may be set aside until ``end_vector_rebuild`` (PostgreSQL's HNSW indexes: one
+        build costs a fraction of inserting each vector into the index)."""
+
+    def end_vector_rebuild(self) -> None:
+        """Build what ``begin_vector_rebuild`` set aside (by any worker, also one that died)."""
+
 
 class LLMCache(Protocol):
     """Response cache and call log (the LLM client writes both)."""

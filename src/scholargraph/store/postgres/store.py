@@ -32,6 +32,7 @@ Concurrency model
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import threading
@@ -85,6 +86,11 @@ from .vectors import EF_SEARCH_DEFAULT, PgVectorIndex, normalised
 
 T = TypeVar("T")
 DEFAULT_POOL_SIZE = 8
+# The namespaces a rebuild of dirty elements writes, and the table of those elements.
+REBUILT_NAMESPACES = {"entity": "entities", "relation": "relations"}
+REBUILD_SHARE = 4  # an indexed namespace is set aside when a rebuild rewrites at least a quarter of it
+INDEX_ASIDE = "vector_index_aside:"  # meta key prefix: the namespace's HNSW index waits for a rebuild's end
+ASIDE = -2  # ``_rows_seen``: the namespace's index is set aside (not counted, not built by a put)
 CONNECT_TIMEOUT_S = 10
 _CHUNK_COLUMNS = "id, document_id, ordinal, text, tokens, section, char_start, char_end, page_start, page_end, header"
 
@@ -611,18 +617,64 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         """Build the namespace's HNSW index once it holds ``hnsw_min_rows`` vectors (in a unit of work)."""
         seen = self._rows_seen.get(namespace)
         if seen is None:
-            has_index = self._rows("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
-                                   (f"{vector_table(namespace)}_hnsw",))
+            has_index = self._has_vector_index(namespace)
             seen = -1 if has_index else int(self._rows(f"SELECT count(*) FROM {vector_table(namespace)}")[0][0])
         elif seen >= 0:
             seen += added
         if 0 <= seen and seen >= self.hnsw_min_rows:
             seen = int(self._rows(f"SELECT count(*) FROM {vector_table(namespace)}")[0][0])
-            if seen >= self.hnsw_min_rows:
+            if seen >= self.hnsw_min_rows and self._rows("SELECT 1 FROM meta WHERE key = %s", (f"{INDEX_ASIDE}{namespace}",)):
+                seen = ASIDE  # a rebuild in progress (this worker's or another's) builds it at its end
+            elif seen >= self.hnsw_min_rows:
                 ddl_lock(self._wconn())
                 self._exec(vector_index_ddl(namespace))
                 seen = -1
         self._rows_seen[namespace] = seen
+
+    def begin_vector_rebuild(self) -> None:
+        """A namespace the rebuild will fill or mostly rewrite is written without its HNSW index,
+        built once by ``end_vector_rebuild``: inserting 20,000 relation vectors one batch at a time into
+        an HNSW index took 12× as long as inserting them without it and building the index after
+        (`docs/scale.md`). Marked in ``meta`` so every worker holds off, and a worker that dies leaves
+        the build to the next rebuild."""
+        if self._vector_dim() is None:
+            return
+        for namespace, table in REBUILT_NAMESPACES.items():
+            dirty = int(self._rows(f"SELECT count(*) FROM {table} WHERE dirty")[0][0])
+            if not dirty:
+                continue
+            held = int(self._rows(f"SELECT count(*) FROM {vector_table(namespace)}")[0][0])
+            indexed = self._has_vector_index(namespace)
+            if (held + dirty >= self.hnsw_min_rows and not indexed) or (
+                    indexed and dirty >= self.hnsw_min_rows and dirty * REBUILD_SHARE >= held):
+                self.write(functools.partial(self._set_index_aside, namespace))
+
+    def _has_vector_index(self, namespace: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+                               (f"{vector_table(namespace)}_hnsw",)))
+
+    def _set_index_aside(self, namespace: str) -> None:
+        ddl_lock(self._wconn())
+        self._exec(f"DROP INDEX IF EXISTS {vector_table(namespace)}_hnsw")
+        self._exec("INSERT INTO meta(key, value) VALUES (%s, '1') ON CONFLICT (key) DO NOTHING",
+                   (f"{INDEX_ASIDE}{namespace}",))
+        self._rows_seen[namespace] = ASIDE
+
+    def end_vector_rebuild(self) -> None:
+        for namespace in REBUILT_NAMESPACES:
+            if self.get_meta(f"{INDEX_ASIDE}{namespace}"):
+                self.write(functools.partial(self._build_set_aside, namespace))
+
+    def _build_set_aside(self, namespace: str) -> None:
+        ddl_lock(self._wconn())  # another worker may have built it meanwhile
+        if not self._rows("SELECT 1 FROM meta WHERE key = %s", (f"{INDEX_ASIDE}{namespace}",)):
+            self._rows_seen.pop(namespace, None)
+            return
+        held = int(self._rows(f"SELECT count(*) FROM {vector_table(namespace)}")[0][0])
+        if held >= self.hnsw_min_rows:
+            self._exec(vector_index_ddl(namespace))
+        self._exec("DELETE FROM meta WHERE key = %s", (f"{INDEX_ASIDE}{namespace}",))
+        self._rows_seen[namespace] = -1 if held >= self.hnsw_min_rows else held
 
     def delete_vectors(self, namespace: str, ids: Sequence[str]) -> None:
         table = vector_table(namespace)

@@ -387,6 +387,12 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
 
         self.write(work)
 
+    def begin_vector_rebuild(self) -> None:
+        """Nothing to set aside: the SQLite vector index is built in memory when first searched."""
+
+    def end_vector_rebuild(self) -> None:
+        """Nothing set aside (``begin_vector_rebuild``)."""
+
     def delete_vectors(self, namespace: str, ids: Sequence[str]) -> None:
         if not len(ids):
             return
