@@ -73,3 +73,21 @@ def test_a_rebuild_tells_the_store_where_it_starts_and_ends(dirty_store, monkeyp
     monkeypatch.setattr(dirty_store, "claim_dirty", lambda kind, n: calls.append(kind) or real_claim(kind, n))
     _refresh(dirty_store)
     assert calls[0] == "begin" and calls[-1] == "end" and "relations" in calls
+
+
+def test_a_claim_that_came_back_empty_while_rows_are_dirty_is_tried_again(dirty_store, monkeypatch):
+    """Two workers claiming at the same moment: the second finds the first's candidates taken and
+    gets nothing back although most rows are still dirty. It used to take that for the end of the
+    rebuild (and build the vector index with 181,000 relations still to write)."""
+    monkeypatch.setattr(refresh, "CLAIM_RETRY_S", 0.0)
+    real_claim, lost = dirty_store.claim_dirty, []
+
+    def lose_the_first_race(kind, n):
+        if kind == "relations" and not lost:
+            lost.append(kind)
+            return []
+        return real_claim(kind, n)
+
+    monkeypatch.setattr(dirty_store, "claim_dirty", lose_the_first_race)
+    _refresh(dirty_store)
+    assert lost and dirty_store.dirty_ids("relations") == []

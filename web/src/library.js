@@ -157,9 +157,11 @@ export function libraryView(root, info, where) {
   function outcome(j) {
     if (j.status === "failed") return h("div", { class: "error", "data-testid": "job-outcome" }, `${j.kind} job failed: ${j.error}`);
     const r = j.result || {};
+    // a report of many documents lists the first ones of each list and gives the total in `truncated`
+    const total = (key) => r.truncated?.[key]?.total ?? (r[key] || []).length;
     if (j.kind === "index" || j.kind === "upgrade" || j.kind === "resume") {
-      const text = `${j.kind} job done: ${(r.processed || []).length} indexed, ${(r.skipped || []).length} already indexed, ${(r.failed || []).length} failed`;
-      return h("div", { class: (r.failed || []).length || r.stopped ? "error" : "muted", "data-testid": "job-outcome" },
+      const text = `${j.kind} job done: ${total("processed")} indexed, ${total("skipped")} already indexed, ${total("failed")} failed`;
+      return h("div", { class: total("failed") || r.stopped ? "error" : "muted", "data-testid": "job-outcome" },
         text, r.stopped ? ` — ${r.stopped}` : "");
     }
     return h("div", { class: "muted", "data-testid": "job-outcome" }, `${j.kind} job done`);

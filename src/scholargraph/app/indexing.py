@@ -166,12 +166,14 @@ class Indexing:
             await (refresher or self.ws.refresher()).refresh()
 
     async def _after_index(self, report: IndexReport) -> None:
-        """The citation network and the communities follow what a run added."""
-        if report.added:
-            from ..graph.citations import update_citations
+        """The citation network and the communities follow what a run added. The documents whose
+        reference lists to resolve are read from the store (each commit queued its own), not from the
+        report (which lists only the first ``REPORT_IDS``)."""
+        if report.added or self.ws.store.pending_maintenance("citations", 1):
+            from ..graph.citations import update_owed_citations
 
             self.ws.progress.phase("citation network")
-            cites = await update_citations(self.ws.store, report.added)
+            cites = await update_owed_citations(self.ws.store)
             if cites.references:
                 report.notes.append(cites.note())
         if self.ws.settings.communities.auto_update and (report.added or report.resumed
@@ -369,8 +371,10 @@ async def _pause(stop: asyncio.Event, delay: float) -> float:
 
 def _add_report(total: IndexReport, batch: IndexReport) -> None:
     """A long-lived worker's batch added to what it did so far."""
-    for name in ("added", "failed", "resumed", "warnings", "notes", "incomplete"):
+    for name in ("resumed", "notes"):
         getattr(total, name).extend(getattr(batch, name))
+    for name in ("added", "failed", "warnings", "incomplete"):  # a long-lived worker's lists stay bounded too
+        total.merge(name, batch)
     total.chunks += batch.chunks
     total.chunk_failures += batch.chunk_failures
     total.seconds += batch.seconds

@@ -54,7 +54,7 @@ from ..ingest.tokenizer import TextTokenizer
 from ..llm.embeddings import Embedder
 from ..models import Chunk, DocStatus, Document, Extraction, GraphWrites, Scope, Usage
 from ..progress import NullProgress, Progress
-from ..report import FileLedger, IndexReport
+from ..report import FileLedger, IndexReport, report_ids
 from ..store.base import DocumentRow, GraphRemoval, IndexingStore
 from .views import Deletion
 
@@ -101,13 +101,17 @@ class _Slots:
 class _ProgressTotal:
     """The documents of a run's progress total: those PENDING at its start (a count: no id is read),
     those its files register (``arrived``), and those claimed beyond the count (registered by other
-    workers meanwhile)."""
+    workers meanwhile). It remembers the documents between their registration or claim and their
+    end (``done``), not every document of the run."""
 
     def __init__(self, progress: Progress, pending: int):
         self.progress = progress
         self.uncounted_claims = pending  # claims the count at the start already holds
-        self.seen: set[str] = set()  # this run's documents, claimed or registered (never counted twice)
+        self.seen: set[str] = set()  # documents registered or claimed and not done yet (never counted twice)
         progress.start(pending)
+
+    def done(self, doc_id: str) -> None:
+        self.seen.discard(doc_id)
 
     def arrived(self, ids: list[str]) -> list[str]:
         """Documents a file of this run registered: in the total from now on (unless claimed already)."""
@@ -174,9 +178,10 @@ class Pipeline:
         self._chunker: ThreadPoolExecutor | None = None  # set while run_pending runs
         self._parser: ThreadPoolExecutor | None = None  # likewise: the one thread that parses files
         self.files = FileLedger()  # input path -> documents and outcome, for report.files
-        self.taken: set[str] = set()  # documents this run claimed (the others' are another worker's)
+        self.taken: set[str] = set()  # documents this run claimed and is processing (the others' are another worker's)
         self._in_flight: set[str] = set()  # documents this run registered from its files, not processed yet
         self.running: set[asyncio.Task[None]] = set()  # the documents being processed now (at most parallel_documents)
+        self._settle_at = 0  # unsettled documents at which _settle_others looks again (at least 2 × REPORT_IDS)
 
     # -- process flow ---------------------------------------------------------------------
 
@@ -186,8 +191,9 @@ class Pipeline:
 
     def file_outcomes(self, report: IndexReport) -> None:
         """Fill ``report.files``: one outcome per input path (call when the run is over)."""
-        others = self.files.queued_ids() - self.taken  # left to, or taken by, other workers
-        report.files = self.files.outcomes(report, set(self.store.pending_ids(self.files.queued_ids())),
+        unsettled = self.files.unsettled_ids()  # left pending, or to other workers
+        others = unsettled - self.taken
+        report.files = self.files.outcomes(set(self.store.pending_ids(unsettled)) if unsettled else set(),
                                            self.store.documents_by_id(others) if others else {})
 
     def _files(self, paths: Sequence[str | Path], report: IndexReport, options: LoadOptions) -> list[Path]:
@@ -197,7 +203,7 @@ class Pipeline:
             report.notes.append(f"excluded {len(left_out)} file(s) matching {', '.join(options.exclude)}")
         for path in map(Path, paths):  # a directory with nothing to read fails, as a named unsupported file does
             if path.is_dir() and not any(f == path or path in f.parents for f in files + left_out):
-                report.failed.append({"path": display_path(path), "error": empty_directory_reason(path)})
+                report.keep("failed", {"path": display_path(path), "error": empty_directory_reason(path)})
         return files
 
     def load_one(self, path: Path, report: IndexReport, options: LoadOptions) -> list[Document]:
@@ -212,7 +218,8 @@ class Pipeline:
         read = 0
         try:
             for doc in iter_file(path, options, warnings):
-                report.warnings += [f"{path}: {w}" for w in doc.warnings]
+                for w in doc.warnings:
+                    report.keep("warnings", f"{path}: {w}")
                 read += 1
                 yield doc
         except NotPapersError as exc:
@@ -222,7 +229,8 @@ class Pipeline:
                                      report)
         except Exception as exc:  # a loader bug must not stop the other files
             self._record_failed_file(path, f"{type(exc).__name__}: {exc}", report)
-        report.warnings += [f"{path}: {w}" for w in warnings]
+        for w in warnings:
+            report.keep("warnings", f"{path}: {w}")
 
     async def arrivals(self, paths: Sequence[str | Path], options: LoadOptions, scope: str, report: IndexReport,
                        force: bool = False) -> AsyncIterator[list[str]]:
@@ -242,6 +250,7 @@ class Pipeline:
                     ids = await self._in_thread(self._parser, self.register, docs, scope, report, force,
                                                 display_path(path))
                     self._in_flight.update(ids)
+                    await self._settle_others()
                     yield ids
                     if len(docs) < REGISTER_BATCH:
                         break
@@ -249,6 +258,25 @@ class Pipeline:
                 await self._in_thread(self._parser, documents.close)
             if self._stop is not None:
                 return
+
+    async def _settle_others(self) -> None:
+        """Documents of this run's files that another worker has finished (PostgreSQL): their outcome
+        now, so that the ledger keeps no id of theirs to the end of a long file. Looked at when it
+        holds twice as many unsettled ids as after the last look (at least ``2 × REPORT_IDS``)."""
+        if self.files.unsettled_count() < max(self._settle_at, 2 * report_ids()):
+            return
+        ids = list(self.files.unsettled_ids() - self.taken)
+        rows = await self._in_thread(self._parser, self.store.documents_by_id, ids)
+        for doc_id, row in rows.items():
+            if doc_id in self.taken:  # claimed by this run meanwhile
+                continue
+            if row.status == DocStatus.PROCESSED:
+                self.files.settled(doc_id, "indexed by another worker")
+                self._in_flight.discard(doc_id)
+            elif row.status == DocStatus.FAILED:
+                self.files.settled(doc_id, "failed", row.error)
+                self._in_flight.discard(doc_id)
+        self._settle_at = max(2 * report_ids(), 2 * self.files.unsettled_count())
 
     def in_flight_bound(self) -> int:
         """This run's registered documents not yet processed above which reading waits."""
@@ -279,7 +307,7 @@ class Pipeline:
         stale = self.failed_file_id(shown)
         if (row := self.store.get_document(stale)) is not None and row.status == DocStatus.FAILED:
             self.store.write(lambda: self.store.delete_document(stale))
-        report.skipped.append({"id": None, "title": None, "path": shown, "reason": reason})
+        report.keep("skipped", {"id": None, "title": None, "path": shown, "reason": reason})
         self.files.skipped_file(shown, reason)
         self.progress.log(f"[yellow]skipped[/yellow] {shown}: {reason}")
 
@@ -287,7 +315,7 @@ class Pipeline:
         shown = display_path(path)
         doc_id = self.failed_file_id(shown)
         self.store.add_failed_file(doc_id, shown, reason)
-        report.failed.append({"id": doc_id, "path": shown, "error": reason})
+        report.keep("failed", {"id": doc_id, "path": shown, "error": reason})
         self.files.failed_file(shown, reason)
         self.progress.log(f"[red]failed[/red] {shown}: {reason}")
 
@@ -311,7 +339,7 @@ class Pipeline:
         first = self.files.first_path(doc.id) if path is not None else None
         if path is not None and first is not None and first != path:  # the same paper twice in this run
             self.files.document(path, doc.id, "duplicate", first)
-            report.skipped.append({"id": doc.id, "title": doc.title, "path": path, "reason": f"duplicate of {first}"})
+            report.keep("skipped", {"id": doc.id, "title": doc.title, "path": path, "reason": f"duplicate of {first}"})
             return False
         existing = self.store.get_document(doc.id)
         queued = self._should_queue(doc, existing, scope, report, force, path)
@@ -332,8 +360,8 @@ class Pipeline:
                 if path is not None:
                     self.files.document(path, doc.id, "duplicate" if other else "already indexed", other)
                 reason = f"duplicate of {other} (already indexed)" if other else "already indexed"
-                report.skipped.append({"id": doc.id, "title": doc.title, "path": path or doc.source_path,
-                                       "reason": reason})
+                report.keep("skipped", {"id": doc.id, "title": doc.title, "path": path or doc.source_path,
+                                        "reason": reason})
                 return None
             self._drop_indexed(doc.id)  # intro -> full upgrade; unchanged chunks hit the LLM cache
         elif existing and existing.status == DocStatus.PROCESSED:
@@ -458,7 +486,7 @@ class Pipeline:
                     return
                 doc_id = claimed.popleft()
                 task = asyncio.create_task(self._process(doc_id, report, reading))
-                task.add_done_callback(functools.partial(self._done, doc_id))
+                task.add_done_callback(functools.partial(self._done, doc_id, counted))
                 self.running.add(task)
         finally:
             if next_file is not None:
@@ -466,10 +494,12 @@ class Pipeline:
             if claimed:  # stopped early: unstarted documents stay PENDING for the next run
                 await asyncio.shield(self.store.awrite(lambda: self.store.release(list(claimed))))
 
-    def _done(self, doc_id: str, task: asyncio.Task[None]) -> None:
+    def _done(self, doc_id: str, counted: _ProgressTotal, task: asyncio.Task[None]) -> None:
         if task.cancelled() or task.exception() is None:  # a finished task is not kept (1M CSV rows: 1M tasks);
             self.running.discard(task)  # one that crashed stays, for run_pending to raise
-        self._in_flight.discard(doc_id)
+        self._in_flight.discard(doc_id)  # nor its id (1M CSV rows: ~60 B each in every set)
+        self.taken.discard(doc_id)
+        counted.done(doc_id)
         self.progress.advance()  # documents done / total
 
     async def _resolve(self, report: IndexReport) -> None:
@@ -537,20 +567,24 @@ class Pipeline:
             self._stop = f"{exc} — remaining documents stay PENDING; rerun `scholargraph index` to continue"
             status = DocStatus.PROCESSED if repair else DocStatus.PENDING  # a repair is retried by the next run anyway
             await self._settle(doc_id, report, lambda: self.store.set_status(doc_id, status))
+            if repair:
+                self.files.settled(doc_id, "indexed")
             return
         except Exception as exc:  # never let one document crash the run
             reason = str(exc) if isinstance(exc, ScholarGraphError) else f"{type(exc).__name__}: {exc}"
             await self._settle(doc_id, report, lambda: self._fail(doc_id, reason, report, repair))
             return
-        report.added.append(doc_id)
+        report.keep("added", doc_id)
         report.chunks += len(analysis.chunks)
         failures = analysis.extraction.failures
-        report.warnings += [f"{doc_id}: {note}" for note in analysis.extraction.notes]
+        for note in analysis.extraction.notes:
+            report.keep("warnings", f"{doc_id}: {note}")
+        self.files.settled(doc_id, "incomplete" if failures else "indexed")
         if failures:
             report.chunk_failures += len(failures)
-            report.incomplete.append(doc_id)
-            report.warnings.append(f"{doc_id}: {len(failures)} chunk(s) without usable model output — the paper is marked "
-                                   "incomplete; rerun the same command to retry exactly those chunks")
+            report.keep("incomplete", doc_id)
+            report.keep("warnings", f"{doc_id}: {len(failures)} chunk(s) without usable model output — the paper is "
+                                    "marked incomplete; rerun the same command to retry exactly those chunks")
 
     def _hold(self, doc_id: str) -> None:
         """Inside a unit of work about a claimed document: stop unless this worker still holds it."""
@@ -571,8 +605,8 @@ class Pipeline:
     def _taken_over(self, doc_id: str, report: IndexReport) -> None:
         """Another worker took the document over (this one's lease ran out): its work here is dropped."""
         self.taken.discard(doc_id)
-        report.warnings.append(f"{doc_id}: taken over by another worker after this worker's lease on it ran out "
-                               "(this worker was too slow to renew it); its work here was dropped")
+        report.keep("warnings", f"{doc_id}: taken over by another worker after this worker's lease on it ran out "
+                                "(this worker was too slow to renew it); its work here was dropped")
         self.progress.log(f"[yellow]taken over[/yellow] {doc_id}: by another worker (lease ran out)")
 
     def _fail(self, doc_id: str, reason: str, report: IndexReport, repair: bool = False) -> None:
@@ -583,7 +617,8 @@ class Pipeline:
             reason = f"retrying its failed chunks: {reason}"
         else:
             self.store.set_status(doc_id, DocStatus.FAILED, reason)
-        report.failed.append({"id": doc_id, "error": reason})
+        report.keep("failed", {"id": doc_id, "error": reason})
+        self.files.settled(doc_id, "failed", reason)
         self.progress.log(f"[red]failed[/red] {doc_id}: {reason}")
 
     async def _analyse(self, doc: Document, chunks: list[Chunk], repair: bool = False) -> _Analysis:
@@ -620,6 +655,7 @@ class Pipeline:
             self.store.record_chunk_failures(doc.id, self.extractor.name, extraction.failures)
         if self.settings.communities.auto_update:  # owed until the communities follow (KnowledgeBase)
             self.store.queue_maintenance("communities", [doc.id])
+        self.store.queue_maintenance("citations", [doc.id])  # owed until the run's citation step (indexing)
         self.store.set_status(doc.id, DocStatus.PROCESSED)
 
     def _write_graph(self, doc_id: str, analysis: _Analysis) -> None:
@@ -672,11 +708,11 @@ class Pipeline:
         for doc in docs:
             existing = self.store.get_document(doc.id)
             if existing and existing.status == DocStatus.PROCESSED and existing.scope in (scope, Scope.FULL.value):
-                report.skipped.append({"id": doc.id, "title": doc.title, "reason": "already indexed"})
+                report.keep("skipped", {"id": doc.id, "title": doc.title, "reason": "already indexed"})
                 continue
             chunks = self._chunks(select_scope(doc, scope))
             report.chunks += len(chunks)
-            report.added.append(doc.id)
+            report.keep("added", doc.id)
             if per_document is not None:
                 found = per_document(select_scope(doc, scope), chunks, self.tokenizer.count)
             else:

@@ -101,8 +101,8 @@ def _index_worker(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
         report = kb.run(_work_until_stopped(kb))
     if first is not None:
         report.files = first.files
-        report.added[:0] = first.added
-        report.failed[:0] = first.failed
+        report.merge("added", first, first=True)
+        report.merge("failed", first, first=True)
     show.print_json(report.to_json()) if args.json else show.print_index_report(report)
     return 0 if not report.failed else 1
 
@@ -119,7 +119,7 @@ async def _work_until_stopped(kb: Any) -> Any:
     kb.progress.log("worker: waiting for documents (SIGINT/SIGTERM stops it)")
 
     def batch_done(batch: Any) -> None:
-        kb.progress.log(f"worker: {len(batch.added)} document(s) indexed, {len(batch.failed)} failed")
+        kb.progress.log(f"worker: {batch.total('added')} document(s) indexed, {batch.total('failed')} failed")
 
     try:
         return await kb.indexing.awork(stop, on_batch=batch_done)

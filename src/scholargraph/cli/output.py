@@ -23,17 +23,26 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+def _total(data: dict, key: str) -> int:
+    """How many items an index report's list had: a long list is truncated (``truncated``)."""
+    return data.get("truncated", {}).get(key, {}).get("total", len(data[key]))
+
+
 def print_index_report(report) -> None:
     data = report.to_json()
     for note in data["notes"]:
         err.print(f"[yellow]note:[/yellow] {note}")
     for warning in data["warnings"][:20]:
         err.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-    if len(data["warnings"]) > 20:
-        err.print(f"[yellow]… {len(data['warnings']) - 20} more warnings (use --json to see all)[/yellow]")
+    if _total(data, "warnings") > 20:
+        err.print(f"[yellow]… {_total(data, 'warnings') - 20} more warnings (use --json to see "
+                  f"{'all' if _total(data, 'warnings') == len(data['warnings']) else 'more'})[/yellow]")
     for failure in data["failed"]:
         err.print(f"[red]FAILED[/red] {escape(str(failure.get('path') or failure['id']))}: {escape(failure['error'])}",
                   soft_wrap=True)  # a path is not broken over lines
+    if _total(data, "failed") > len(data["failed"]):
+        err.print(f"[red]… {_total(data, 'failed') - len(data['failed'])} more failed[/red] "
+                  f"({escape(data['truncated']['full_list'])})")
     outcomes: dict[str, int] = {}
     for f in data["files"]:
         outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
@@ -43,15 +52,15 @@ def print_index_report(report) -> None:
             err.print(f"[yellow]skipped[/yellow] {escape(f['path'])}: {escape(str(f.get('reason')))}", soft_wrap=True)
     usage = data["usage"]
     out.print(
-        f"indexed {len(data['processed'])} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
-        f"; skipped {len(data['skipped'])} (already indexed, duplicate or not papers); failed {len(data['failed'])}"
+        f"indexed {_total(data, 'processed')} document(s) ({data['chunks']} chunks) with profile '{data['profile']}'"
+        f"; skipped {_total(data, 'skipped')} (already indexed, duplicate or not papers); failed {_total(data, 'failed')}"
         + (f"; resumed {len(data['resumed'])} interrupted" if data["resumed"] else "")
         + f" in {data['seconds']:.1f}s"
     )
     if data["files"]:
         out.print("files: " + ", ".join(f"{n} {outcome}" for outcome, n in outcomes.items()))
     if data["chunk_failures"]:
-        err.print(f"[yellow]incomplete:[/yellow] {data['chunk_failures']} chunk(s) of {len(data['incomplete'])} paper(s) "
+        err.print(f"[yellow]incomplete:[/yellow] {data['chunk_failures']} chunk(s) of {_total(data, 'incomplete')} paper(s) "
                   "got no usable model output; those papers are marked (see `scholargraph status`) and the same "
                   "command run again retries exactly those chunks")
     if usage["llm_calls"] or usage["cached_calls"] or usage["failed_attempts"]:

@@ -233,6 +233,28 @@ async def update_citations(store: CitationUpkeep, doc_ids: Sequence[str]) -> Cit
     return await asyncio.to_thread(_update, store, list(doc_ids))
 
 
+OWED_BLOCK = NEW_PAPERS_BLOCK  # documents owed a citation update, read (claimed) from the store at a time
+
+
+async def update_owed_citations(store: CitationUpkeep) -> CitationRun:
+    """``update_citations`` for every document committed since its last run (each commit queues its
+    document: maintenance "citations"), a block at a time, so that a run of a million CSV rows needs
+    no list of them in memory and a run killed before this step leaves it to the next. Workers
+    sharing a PostgreSQL database each claim blocks: every document is resolved once, by the first
+    worker to get there after its commit."""
+    return await asyncio.to_thread(_update_owed, store)
+
+
+def _update_owed(store: CitationUpkeep) -> CitationRun:
+    total = CitationRun()
+    while block := store.claim_maintenance("citations", OWED_BLOCK):
+        run = _update(store, block)
+        store.finish_maintenance("citations", block)
+        for name in ("references", "matched", "stubs", "connected", "entries_connected"):
+            setattr(total, name, getattr(total, name) + getattr(run, name))
+    return total
+
+
 def document_deleted(store: CitationStore, row: DocumentRow) -> None:
     """Before ``row``'s document is deleted: the papers citing it cite a stub of it instead; stubs
     only it cited go. Call inside the deletion's unit of work."""

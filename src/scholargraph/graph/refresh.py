@@ -22,7 +22,11 @@ from ..text.acronyms import is_acronym
 Summariser = Callable[[str, str, list[str]], Awaitable[str]]  # (kind, name, descriptions) -> summary
 TokenCounter = Callable[[str], int]
 BATCH = 256
-STALLED_BATCHES = 3  # batches in a row that rebuilt nothing before a pass gives up
+STALLED_BATCHES = 3  # claims in a row that rebuilt nothing before a pass gives up
+# Batches of one claim rebuilt at once: a batch waits seconds on the LLM summaries of its long
+# descriptions, and one at a time the 200k run's rebuild went at one batch per summary latency.
+LANES = 4
+CLAIM_RETRY_S = 0.5  # before claiming again when a claim came back empty with rows still dirty
 # What is embedded for search: name, type and the start of the description. Embedding cost grows
 # with length and graphs have many more relations than chunks, so these stay short.
 ENTITY_TEXT_CHARS = 200
@@ -101,21 +105,31 @@ class GraphRefresher:
 
     async def refresh(self) -> tuple[int, int]:
         """Rebuild every dirty entity and relation; returns how many of each were rebuilt. The dirty
-        elements are claimed a batch at a time (``MaintenanceStore.claim_dirty``): workers that finish together
-        share the rebuild rather than each doing all of it."""
+        elements are claimed a few batches at a time (``MaintenanceStore.claim_dirty``): workers that
+        finish together share the rebuild rather than each doing all of it."""
         self.store.begin_vector_rebuild()  # a large rebuild writes its vectors first and indexes them once
         rebuilt = await self._rebuild_all("entities", self._entities), await self._rebuild_all("relations", self._relations)
         self.store.end_vector_rebuild()  # also what a worker that died set aside
         return rebuilt
 
     async def _rebuild_all(self, kind: GraphKind, rebuild: Callable[[list[str]], Awaitable[int]]) -> int:
-        """Claim and rebuild batches until nothing is dirty. A batch that rebuilt nothing (another
-        worker's edits changed every row's version meanwhile) is claimed again with fresh versions;
-        only ``STALLED_BATCHES`` of those in a row end the pass (rows no rebuild can land stay dirty
-        for the next one). Leaving at the first such batch left a 20k run's rebuild to one worker."""
+        """Claim ``LANES`` batches at a time and rebuild them together until nothing is dirty. A claim
+        that rebuilt nothing (another worker's edits changed every row's version meanwhile) is claimed
+        again with fresh versions; only ``STALLED_BATCHES`` of those in a row end the pass (rows no
+        rebuild can land stay dirty for the next one). Leaving at the first such batch left a 20k
+        run's rebuild to one worker."""
         rebuilt = stalled = 0
-        while stalled < STALLED_BATCHES and (ids := self.store.claim_dirty(kind, BATCH)):
-            done = await rebuild(ids)
+        while stalled < STALLED_BATCHES:
+            ids = self.store.claim_dirty(kind, BATCH * LANES)
+            if not ids:
+                if not self.store.dirty_ids(kind, 1):
+                    break
+                # rows other workers hold, or a claim that ran at the same moment as another worker's
+                # and found its candidates taken: the 200k run's first worker left with 181,000 to go
+                stalled += 1
+                await asyncio.sleep(CLAIM_RETRY_S)
+                continue
+            done = sum(await asyncio.gather(*(rebuild(ids[i:i + BATCH]) for i in range(0, len(ids), BATCH))))
             rebuilt += done
             stalled = 0 if done else stalled + 1
         return rebuilt

@@ -70,8 +70,9 @@ COUNTABLE = ("documents", "chunks", "entities", "relations", "keywords", "mentio
              "llm_calls", "chunk_failures")
 # graph maintenance an indexing run owes, recorded in the unit of work that creates the need
 # "resolve": entities the resolution pass has not compared with the graph yet;
-# "communities": documents committed since the communities (and their reports) were last brought up to date
-MaintenanceTask = Literal["resolve", "communities", "reports"]
+# "communities": documents committed since the communities (and their reports) were last brought up to date;
+# "citations": documents committed since their reference lists were last resolved (the run's citation step)
+MaintenanceTask = Literal["resolve", "communities", "reports", "citations"]
 
 
 @dataclass(frozen=True)
@@ -797,8 +798,8 @@ class CommunityUpkeep(Writes, MetaStore, MaintenanceStore, ChunkStore, GraphStor
     needs are queued as maintenance, so that workers finishing together share them)."""
 
 
-class CitationUpkeep(Writes, MetaStore, DocumentStore, CitationStore, Protocol):
-    """What resolving the citation network uses."""
+class CitationUpkeep(Writes, MetaStore, DocumentStore, CitationStore, MaintenanceStore, Protocol):
+    """What resolving the citation network uses (the documents it owes: maintenance "citations")."""
 
 
 class IndexingStore(GraphUpkeep, DocumentStore, ChunkStore, MentionStore, Protocol):

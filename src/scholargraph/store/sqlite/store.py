@@ -289,8 +289,9 @@ class SQLiteStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Keep
 
     def claim_maintenance(self, task: MaintenanceTask, limit: int) -> list[str]:
         """Every queued id, whatever ``limit``: one process works on a SQLite workspace, and one pass
-        keeps the resolution's merges independent of where blocks would end."""
-        return self.pending_maintenance(task)
+        keeps the resolution's merges independent of where blocks would end. Citations: at most
+        ``limit`` (a run's documents, up to one per CSV row, are resolved a block at a time)."""
+        return self.pending_maintenance(task, limit if task == "citations" else None)
 
     def lock_merges(self) -> None:
         """Nothing to do: one process writes a SQLite workspace at a time."""
