@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..text.names import fold_plural
-from .resolve_acronyms import EDGE_PUNCT, SPLIT_PARTS_RE, acronym_letters, acronym_words, is_acronym_word
+from .resolve_acronyms import AT_STARTS, EDGE_PUNCT, SPLIT_PARTS_RE, acronym_letters, acronym_words, is_acronym_word
 from .resolve_types import Candidate
 
 __all__ = ["acronym_matches", "name_similarity"]
@@ -241,17 +241,20 @@ def surfaces_of(c: Candidate) -> list[Surface]:
     return out
 
 def acronym_matches(short: str, long: str) -> bool:
-    """Rule d on two surfaces: is ``short`` an acronym of ``long`` (or of its differing middle)?
+    """Rule d on two surfaces: is ``short`` an acronym of ``long`` (or of its differing middle), its
+    letters at the starts of words or of pieces of words? (Letters from anywhere inside words,
+    "DOX" = "doxorubicin", link only with closer vectors: :mod:`scholargraph.graph.resolve`.)
 
     >>> acronym_matches("LLMs", "large language models"), acronym_matches("LLM", "language models")
     (True, False)
     """
-    return acronym_pair(make_surface(short), make_surface(long))
+    return acronym_pair(make_surface(short), make_surface(long)) == AT_STARTS
 
 
-def acronym_pair(a: Surface, b: Surface) -> bool:
+def acronym_pair(a: Surface, b: Surface) -> int:
+    """How ``a`` abbreviates ``b``: ``AT_STARTS``, ``INSIDE`` or 0 (:func:`acronym_words`)."""
     if a.numbers != b.numbers or b.acronym:
-        return False
+        return 0
     wa, wb = a.words, b.words
     ka, kb = a.word_keys, b.word_keys
     # Set aside the words both share at the start and at the end.
@@ -263,5 +266,5 @@ def acronym_pair(a: Surface, b: Surface) -> bool:
         trail += 1
     wa, wb = wa[lead : len(wa) - trail], wb[lead : len(wb) - trail]
     if not wa or not wb or len(wa) > 2:
-        return False
+        return 0
     return acronym_words(wa, wb)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..text.stopwords import STOPWORDS
+from .resolve_acronyms import AT_STARTS, INSIDE
 from .resolve_names import Surface, acronym_pair, jaccard, surfaces_of
 from .resolve_types import Candidate, ResolutionSettings, types_compatible
 
@@ -37,10 +38,16 @@ def _pair_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> f
     if a.compact == b.compact:  # rule c
         return settings.alias_threshold if (a.acronym and b.acronym) else -1.0
     # Rule d: acronyms (numbers only: its letters are spelt out).
-    if a.has_acronym and not b.acronym and acronym_pair(a, b):
+    spelt = max(acronym_pair(a, b) if a.has_acronym and not b.acronym else 0,
+                acronym_pair(b, a) if b.has_acronym and not a.acronym else 0)
+    if spelt == AT_STARTS:
         return settings.alias_threshold
-    if b.has_acronym and not a.acronym and acronym_pair(b, a):
-        return settings.alias_threshold
+    need = _name_requirement(a, b, settings)
+    return min(need, settings.inside_acronym_threshold) if spelt == INSIDE else need
+
+
+def _name_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> float:
+    """Rules b, e and f for two surfaces that are not the same key nor an acronym pair."""
     if a.signature != b.signature:  # rule b
         return _NEVER
     ta, tb = a.tokens, b.tokens
@@ -124,8 +131,8 @@ def linked(ca: Candidate, cb: Candidate, sa: list[Surface], sb: list[Surface], s
     need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
     if need >= _NEVER:
         return False
-    if cos is None:
-        return need <= settings.alias_threshold
+    if cos is None:  # no vector evidence: agreement for rules c-e (an acronym and its long form in one sentence)
+        return need <= max(settings.alias_threshold, settings.inside_acronym_threshold)
     return cos >= need
 
 

@@ -84,6 +84,7 @@ class ResolutionSettings:
     threshold: float = 0.9  # cosine for rule f (similar names) and spread-out containment
     name_threshold: float = 0.5  # character-trigram Jaccard of compact names for rule f
     alias_threshold: float = 0.3  # cosine for acronyms, code/proper-name prefixes, typos, same-key acronyms
+    inside_acronym_threshold: float = 0.5  # cosine for an acronym spelt by letters from inside words
     max_group: int = 50  # largest group returned; a bigger clique is cut
     k: int = 10  # vector neighbours per candidate
     exact_limit: int = 10000  # above this many vectors, neighbours come from an inverted-file index
