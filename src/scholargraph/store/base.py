@@ -85,6 +85,21 @@ class SourceLimit:
     prefer: tuple[str, ...] = ()
 
 
+def key_entities_sql(keys: str) -> str:
+    """The distinct (name key, entity id) pairs under the keys of ``keys`` (a FROM item giving them as
+    column ``value``), one probe each of the index entity_sources(name_key, entity_id): the smallest
+    entity id under the key, then the next above it (a loose index scan), never every record of a
+    hub name. Input of ``most_sourced``."""
+    return f"""
+WITH RECURSIVE pairs(name_key, entity_id) AS (
+    SELECT k.value, (SELECT min(s.entity_id) FROM entity_sources s WHERE s.name_key = k.value) FROM {keys}
+  UNION ALL
+    SELECT p.name_key, (SELECT min(s.entity_id) FROM entity_sources s
+                        WHERE s.name_key = p.name_key AND s.entity_id > p.entity_id)
+    FROM pairs p WHERE p.entity_id IS NOT NULL)
+SELECT name_key, entity_id FROM pairs WHERE entity_id IS NOT NULL"""
+
+
 def most_sourced(keys: Sequence[str], pairs: Iterable[Sequence[Any]],
                  count_shared: Callable[[list[str]], Iterable[Sequence[Any]]]) -> dict[str, str]:
     """The entity each name key stands for, in the order of ``keys``: the only entity with source

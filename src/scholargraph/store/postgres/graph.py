@@ -21,22 +21,14 @@ from ..base import (
     SourceDescriptions,
     SourceLimit,
     add_source_rows,
+    key_entities_sql,
     most_sourced,
     read_content_version,
 )
 
 _KINDS = {"entities": "entities", "relations": "relations"}
 _SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
-# The distinct entities under each name key, one index probe each on entity_sources(name_key,
-# entity_id) (a loose index scan): never every record of a hub name.
-KEY_ENTITIES_SQL = """
-WITH RECURSIVE pairs(name_key, entity_id) AS (
-    SELECT k, (SELECT min(s.entity_id) FROM entity_sources s WHERE s.name_key = k) FROM unnest(%s::text[]) AS k
-  UNION ALL
-    SELECT p.name_key, (SELECT min(s.entity_id) FROM entity_sources s
-                        WHERE s.name_key = p.name_key AND s.entity_id > p.entity_id)
-    FROM pairs p WHERE p.entity_id IS NOT NULL)
-SELECT name_key, entity_id FROM pairs WHERE entity_id IS NOT NULL"""
+KEY_ENTITIES_SQL = key_entities_sql("unnest(%s::text[]) AS k(value)")
 KEY_SOURCE_COUNTS_SQL = ("SELECT name_key, entity_id, count(*) AS n FROM entity_sources WHERE name_key = ANY(%s) "
                          "GROUP BY name_key, entity_id ORDER BY n DESC, entity_id")
 _ENTITY_COLUMNS = "id, name, type, description, aliases, weight"

@@ -24,6 +24,7 @@ from ..base import (
     SourceLimit,
     add_source_rows,
     batches,
+    key_entities_sql,
     most_sourced,
     read_content_version,
 )
@@ -31,16 +32,7 @@ from ..base import (
 T = TypeVar("T")
 _KINDS = {"entities": "entities", "relations": "relations"}
 _SOURCES = {"entities": ("entity_sources", "entity_id"), "relations": ("relation_sources", "relation_id")}
-# The distinct entities under each name key, one probe each of the index entity_sources(name_key,
-# entity_id) (min() on an index prefix): never every record of a hub name.
-KEY_ENTITIES_SQL = """
-WITH RECURSIVE pairs(name_key, entity_id) AS (
-    SELECT k.value, (SELECT min(s.entity_id) FROM entity_sources s WHERE s.name_key = k.value) FROM json_each(?) AS k
-  UNION ALL
-    SELECT p.name_key, (SELECT min(s.entity_id) FROM entity_sources s
-                        WHERE s.name_key = p.name_key AND s.entity_id > p.entity_id)
-    FROM pairs p WHERE p.entity_id IS NOT NULL)
-SELECT name_key, entity_id FROM pairs WHERE entity_id IS NOT NULL"""
+KEY_ENTITIES_SQL = key_entities_sql("json_each(?) AS k")
 KEY_SOURCE_COUNTS_SQL = ("SELECT name_key, entity_id, COUNT(*) AS n FROM entity_sources "
                          "WHERE name_key IN (SELECT value FROM json_each(?)) GROUP BY name_key, entity_id ORDER BY n DESC, entity_id")
 VERSION_STEP = 0.000001  # added to ``updated_at`` to invalidate a rebuild in flight
