@@ -252,15 +252,21 @@ def test_a_later_paper_can_regroup_what_an_earlier_run_merged(tmp_path):
     def owl(kb) -> set:
         return {(name, tuple(aliases)) for name, aliases in _graph(kb)[0].values() if "OWL" in name}
 
-    with KnowledgeBase(tmp_path / "together", **settings) as kb:
-        kb.insert(texts=OWL_PAPERS)
-        together = owl(kb)
-    with KnowledgeBase(tmp_path / "one-by-one", **settings) as kb:
-        for text in OWL_PAPERS:
-            kb.insert(texts=[text])
-        one_by_one = owl(kb)
+    together, one_by_one = _built_both_ways(tmp_path, OWL_PAPERS, settings, owl)
     assert ("OWL2 ontology", ("OWL 2 ontology",)) in together
     assert one_by_one == together
+
+
+def _built_both_ways(tmp_path, papers: list[str], settings: dict, read):
+    """``read(kb)`` of the papers indexed in one run, and of them indexed one run each, in order."""
+    with KnowledgeBase(tmp_path / "together", **settings) as kb:
+        kb.insert(texts=papers)
+        together = read(kb)
+    with KnowledgeBase(tmp_path / "one-by-one", **settings) as kb:
+        for text in papers:
+            kb.insert(texts=[text])
+        one_by_one = read(kb)
+    return together, one_by_one
 
 
 # blocking by the nearest vectors depends on what else is stored (issue 27 item 11, left open)
@@ -281,11 +287,5 @@ def test_an_acronym_crowded_by_closer_names_merges_in_every_order(tmp_path):
     are never compared; one by one, paper 1's pass runs before paper 2 exists and merges them."""
     settings = {"extraction": {"profile": "offline"}, "embeddings": {"runtime": "numpy"},
                 "communities": {"auto_update": False}}
-    with KnowledgeBase(tmp_path / "together", **settings) as kb:
-        kb.insert(texts=CROWDED_PAPERS)
-        together = _graph(kb)
-    with KnowledgeBase(tmp_path / "one-by-one", **settings) as kb:
-        for text in CROWDED_PAPERS:
-            kb.insert(texts=[text])
-        one_by_one = _graph(kb)
+    together, one_by_one = _built_both_ways(tmp_path, CROWDED_PAPERS, settings, _graph)
     assert one_by_one == together
