@@ -249,6 +249,38 @@ def test_full_text_search_ranks_chunks_with_stemming(open_pg):
     assert store.search_chunk_text("", 5) == []
 
 
+def _analysed_corpus(store, texts: dict[str, str]) -> None:
+    """``texts`` (chunk id -> text) stored, then ANALYZE: the statistics autovacuum keeps on a large table."""
+    store.add_pending(doc("d1"), "full", "offline")
+    store.insert_chunks([Chunk(cid, "d1", i, text, len(text.split())) for i, (cid, text) in enumerate(texts.items())])
+    with psycopg.connect(store.dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE chunks")
+
+
+def test_a_term_in_most_chunks_does_not_pick_passages_the_rarer_terms_do(open_pg):
+    """At 200,000 abstracts "related" is in a quarter of the chunks: ranking every chunk holding any
+    term of "How is GPR163 related to …?" read 50,000 of them per question. Such a term now only
+    orders the chunks the question's rarer terms find."""
+    store = open_pg(lexical_common_rows=10)  # a term in more than 10 chunks is common here
+    texts = {f"common{i}": "These results are related to patients and related outcomes." for i in range(30)}
+    texts |= {"gpr_related": "GPR163 is related to obesity.", "gpr_only": "GPR163 expression in adipose tissue.",
+              "other": "Insulin signalling in the liver."}
+    _analysed_corpus(store, texts)
+    hits = store.lexical_search("How is GPR163 related to patients?", 10)
+    assert [c for c, _ in hits] == ["gpr_related", "gpr_only"]  # the common terms still order them
+
+
+def test_a_question_of_common_terms_only_finds_the_chunks_holding_all_of_them(open_pg):
+    store = open_pg(lexical_common_rows=10)
+    texts = {f"related{i}": "These results are related to outcomes." for i in range(20)}
+    texts |= {f"patients{i}": "Most patients recovered." for i in range(20)}
+    texts |= {"both": "Outcomes of patients related to age."}
+    _analysed_corpus(store, texts)
+    assert [c for c, _ in store.lexical_search("related patients", 10)] == ["both"]
+    hits = store.lexical_search("related patients recovered", 50)  # no chunk holds all three: any of them
+    assert len(hits) == 41
+
+
 def test_a_newer_schema_is_refused(open_pg, pg_dsn, tmp_path):
     open_pg().close()
     with psycopg.connect(pg_dsn("kb"), autocommit=True) as conn:
