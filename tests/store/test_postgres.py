@@ -13,6 +13,7 @@ import pytest
 from scholargraph.errors import ConfigError, WorkspaceError
 from scholargraph.models import Chunk, Community, DocStatus, Document, Section
 from scholargraph.store import open_store
+from scholargraph.store.base import SourceLimit
 
 
 @pytest.fixture
@@ -152,6 +153,38 @@ def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg
         before = _rows_read(conn, "vectors_entity")
         assert [[i for i, _ in hits] for hits in index.search_many(queries, 5)] == exact
         assert _rows_read(conn, "vectors_entity") - before <= 300  # not 64 x 300
+
+
+def test_a_question_citing_a_hub_entity_reads_few_of_its_source_records(open_pg):
+    """At 200,000 abstracts one entity had 101,084 source records; a local question that cited it
+    read all of them to keep three (1.4 s a question)."""
+    from scholargraph.graph.merge import plan_writes
+    from scholargraph.models import EntityRecord, Extraction
+
+    store = open_pg()
+    for i in range(300):
+        doc_id = f"d{i:03d}"
+        store.add_pending(doc(doc_id), "full", "test")
+        chunk = Chunk(f"{doc_id}-c0", doc_id, 0, "Retrieval-augmented generation.", 3)
+        extraction = Extraction(entities=[EntityRecord("RAG", "Method", "retrieval then generation", chunk.id)])
+
+        def work(doc_id=doc_id, chunk=chunk, extraction=extraction) -> None:
+            writes = plan_writes(doc_id, extraction, str.lower, store.entities_by_keys(["rag"]))
+            store.insert_chunks([chunk])
+            store.write_entities(writes.entities)
+
+        store.write(work)
+    [rag] = store.find_entity("RAG")
+
+    def rows_read() -> int:  # the store's own session reports what it read (it flushes when idle)
+        store._rows("SELECT pg_stat_force_next_flush()")
+        with psycopg.connect(store.dsn, autocommit=True) as conn:
+            return _rows_read(conn, "entity_sources")
+
+    before = rows_read()
+    cited = store.get_entities([rag], SourceLimit(3, prefer=("d150-c0",)))[rag]
+    assert cited.chunk_ids == ["d150-c0", "d000-c0", "d001-c0"]
+    assert rows_read() - before <= 20  # not 300
 
 
 def test_vectors_are_read_in_binary_not_parsed_from_text(open_pg, monkeypatch):
