@@ -64,7 +64,7 @@ async def search_evidence(store: GraphSearch, embedder, question, filters: Filte
     """The relations above ``cutoff`` (at most ``max_relations``, the most similar: searched among the
     named entities' relations when the question names any, else through the vector index), else the
     most similar that pass the filters; weighted, with their per-paper descriptions."""
-    if store.count("relations") == 0:
+    if not store.has_rows("relations"):  # counting 570,000 relations took 40 ms a question
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
         return []
     qvec = await embedder.embed_one(question)
