@@ -385,7 +385,7 @@ def test_the_draft_schema_bounds_what_a_looping_model_can_write(llm_server, work
         relation_types = FastBioExtractor(kb.llm, kb.settings).relation_types
     [schema] = sent
     entities, relations = schema["properties"]["entities"], schema["properties"]["relations"]
-    assert entities["maxItems"] <= 30 < written and relations["maxItems"] <= 20
+    assert entities["maxItems"] <= 30 < written and relations["maxItems"] <= 16
     assert all("maxLength" in s for s in _strings(schema))
     assert entities["items"]["properties"]["type"] == {"enum": profile_types}
     assert relations["items"]["properties"]["type"] == {"enum": relation_types}
