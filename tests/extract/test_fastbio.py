@@ -18,6 +18,7 @@ from support.canned_bio import (  # noqa: E402,F401
     refine_reply,
 )
 from support.canned_terms import user_text  # noqa: E402
+from support.schemas import subschemas
 
 from scholargraph import KnowledgeBase
 from scholargraph.config import Settings
@@ -351,18 +352,6 @@ LOOPING_DRAFT = json.loads((Path(__file__).parents[1] / "fixtures" / "real_model
                            .read_text(encoding="utf-8"))
 
 
-def _strings(schema):
-    """Every string schema inside ``schema``."""
-    if isinstance(schema, dict):
-        if schema.get("type") == "string":
-            yield schema
-        for value in schema.values():
-            yield from _strings(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            yield from _strings(value)
-
-
 def test_the_draft_schema_bounds_what_a_looping_model_can_write(llm_server, workdir, tmp_path):
     """Recorded with Qwen2.5-Coder 1.5B on a BioRED abstract: under an unbounded schema the draft
     wrote ``{"name":"gene","type":"GeneOrGeneProduct","alias":""}`` until the 2,048-token budget
@@ -386,6 +375,6 @@ def test_the_draft_schema_bounds_what_a_looping_model_can_write(llm_server, work
     [schema] = sent
     entities, relations = schema["properties"]["entities"], schema["properties"]["relations"]
     assert entities["maxItems"] <= 30 < written and relations["maxItems"] <= 16
-    assert all("maxLength" in s for s in _strings(schema))
+    assert all("maxLength" in s for s in subschemas(schema) if s.get("type") == "string")
     assert entities["items"]["properties"]["type"] == {"enum": profile_types}
     assert relations["items"]["properties"]["type"] == {"enum": relation_types}
