@@ -283,5 +283,6 @@ class DraftStage:
         return out
 
 
-__all__ = ["DRAFT_MAX_ENTITIES", "DRAFT_MAX_RELATIONS", "DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftReply", "DraftStage", "draft_bounds", "draft_schema", "EntityExtra",
-           "RelationExtra", "bio_entity_types", "map_relation_type"]
+__all__ = ["DRAFT_MAX_ENTITIES", "DRAFT_MAX_RELATIONS", "DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS",
+           "REPAIR_NOTE", "DraftReply", "DraftStage", "EntityExtra", "RelationExtra", "bio_entity_types",
+           "draft_bounds", "draft_schema", "map_relation_type"]
