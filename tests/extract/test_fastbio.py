@@ -18,6 +18,7 @@ from support.canned_bio import (  # noqa: E402,F401
     refine_reply,
 )
 from support.canned_terms import user_text  # noqa: E402
+from support.schemas import subschemas
 
 from scholargraph import KnowledgeBase
 from scholargraph.config import Settings
@@ -345,3 +346,35 @@ def test_pmc_jats_and_medline_papers(llm_server, workdir):
     refine_texts = [json.dumps(r) for r in server.stats.requests if REFINE_MARK in json.dumps(r)]
     abstract = " ".join(next(s.text for s in jats.sections if s.kind == "abstract").split())
     assert all(abstract[:40] not in t for t in refine_texts)
+
+
+LOOPING_DRAFT = json.loads((Path(__file__).parents[1] / "fixtures" / "real_model" / "fastbio_draft_looping.json")
+                           .read_text(encoding="utf-8"))
+
+
+def test_the_draft_schema_bounds_what_a_looping_model_can_write(llm_server, workdir, tmp_path):
+    """Recorded with Qwen2.5-Coder 1.5B on a BioRED abstract: under an unbounded schema the draft
+    wrote ``{"name":"gene","type":"GeneOrGeneProduct","alias":""}`` until the 2,048-token budget
+    (328 s on two cores), and the retry started the same loop. A server that constrains decoding to
+    the schema (llama.cpp, vLLM, Ollama) now closes each list at its bound and each string at its
+    length, and writes only the profile's types."""
+    abstract = LOOPING_DRAFT["messages"][1]["content"].split("Abstract:", 1)[1].strip()
+    written = LOOPING_DRAFT["reply"].count('{"name":')
+    sent = []
+
+    def draft(request):
+        sent.append(request["response_format"]["json_schema"]["schema"])
+        return json.dumps({"entities": [{"name": "SQSTM1", "type": "GeneOrGeneProduct", "alias": "p62"}],
+                           "relations": []})
+
+    server = llm_server(rules=[Rule("extract", DRAFT_MARK, draft)])
+    with fastbio_kb(server, workdir) as kb:
+        assert kb.insert([write_csv(tmp_path / "b.csv", [("B1", abstract, [])])]).ok
+        profile_types = FastBioExtractor(kb.llm, kb.settings).parse_types
+        relation_types = FastBioExtractor(kb.llm, kb.settings).relation_types
+    [schema] = sent
+    entities, relations = schema["properties"]["entities"], schema["properties"]["relations"]
+    assert entities["maxItems"] <= 30 < written and relations["maxItems"] <= 16
+    assert all("maxLength" in s for s in subschemas(schema) if s.get("type") == "string")
+    assert entities["items"]["properties"]["type"] == {"enum": profile_types}
+    assert relations["items"]["properties"]["type"] == {"enum": relation_types}

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import json
 
+from support.schemas import subschemas
+
 from scholargraph.extract.parse import parse_extraction
 from scholargraph.extract.schema import MAX_ENTITIES, compact_extraction_schema, items_for
-
-
-def _subschemas(node):
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _subschemas(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _subschemas(value)
 
 
 def test_no_boolean_subschema_llama_cpp_refuses():
     """llama.cpp answered 400 "JSON schema error at #/properties/entities/items/items: schema must be an
     object" to ``"items": false``."""
     schema = compact_extraction_schema(["Task", "Method"], 300)
-    assert all(v is not False and v is not True for node in _subschemas(schema) for k, v in node.items()
+    assert all(v is not False and v is not True for node in subschemas(schema) for k, v in node.items()
                if k in ("items", "additionalItems"))
     json.dumps(schema)  # plain JSON
 

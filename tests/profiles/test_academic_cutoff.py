@@ -5,6 +5,7 @@ records are kept with a warning, so a later ``--force`` with a healthy server re
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from support.canned import default_rules
 
@@ -89,3 +90,30 @@ def test_records_cut_in_the_last_record_are_retried(llm_server, workdir):
     with kb_for(server, workdir, format="records") as kb:
         assert kb.insert(texts=[TEXT]).ok
         assert {"GraphRAG", "LightRAG"} <= {e.name for e in kb.entities()} and len(calls) == 2
+
+
+BIORED_LONG = json.loads((Path(__file__).parents[1] / "fixtures" / "real_model" / "extract_json_biored_long.json")
+                         .read_text(encoding="utf-8"))
+
+
+def test_a_sound_reply_as_long_as_the_schema_allows_is_not_cut(llm_server, workdir):
+    """Recorded with Qwen2.5-Coder 1.5B on BioRED abstracts (more names per sentence than SciERC):
+    every first extraction call, with a budget of 1.5x the chunk (1,024 tokens), was cut and asked
+    again; the whole reply took 1,966 tokens. The budget under the schema is now the longest reply
+    the schema allows, so one call does."""
+    passage = BIORED_LONG["messages"][1]["content"].split("Passage:\n", 1)[1]
+    needed = BIORED_LONG["usage"]["completion_tokens"]
+    budgets: list[int] = []
+
+    def reply(request):  # as llama.cpp: a reply longer than max_tokens stops there
+        budgets.append(request["max_tokens"])
+        if request["max_tokens"] < needed:
+            return Reply(BIORED_LONG["reply"][: len(BIORED_LONG["reply"]) * request["max_tokens"] // needed],
+                         finish_reason="length")
+        return BIORED_LONG["reply"]
+
+    server = llm_server(rules=[Rule("extract", "Build a knowledge graph", reply), *default_rules()])
+    with kb_for(server, workdir) as kb:
+        report = kb.insert(texts=[passage])
+        assert report.ok and len(budgets) == 1 and budgets[0] >= needed
+        assert {"p62/SQSTM1", "M404V"} <= {e.name for e in kb.entities(limit=100)}

@@ -205,6 +205,19 @@ def test_all_matches_above_the_threshold_no_fixed_cap(bio_kb):
     assert all(s.kind == "relation" and s.title and s.venue and s.year for s in r.sources)
 
 
+def test_a_large_graph_gives_the_most_similar_relations_above_the_threshold_and_says_so(bio_kb):
+    """An exact search for every relation above the threshold read all 570,000 relation vectors of a
+    200,000-abstract graph per question; the search takes at most ``plugins.bio.max_relations``."""
+    bio_kb.settings.plugins["bio"] = {"max_relations": 2}
+    r = retrieve(bio_kb, "What is known about these diseases?", threshold=-1.0)
+    assert r.details["relations"] == 2
+    assert any("at least 2 relations" in n and "plugins.bio.max_relations" in n for n in r.notes)
+    # a named entity: the search is among its relations, so none of them is crowded out by others
+    bio_kb.settings.plugins["bio"] = {"max_relations": 5}
+    named = retrieve(bio_kb, "What is known about endometriosis?", threshold=-1.0)
+    assert named.details["relations"] == 4 and not any("max_relations" in n for n in named.notes)
+
+
 def test_filters_types_and_similarity(bio_kb):
     r = retrieve(bio_kb, "Which genes are up-regulated in endometriosis?", threshold=0.05)
     text = "\n".join(s.text for s in r.sources)

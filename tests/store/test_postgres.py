@@ -13,6 +13,7 @@ import pytest
 from scholargraph.errors import ConfigError, WorkspaceError
 from scholargraph.models import Chunk, Community, DocStatus, Document, Section
 from scholargraph.store import open_store
+from scholargraph.store.base import SourceLimit
 
 
 @pytest.fixture
@@ -154,6 +155,38 @@ def test_many_searches_of_a_namespace_without_hnsw_read_each_vector_once(open_pg
         assert _rows_read(conn, "vectors_entity") - before <= 300  # not 64 x 300
 
 
+def test_a_question_citing_a_hub_entity_reads_few_of_its_source_records(open_pg):
+    """At 200,000 abstracts one entity had 101,084 source records; a local question that cited it
+    read all of them to keep three (1.4 s a question)."""
+    from scholargraph.graph.merge import plan_writes
+    from scholargraph.models import EntityRecord, Extraction
+
+    store = open_pg()
+    for i in range(300):
+        doc_id = f"d{i:03d}"
+        store.add_pending(doc(doc_id), "full", "test")
+        chunk = Chunk(f"{doc_id}-c0", doc_id, 0, "Retrieval-augmented generation.", 3)
+        extraction = Extraction(entities=[EntityRecord("RAG", "Method", "retrieval then generation", chunk.id)])
+
+        def work(doc_id=doc_id, chunk=chunk, extraction=extraction) -> None:
+            writes = plan_writes(doc_id, extraction, str.lower, store.entities_by_keys(["rag"]))
+            store.insert_chunks([chunk])
+            store.write_entities(writes.entities)
+
+        store.write(work)
+    [rag] = store.find_entity("RAG")
+
+    def rows_read() -> int:  # the store's own session reports what it read (it flushes when idle)
+        store._rows("SELECT pg_stat_force_next_flush()")
+        with psycopg.connect(store.dsn, autocommit=True) as conn:
+            return _rows_read(conn, "entity_sources")
+
+    before = rows_read()
+    cited = store.get_entities([rag], SourceLimit(3, prefer=("d150-c0",)))[rag]
+    assert cited.chunk_ids == ["d150-c0", "d000-c0", "d001-c0"]
+    assert rows_read() - before <= 20  # not 300
+
+
 def test_vectors_are_read_in_binary_not_parsed_from_text(open_pg, monkeypatch):
     """The resolution pass reads thousands of vectors per block: as text, each one is 384 floats
     parsed in Python (most of the pass's time at 1,000 abstracts)."""
@@ -247,6 +280,38 @@ def test_full_text_search_ranks_chunks_with_stemming(open_pg):
                          Chunk("c2", "d1", 1, "Knowledge graphs help retrieval.", 5)])
     assert [c for c, _ in store.search_chunk_text("encoder training", 5)] == ["c1"]
     assert store.search_chunk_text("", 5) == []
+
+
+def _analysed_corpus(store, texts: dict[str, str]) -> None:
+    """``texts`` (chunk id -> text) stored, then ANALYZE: the statistics autovacuum keeps on a large table."""
+    store.add_pending(doc("d1"), "full", "offline")
+    store.insert_chunks([Chunk(cid, "d1", i, text, len(text.split())) for i, (cid, text) in enumerate(texts.items())])
+    with psycopg.connect(store.dsn, autocommit=True) as conn:
+        conn.execute("ANALYZE chunks")
+
+
+def test_a_term_in_most_chunks_does_not_pick_passages_the_rarer_terms_do(open_pg):
+    """At 200,000 abstracts "related" is in a quarter of the chunks: ranking every chunk holding any
+    term of "How is GPR163 related to …?" read 50,000 of them per question. Such a term now only
+    orders the chunks the question's rarer terms find."""
+    store = open_pg(lexical_common_rows=10)  # a term in more than 10 chunks is common here
+    texts = {f"common{i}": "These results are related to patients and related outcomes." for i in range(30)}
+    texts |= {"gpr_related": "GPR163 is related to obesity.", "gpr_only": "GPR163 expression in adipose tissue.",
+              "other": "Insulin signalling in the liver."}
+    _analysed_corpus(store, texts)
+    hits = store.lexical_search("How is GPR163 related to patients?", 10)
+    assert [c for c, _ in hits] == ["gpr_related", "gpr_only"]  # the common terms still order them
+
+
+def test_a_question_of_common_terms_only_finds_the_chunks_holding_all_of_them(open_pg):
+    store = open_pg(lexical_common_rows=10)
+    texts = {f"related{i}": "These results are related to outcomes." for i in range(20)}
+    texts |= {f"patients{i}": "Most patients recovered." for i in range(20)}
+    texts |= {"both": "Outcomes of patients related to age."}
+    _analysed_corpus(store, texts)
+    assert [c for c, _ in store.lexical_search("related patients", 10)] == ["both"]
+    hits = store.lexical_search("related patients recovered", 50)  # no chunk holds all three: any of them
+    assert len(hits) == 41
 
 
 def test_a_newer_schema_is_refused(open_pg, pg_dsn, tmp_path):

@@ -34,7 +34,7 @@ def _postgres(workdir: Path, create: bool = True, dsn: str | None = None, **opti
 
     if not dsn:
         raise ConfigError("the postgres store needs store.dsn (e.g. --db postgresql://user@host/dbname)")
-    unknown = set(options) - {"pool_size", "hnsw_min_rows", "ef_search", "lease_s"}
+    unknown = set(options) - {"pool_size", "hnsw_min_rows", "ef_search", "lease_s", "lexical_common_rows"}
     if unknown:
         raise ConfigError(f"unknown postgres store options: {', '.join(sorted(unknown))}")
     return PostgresStore(workdir, dsn, create=create, **options)

@@ -86,6 +86,33 @@ class SourceLimit:
     prefer: tuple[str, ...] = ()
 
 
+def first_sources(rows: Iterable[Sequence[Any]], per_item: int, read: int) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """What a :class:`SourceLimit` keeps of the source records read for it, and the items to read again.
+
+    ``rows``: (item, chunk id, document id, seq, preferred) -- every record of an item in a preferred
+    chunk, then its first ``read`` records in (document, seq) order. Kept: each item's distinct
+    chunks, the preferred first, each group in (document, first record) order, at most ``per_item``
+    (item, chunk id, document id) rows per item. An item whose ``read`` records held fewer distinct
+    chunks than it needs is returned to be read again with a larger ``read``."""
+    preferred: dict[str, list[tuple[str, int, str]]] = {}
+    ordered: dict[str, list[tuple[str, int, str]]] = {}
+    for item, chunk_id, document_id, seq, is_preferred in rows:
+        (preferred if is_preferred else ordered).setdefault(item, []).append((document_id, seq, chunk_id))
+        ordered.setdefault(item, [])
+    kept: list[tuple[str, str, str]] = []
+    again: list[str] = []
+    for item, records in ordered.items():
+        chunks: dict[str, str] = {}
+        for group in (sorted(preferred.get(item, [])), sorted(records)):
+            for document_id, _, chunk_id in group:
+                chunks.setdefault(chunk_id, document_id)
+        if len(chunks) < per_item and len(records) >= read:
+            again.append(item)
+            continue
+        kept.extend((item, chunk_id, document_id) for chunk_id, document_id in list(chunks.items())[:per_item])
+    return kept, again
+
+
 def key_entities_sql(keys: str) -> str:
     """The distinct (name key, entity id) pairs under the keys of ``keys`` (a FROM item giving them as
     column ``value``), one probe each of the index entity_sources(name_key, entity_id): the smallest

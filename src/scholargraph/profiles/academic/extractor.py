@@ -22,7 +22,7 @@ from ...errors import ModelOutputError
 from ...extract.echo import drop_echoes
 from ...extract.examples import domain_examples
 from ...extract.parse import parse_extraction
-from ...extract.schema import compact_extraction_schema
+from ...extract.schema import compact_extraction_schema, reply_tokens_bound
 from ...llm.accounting import CutReply
 from ...models import Chunk, ChunkFailure, Document, Extraction, Usage
 from ...prompts import load_prompt
@@ -80,10 +80,15 @@ class AcademicExtractor:
             system += "\nThe first keyword of each relation is its type, one of: " + ", ".join(self.relation_types) + "."
         return system
 
-    @staticmethod
-    def budget(chunk: Chunk) -> int:
-        """The completion budget (max_tokens) of one chunk's extraction."""
-        return max(MIN_BUDGET, min(MAX_BUDGET, int(chunk.tokens * BUDGET_PER_CHUNK_TOKEN)))
+    def budget(self, chunk: Chunk) -> int:
+        """The completion budget (max_tokens) of one chunk's extraction: under the compact schema, the
+        longest reply the schema allows (a constraining server cannot go past it, so no sound reply
+        is cut and asked again); with records, 1.5x the chunk."""
+        if self.reply_format == "json":
+            wanted = reply_tokens_bound(chunk.tokens)
+        else:
+            wanted = int(chunk.tokens * BUDGET_PER_CHUNK_TOKEN)
+        return max(MIN_BUDGET, min(MAX_BUDGET, wanted))
 
     def estimate(self, chunks: list[Chunk], count) -> dict[str, Usage]:
         """Calls and tokens this profile would spend (before spending): prompts are counted exactly

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from ...errors import ModelOutputError
 from ...extract.parse import parse_extraction
+from ...extract.schema import NAME_CHARS
 from ...extract.types import PRESETS
 from ...extract.types import entity_types as resolve_entity_types
 from ...llm.output import Clamp, Items, LenientModel, Number, Text, first_of, names, output_schema
@@ -57,6 +58,40 @@ class DraftReply(LenientModel):
 
 
 DRAFT_SCHEMA: dict[str, Any] = output_schema(DraftReply)
+# A degenerate reply repeats one item until a list's bound, so the bounds are what it costs. Measured with
+# Qwen2.5-Coder 1.5B on BioRED: 27 entities and 20 relations with 200-character descriptions ran past the
+# draft's 2,048 tokens; 30 entities (~22 tokens each) and 16 relations of at most 160 characters (~75
+# tokens each) stay under it (~1,850).
+DRAFT_MAX_ENTITIES = 30
+DRAFT_MAX_RELATIONS = 16
+DRAFT_DESCRIPTION_CHARS = 160
+
+
+def draft_bounds(abstract_chars: int) -> tuple[int, int]:
+    """(entities, relations) an abstract of ``abstract_chars`` may give: one entity per ~25 tokens
+    (BioRED abstracts of ~350 tokens annotate ~15-25 distinct names), at least 16."""
+    entities = max(16, min(DRAFT_MAX_ENTITIES, 8 + abstract_chars // 100))  # ~4 characters per token
+    return entities, min(DRAFT_MAX_RELATIONS, entities)
+
+
+def draft_schema(entity_types: list[str], relation_types: list[str], abstract_chars: int) -> dict[str, Any]:
+    """:data:`DRAFT_SCHEMA` with every list and string bounded (lists by the abstract's length) and the
+    types as enums. Unbounded, Qwen2.5-Coder 1.5B wrote ``{"name":"gene","type":"GeneOrGeneProduct"}``
+    until the 2,048-token budget on a BioRED abstract (328 s), then again on the retry."""
+    entities, relations = draft_bounds(abstract_chars)
+    name, description = {"type": "string", "minLength": 1, "maxLength": NAME_CHARS}, {
+        "type": "string", "maxLength": DRAFT_DESCRIPTION_CHARS}
+    entity = {"type": "object", "properties": {
+        "name": name, "type": {"enum": entity_types} if entity_types else name,
+        "alias": {"type": "string", "maxLength": NAME_CHARS}}, "required": ["name"]}
+    relation = {"type": "object", "properties": {
+        "source": name, "target": name, "type": {"enum": relation_types} if relation_types else name,
+        "description": description, "confidence": DRAFT_SCHEMA["properties"]["relations"]["items"]["properties"]["confidence"]},
+        "required": ["source", "target"]}
+    return {"type": "object", "properties": {
+        "entities": {"type": "array", "maxItems": entities, "items": entity},
+        "relations": {"type": "array", "maxItems": relations, "items": relation}},
+        "required": ["entities", "relations"]}
 
 # key variants of the extra fields read from the draft JSON (aliases, relation type, confidence)
 _NAME_KEYS = ("name", "entity", "entity_name")
@@ -219,12 +254,13 @@ class DraftStage:
         def parse(text: str) -> Extraction:
             return self._parse_draft(text, chunk_id)
 
-        result = await self._chat(messages, "extract", doc.id, DRAFT_SCHEMA, parse)
+        schema = draft_schema(self.parse_types, self.relation_types, len(abstract))
+        result = await self._chat(messages, "extract", doc.id, schema, parse)
         if result.error is None:
             return result.parsed
         reason = getattr(result.error, "reason", str(result.error))
         retry = messages + [{"role": "assistant", "content": result.text[:4000]}, {"role": "user", "content": REPAIR_NOTE}]
-        again = await self._chat(retry, "extract", doc.id, DRAFT_SCHEMA, parse)
+        again = await self._chat(retry, "extract", doc.id, schema, parse)
         if again.error is None:
             return again.parsed
         return Extraction(failures=[ChunkFailure(chunk_id, f"draft (abstract): {reason}", result.text)])
@@ -247,5 +283,6 @@ class DraftStage:
         return out
 
 
-__all__ = ["DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS", "REPAIR_NOTE", "DraftReply", "DraftStage", "EntityExtra",
-           "RelationExtra", "bio_entity_types", "map_relation_type"]
+__all__ = ["DRAFT_MAX_ENTITIES", "DRAFT_MAX_RELATIONS", "DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS",
+           "REPAIR_NOTE", "DraftReply", "DraftStage", "EntityExtra", "RelationExtra", "bio_entity_types",
+           "draft_bounds", "draft_schema", "map_relation_type"]

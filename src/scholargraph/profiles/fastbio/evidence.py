@@ -60,18 +60,28 @@ class Filters:
 
 
 async def search_evidence(store: GraphSearch, embedder, question, filters: Filters, cutoff: float, min_weight: float | None,
-                          how: str, retrieval: Retrieval, top_k: int) -> list[Evidence]:
-    if store.count("relations") == 0:
+                          how: str, retrieval: Retrieval, top_k: int, max_relations: int = 1000) -> list[Evidence]:
+    """The relations above ``cutoff`` (at most ``max_relations``, the most similar: searched among the
+    named entities' relations when the question names any, else through the vector index), else the
+    most similar that pass the filters; weighted, with their per-paper descriptions."""
+    if not store.has_rows("relations"):  # counting 570,000 relations took 40 ms a question
         retrieval.notes.append("the graph has no relations (index with --profile fastbio)")
         return []
     qvec = await embedder.embed_one(question)
     index = store.vector_index("relation", embedder.dim)
-    hits = dict(index.above(qvec, cutoff))
+    allowed = _named_candidates(store, filters)
+    if allowed is None:
+        above = index.above(qvec, cutoff, limit=max_relations)
+    else:
+        above = [(i, s) for i, s in index.search(qvec, max_relations, allowed=allowed) if s >= cutoff]
+    if len(above) >= max_relations:
+        retrieval.notes.append(f"at least {max_relations} relations are {cutoff:.2f} similar to the question; the "
+                               f"{max_relations} most similar are used (plugins.bio.max_relations)")
+    hits = dict(above)
     rows = _relation_rows(store, list(hits))
     rows = {rid: row for rid, row in rows.items() if filters.names_ok(row)}
     fallback = False
     if not rows:  # nothing above the threshold: the most similar relations that pass the filters
-        allowed = _named_candidates(store, filters)
         near = index.search(qvec, top_k * 5 if allowed is None else top_k, allowed=allowed)
         near_rows = _relation_rows(store, [i for i, _ in near])
         rows = {i: near_rows[i] for i, _ in near if i in near_rows and filters.names_ok(near_rows[i])}

@@ -12,8 +12,12 @@ evidence -> one merged answer citing papers.
    optionally an edge weight (``graph.weights``) at or above ``weight_threshold``. Type filters
    that leave nothing are relaxed, with a note.
 3. Search: every relation whose vector is at least ``query.bio_threshold`` similar to the
-   question (``VectorIndex.above`` -- no fixed cap, seed 003 §2.5); when none is, the
-   ``query.top_k`` most similar that pass the filters, with a note.
+   question (seed 003 §2.5 sets no cap; here at most ``plugins.bio.max_relations``, the most
+   similar, with a note when reached: an exact search for every one read all 570,000 relation
+   vectors of a 200,000-abstract graph per question). When the question names genes, diseases or
+   other entities, the search is among their relations (exact); else through the vector index.
+   When no relation reaches the threshold, the ``query.top_k`` most similar that pass the
+   filters, with a note.
 4. Evidence is grouped per paper: each numbered source is one paper (id, title, journal, year)
    with the descriptions of its matched relations (per-paper descriptions, from
    ``relation_sources``). Papers are ordered by best similarity, then paper weight.
@@ -147,7 +151,7 @@ async def bio_retrieve(store, settings, embedder, llm, question: str, weight_thr
     min_weight = _weight_threshold(settings, weight_threshold)
     how = _edge_combine(settings)
     evidence = await search_evidence(store, embedder, question, filters, cutoff, min_weight, how, retrieval,
-                                     top_k or settings.query.top_k)
+                                     top_k or settings.query.top_k, _mode_settings(settings).max_relations)
     if given is not None and given.papers:
         evidence = [e for e in evidence if e.document_id in given.papers]
         retrieval.details["papers_filter"] = sorted(given.papers)

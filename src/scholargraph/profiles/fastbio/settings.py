@@ -25,5 +25,8 @@ class BioModeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     threshold: float = Field(0.3, ge=-1, le=1, description="min similarity of relation descriptions")
+    max_relations: int = Field(1000, ge=1, le=100_000, description="at most this many relations above the "
+                               "threshold, the most similar (an exact search for every one reads every relation "
+                               "vector of the graph)")
     min_edge_weight: float | None = Field(None, ge=0)
     edge_weight: Literal["min", "mean", "max"] = "min"

@@ -23,6 +23,7 @@ from ..base import (
     SourceDescriptions,
     SourceLimit,
     add_source_rows,
+    first_sources,
     fold_apart,
     key_entities_sql,
     most_sourced,
@@ -272,15 +273,25 @@ class PostgresGraph:
             add_source_rows(items, self._rows(f"SELECT {column}, chunk_id, document_id FROM {table} "
                                               f"WHERE {column} = ANY(%s) ORDER BY document_id, seq", (list(items),)))
             return
-        # each item's distinct chunks, the preferred first, numbered in the database: only the first
-        # ``per_item`` of each item come back
-        add_source_rows(items, self._rows(
-            f"""SELECT item, chunk_id, document_id FROM (
-                    SELECT item, chunk_id, document_id, row_number() OVER (
-                        PARTITION BY item ORDER BY chunk_id = ANY(%s::text[]) DESC, document_id, first) AS n
-                    FROM (SELECT {column} AS item, chunk_id, document_id, min(seq) AS first FROM {table}
-                          WHERE {column} = ANY(%s) GROUP BY {column}, chunk_id, document_id) d
-                ) t WHERE n <= %s ORDER BY item, n""", (list(limit.prefer), list(items), limit.per_item)))
+        # each item's records in the preferred chunks (found through their documents), then its first
+        # records in document order: index probes of (item, document_id, seq), never every record of
+        # a hub stated in a hundred thousand chunks
+        prefer = list(dict.fromkeys(limit.prefer))
+        documents = [r[0] for r in self._rows("SELECT DISTINCT document_id FROM chunks WHERE id = ANY(%s)",
+                                              (prefer,))] if prefer else []
+        pending, read = list(items), max(16, 2 * limit.per_item)
+        while pending:
+            kept, pending = first_sources(self._rows(
+                f"""SELECT i.item, s.chunk_id, s.document_id, s.seq, s.preferred
+                    FROM unnest(%s::text[]) AS i(item) CROSS JOIN LATERAL (
+                        (SELECT chunk_id, document_id, seq, true AS preferred FROM {table}
+                         WHERE {column} = i.item AND document_id = ANY(%s) AND chunk_id = ANY(%s))
+                        UNION ALL
+                        (SELECT chunk_id, document_id, seq, false FROM {table}
+                         WHERE {column} = i.item ORDER BY document_id, seq LIMIT %s)) s""",
+                (pending, documents, prefer, read)), limit.per_item, read)
+            add_source_rows(items, kept)
+            read *= 8
 
     def chunk_counts(self, kind: GraphKind, ids: Sequence[str]) -> dict[str, int]:
         table, column = _SOURCES[_table(kind)]

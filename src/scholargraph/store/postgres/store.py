@@ -47,6 +47,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import WorkspaceError
 from ...models import Chunk, ChunkFailure, DocStatus, Document
+from ...text.lexical import query_terms_lexical
 from ..analysis_role import Citations, Communities, KeepsAnalysis
 from ..base import COUNTABLE, GraphKind, MaintenanceTask, read_content_version
 from ..documents_role import DocumentReads, KeepsDocumentReads
@@ -163,7 +164,7 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
     def __init__(self, workdir: Path, dsn: str, *, create: bool = True, pool_size: int = DEFAULT_POOL_SIZE,
                  hnsw_min_rows: int = HNSW_MIN_ROWS, ef_search: int = EF_SEARCH_DEFAULT,
-                 lease_s: float = DEFAULT_LEASE_S):
+                 lease_s: float = DEFAULT_LEASE_S, lexical_common_rows: int = lexical.COMMON_ROWS):
         self.workdir = Path(workdir)
         self.dsn = dsn
         self.where = redacted(dsn)
@@ -207,6 +208,8 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
         self._run_lock = threading.Lock()
         self.hnsw_min_rows = hnsw_min_rows
         self._rows_seen: dict[str, int] = {}  # namespace -> vectors (at least) while it has no HNSW index
+        self.lexical_common_rows = int(lexical_common_rows)  # a term in more chunks picks no passages
+        self._term_statistics = lexical.TermStatistics()
 
     def _after_work(self, committed: bool) -> None:
         if not committed:
@@ -525,11 +528,17 @@ class PostgresStore(RunsUnitsOfWork, KeepsRecords, KeepsGraph, KeepsMentions, Ke
 
     def lexical_search(self, query: str, k: int, *, documents: Collection[str] | None = None,
                        chunk_ids: Collection[str] | None = None) -> list[tuple[str, float]]:
-        expr = lexical.tsquery_literal(query)
-        if expr is None or k <= 0 or (documents is not None and not documents) or (chunk_ids is not None and not chunk_ids):
+        terms = query_terms_lexical(query)
+        if not terms or k <= 0 or (documents is not None and not documents) or (chunk_ids is not None and not chunk_ids):
             return []
-        sql, params = lexical.search_sql(documents, chunk_ids)
-        return [(r[0], float(r[1])) for r in self._rows(sql, (expr, *params, k))]
+        if documents is not None or chunk_ids is not None:  # a given scope: every chunk of it is ranked
+            sql, params = lexical.search_sql(documents, chunk_ids)
+            return [(r[0], float(r[1])) for r in self._rows(sql, (lexical.any_term(terms), *params, k))]
+        plan = lexical.plan_search(terms, self._term_statistics.chunks_holding(self._rows), self.lexical_common_rows)
+        rows = self._rows(lexical.bounded_search_sql(), (plan.rank, plan.match, lexical.CANDIDATES, k))
+        if not rows and plan.fallback is not None:
+            rows = self._rows(lexical.bounded_search_sql(), (plan.rank, plan.fallback, lexical.CANDIDATES, k))
+        return [(r[0], float(r[1])) for r in rows]
 
     def count(self, what: str) -> int:
         return int(self._rows(f"SELECT count(*) FROM {self._countable(what)}")[0][0])
