@@ -128,7 +128,10 @@ class EntityRecord:
 @dataclass
 class RelationRecord:
     """A relation as one chunk states it (``source``/``target`` are names as written). ``id``,
-    ``source_id``, ``target_id`` and ``document_id`` are set once resolved."""
+    ``source_id``, ``target_id``, ``document_id`` and the normalised end names ``source_key`` /
+    ``target_key`` are set once resolved. A record whose two names resolved to one entity (its
+    ``source_id`` is its ``target_id``, no ``id``) is kept apart from the graph: when a split takes
+    the names apart again, it becomes a relation between them."""
 
     source: str
     target: str
@@ -147,6 +150,8 @@ class RelationRecord:
     # the context it was extracted at (sentence | paragraph | section | paper | taxonomy): localkg
     sentence: int | None = None
     level: str = ""
+    source_key: str = ""
+    target_key: str = ""
 
 
 @dataclass

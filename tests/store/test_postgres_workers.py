@@ -5,6 +5,7 @@ processes finish a corpus together, every document processed once, no chunk miss
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -358,7 +359,7 @@ def _claimed_by_another_worker(kb: KnowledgeBase, papers, other) -> list[str]:
 
 
 def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_indexed_what(tmp_path, pg_dsn,
-                                                                                          llm_server):
+                                                                                          llm_server, caplog):
     """A second worker that finds every file claimed by the first must not exit 0 saying
     "files: 10 indexed" while the first still had all 10 PROCESSING. By default it now waits until
     the knowledge base is complete (taking over what the others give back), and says who indexed what."""
@@ -371,8 +372,12 @@ def test_a_worker_with_nothing_to_claim_waits_for_the_others_then_reports_who_in
         ids = _claimed_by_another_worker(kb, tmp_path / "papers", other)
         result: dict = {}
         run = threading.Thread(target=lambda: result.update(report=kb.insert([tmp_path / "papers"])), daemon=True)
-        run.start()
-        time.sleep(3)
+        with caplog.at_level(logging.WARNING, logger="scholargraph.app.indexing"):
+            run.start()
+            # registered every file and found them all claimed (on a loaded machine, 3 s were not
+            # always enough to get there: the files then counted as "already indexed")
+            wait_for(lambda: any("waiting until the knowledge base is complete" in r.getMessage()
+                                 for r in caplog.records), "the worker to wait for the other")
         assert run.is_alive() and not result  # waiting: the knowledge base is not complete yet
         assert other.status_counts() == {"PROCESSING": 4}
         finished, given_back = ids[:2], ids[2:]
@@ -450,6 +455,7 @@ class LongLivedWorker:
         import asyncio
 
         self.kb, self.report, self.error = kb, None, None
+        self.batches: list = []  # the report of each batch it finished (its end-of-run work included)
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -457,7 +463,8 @@ class LongLivedWorker:
 
     def _run(self) -> None:
         try:
-            self.report = self._loop.run_until_complete(self.kb.workspace._closing(self.kb.indexing.awork(self._stop)))
+            self.report = self._loop.run_until_complete(self.kb.workspace._closing(
+                self.kb.indexing.awork(self._stop, on_batch=self.batches.append)))
         except BaseException as exc:  # noqa: BLE001 - reported by stop()
             self.error = exc
 
@@ -600,12 +607,18 @@ def test_a_long_lived_worker_retries_failed_chunks_with_its_first_batch_not_afte
         other.add_pending(Document(id="bad", title="Bad", sections=[Section("body", "Zebrafish lanterns glow at night.")]),
                           "full", "academic")
         worker = LongLivedWorker(worker_kb(dsn, tmp_path / "worker", server.base_url))
-        wait_for(lambda: other.status_counts() == {"PROCESSED": 1} and other.chunk_failures(), "the failing paper")
+        # each paper arrives once the worker has finished the batch before (its end-of-run work too),
+        # so the two later papers are two later batches whatever the machine's speed (added as soon as
+        # the last paper committed, one could join that batch and leave "later batches" unchecked)
+        wait_for(lambda: worker.batches and other.status_counts() == {"PROCESSED": 1}, "the first batch",
+                 state=other.status_counts)
+        assert other.chunk_failures()
         first = asked()
         for n, text in enumerate(["BERT helps GraphRAG.", "SciERC annotates scientific entities."]):
             other.add_pending(Document(id=f"good{n}", title=f"Good {n}", sections=[Section("body", text)]),
                               "full", "academic")
-            wait_for(lambda n=n: other.status_counts() == {"PROCESSED": n + 2}, "the next batch")
+            wait_for(lambda n=n: len(worker.batches) >= n + 2 and other.status_counts() == {"PROCESSED": n + 2},
+                     "the next batch", state=other.status_counts)
         report = worker.stop()
         worker = None
     finally:

@@ -127,7 +127,7 @@ def test_a_v9_workspace_starts_its_graph_size_from_the_relations_it_holds(tmp_pa
     try:
         before = store.graph_version()
         assert store.versioned_rows("relations") == 2 and store.versioned_rows("chunks") == 0
-        store.write_relations([RelationRecord("b", "b", "", "c1", id="r3", source_id="b", target_id="b", document_id="d")])
+        store.write_relations([RelationRecord("a", "b", "", "c1", id="r3", source_id="a", target_id="b", document_id="d")])
         assert store.versioned_rows("relations") == 3 and store.graph_version() != before
     finally:
         store.close()

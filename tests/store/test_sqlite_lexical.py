@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from fixtures.schema_undo import UNDO_V5, UNDO_V6, UNDO_V8, UNDO_V9, UNDO_V10, UNDO_V11
+from fixtures.schema_undo import UNDO_V5, UNDO_V6, UNDO_V8, UNDO_V9, UNDO_V10, UNDO_V11, UNDO_V12
 
 from scholargraph.models import Chunk, Document, Section
 from scholargraph.store.sqlite import SQLiteStore
@@ -23,7 +23,7 @@ def test_a_workspace_from_before_full_text_search_is_indexed_on_open(tmp_path):
     path = tmp_path / "ws"
     _fill(path)
     conn = sqlite3.connect(path / "scholargraph.sqlite")  # back to schema v3: no FTS table, no trigger
-    conn.executescript(UNDO_V11 + UNDO_V10 + UNDO_V9 + UNDO_V8 + UNDO_V6 + UNDO_V5 + f"DROP TRIGGER chunks_drop_terms; DROP TABLE chunk_terms; DELETE FROM meta WHERE key = '{META_KEY}';"
+    conn.executescript(UNDO_V12 + UNDO_V11 + UNDO_V10 + UNDO_V9 + UNDO_V8 + UNDO_V6 + UNDO_V5 + f"DROP TRIGGER chunks_drop_terms; DROP TABLE chunk_terms; DELETE FROM meta WHERE key = '{META_KEY}';"
                        "PRAGMA user_version = 3;")
     conn.close()
     store = SQLiteStore(path)

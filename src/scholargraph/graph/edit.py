@@ -10,22 +10,27 @@ resolve against the edited graph, because resolution looks names up in the moved
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, replace
 
-from ..store.base import GraphUpkeep
+from ..models import RelationRecord
+from ..store.base import GraphUpkeep, RelationEnds
 from .merge import entity_id_for, relation_id_for
 
 
 def _rekey_relations(store: GraphUpkeep, relation_ids: list[str]) -> list[str]:
     """Give relations the ids their (possibly new) endpoints imply; merge ones that collide; an
-    undirected relation gets the smaller id of its ends as its source (``merge.plan_writes``).
+    undirected relation gets the smaller id of its ends as its source (``merge.plan_writes``); one
+    whose two ends became one entity is folded (its records kept for a split to restore).
     Returns the relation ids that stopped existing (their vectors must go)."""
     gone: list[str] = []
     for rid in relation_ids:
         relation = store.get_relations([rid], sources=False).get(rid)
         if relation is None:
             continue
-        if relation.source_id == relation.target_id:  # the two ends were merged: a self-loop, drop it
+        if relation.source_id == relation.target_id:  # the two ends were merged: no self-loop, its records fold
+            records = store.take_relation_records([rid])
             store.delete_relations([rid])
+            store.write_relations(records)
             gone.append(rid)
             continue
         new_id = relation_id_for(relation.source_id, relation.target_id, relation.directed)
@@ -74,16 +79,18 @@ def rename_entity(store: GraphUpkeep, old: str, new: str) -> None:
 
 
 def split_entity(store: GraphUpkeep, entity_id: str) -> list[str]:
-    """Undo merges: one entity per distinct name key among the entity's records. Relations follow
-    the name that occurs in the same chunk (else the most frequent name). Returns the new ids."""
+    """Undo merges: one entity per distinct name key among the entity's records. Each relation
+    record follows the name it gave that end. Returns the new ids."""
     return split_parts(store, entity_id, None)
 
 
 def split_parts(store: GraphUpkeep, entity_id: str, parts: list[list[str]] | None) -> list[str]:
     """Split an entity into one entity per part, a list of the name keys its records hold (``None``:
-    one part per key); keys no part names stay with the entity. Relations follow the name that
-    occurs in the same chunk (else the most frequent name). Returns the id of each part, in order
-    (all the entity's own where there is nothing to split, or a concurrent merge took it away)."""
+    one part per key); keys no part names stay with the entity. Each relation record follows the
+    name it gave that end (one written before end names were kept: the name first met in its chunk),
+    and a record between two names the split takes apart becomes a relation between them again.
+    Returns the id of each part, in order (all the entity's own where there is nothing to split, or a
+    concurrent merge took it away)."""
 
     def work() -> list[str]:
         store.lock_merges()  # merges and splits of concurrent workers take turns
@@ -102,24 +109,65 @@ def split_parts(store: GraphUpkeep, entity_id: str, parts: list[list[str]] | Non
         by_chunk: dict[str, str] = {}
         for chunk_id, key in rows:
             by_chunk.setdefault(chunk_id, key)
+        ends = _SplitEnds(entity_id, set(keys), new_ids, by_chunk, main_key)
+        moving = list(dict.fromkeys(e.relation_id for e in store.relation_record_ends(entity_id) if ends.moves(e)))
         for key, new_id in new_ids.items():
             if new_id != entity_id:
                 store.split_off(entity_id, key, new_id)
-        ends: dict[str, str] = {}  # relation -> the entity its end moves to (its last record that moves decides)
-        for rid, chunk_id in store.relation_chunks(entity_id):
-            target = new_ids.get(by_chunk.get(chunk_id, main_key), entity_id)
-            if target != entity_id:
-                ends[rid] = target
-        moved = list(ends)
-        for rid in moved:
-            store.set_relation_end(rid, entity_id, ends[rid])
-        gone = _rekey_relations(store, moved)
-        store.count_graph_edits(sum(1 for p in part_ids if p != entity_id), len(moved))
+        records = [ends.rewritten(r) for r in store.take_relation_records(moving)]
+        records += [ends.unfolded(r) for r in store.take_folded(entity_id)]
+        store.write_relations(records)
+        kept = {r.id for r in records}
+        gone = [rid for rid in moving if rid not in kept]
+        store.delete_relations(gone)
+        store.count_graph_edits(sum(1 for p in part_ids if p != entity_id), len(moving))
         store.delete_vectors("relation", gone)
         store.touch_entities(list(dict.fromkeys([entity_id, *part_ids])))
         return part_ids
 
     return store.write(work)
+
+
+@dataclass(frozen=True)
+class _SplitEnds:
+    """Where a split sends each relation record's end at the entity: to the part holding the name
+    the record gave that end."""
+
+    entity_id: str
+    keys: set[str]  # the entity's name keys before the split
+    new_ids: dict[str, str]  # name key -> the part's id
+    by_chunk: dict[str, str]  # chunk -> the entity's name first met there (records without end names)
+    main_key: str
+
+    def _own_key(self, chunk_id: str, source_key: str, target_key: str) -> str:
+        """The name a record gave the entity's end: the one of its end names the entity holds."""
+        named = [k for k in (source_key, target_key) if k in self.keys]
+        return named[0] if len(named) == 1 else self.by_chunk.get(chunk_id, self.main_key)
+
+    def _end(self, chunk_id: str, source_key: str, target_key: str) -> str:
+        return self.new_ids.get(self._own_key(chunk_id, source_key, target_key), self.entity_id)
+
+    def moves(self, e: RelationEnds) -> bool:
+        return self._end(e.chunk_id, e.source_key, e.target_key) != self.entity_id
+
+    def rewritten(self, r: RelationRecord) -> RelationRecord:
+        """A record of a relation at the entity, with its new ends and id."""
+        end = self._end(r.chunk_id, r.source_key, r.target_key)
+        source = end if r.source_id == self.entity_id else r.source_id
+        target = end if r.target_id == self.entity_id else r.target_id
+        return _with_ends(r, source, target)
+
+    def unfolded(self, r: RelationRecord) -> RelationRecord:
+        """A folded record (both ends the entity): each end to the part of the name it gave it."""
+        return _with_ends(r, self.new_ids.get(r.source_key, self.entity_id), self.new_ids.get(r.target_key, self.entity_id))
+
+
+def _with_ends(r: RelationRecord, source: str, target: str) -> RelationRecord:
+    """``r`` between ``source`` and ``target`` (undirected: ends in id order; one entity: folded, no id)."""
+    if not r.directed:
+        source, target = min(source, target), max(source, target)
+    rid = relation_id_for(source, target, r.directed) if source != target else ""
+    return replace(r, id=rid, source_id=source, target_id=target)
 
 
 def _free_id(store: GraphUpkeep, keys: list[str]) -> str:

@@ -85,7 +85,7 @@ def plan_writes(doc_id: str, extraction: Extraction, key_fn: KeyFn, known: Mappi
         seen.add(ids[key])
     for r in extraction.relations:
         src_key, tgt_key = key_fn(r.source), key_fn(r.target)
-        if not src_key or not tgt_key or ids[src_key] == ids[tgt_key]:
+        if not src_key or not tgt_key or src_key == tgt_key:
             continue
         for name, key in ((r.source, src_key), (r.target, tgt_key)):
             if ids[key] not in seen:  # named only in a relation: still a node, typed later if ever
@@ -94,10 +94,10 @@ def plan_writes(doc_id: str, extraction: Extraction, key_fn: KeyFn, known: Mappi
         src, tgt = ids[src_key], ids[tgt_key]
         if not r.directed:  # ends in id order: the stored edge does not depend on which paper wrote the pair first
             src, tgt = min(src, tgt), max(src, tgt)
-        out.relations.append(RelationRecord(
+        out.relations.append(RelationRecord(  # two names of one entity: kept apart (no id) for a later split
             r.source, r.target, r.description.strip(), r.chunk_id, list(r.keywords), r.strength, list(r.types), r.directed,
-            r.confidence, id=relation_id_for(src, tgt, r.directed), source_id=src, target_id=tgt, document_id=doc_id,
-            sentence=r.sentence, level=r.level))
+            r.confidence, id=relation_id_for(src, tgt, r.directed) if src != tgt else "", source_id=src, target_id=tgt,
+            document_id=doc_id, sentence=r.sentence, level=r.level, source_key=src_key, target_key=tgt_key))
     for k in extraction.keywords:
         key = key_fn(k.text)
         if key:

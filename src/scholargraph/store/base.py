@@ -21,6 +21,7 @@ an opaque :meth:`GraphStore.graph_version` rather than a rowid.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -158,6 +159,41 @@ def add_source_rows(items: Mapping[str, Entity | Relation], rows: Iterable[Seque
         item = items[item_id]
         item.chunk_ids = list(dict.fromkeys([*item.chunk_ids, *found]))
         item.document_ids = list(dict.fromkeys([*item.document_ids, *docs[item_id]]))
+
+
+# a relation record as stored, beside its relation (relation_sources) or its one entity (folded_relations)
+RECORD_COLUMNS = ("chunk_id, document_id, description, keywords, types, strength, confidence, sentence_no, level, "
+                  "source_key, target_key")
+
+
+def record_columns(prefix: str) -> str:
+    """``RECORD_COLUMNS``, each qualified by ``prefix`` (a table alias and a dot)."""
+    return ", ".join(prefix + c.strip() for c in RECORD_COLUMNS.split(","))
+
+
+def record_values(r: RelationRecord, dumps: Callable[[Any], str]) -> tuple:
+    """The ``RECORD_COLUMNS`` values of a record (lists through the backend's ``dumps``)."""
+    return (r.chunk_id, r.document_id, r.description, dumps(list(r.keywords)), dumps(list(r.types)), r.strength,
+            r.confidence, r.sentence, r.level, r.source_key, r.target_key)
+
+
+def stored_record(ends: Sequence[Any], row: Sequence[Any]) -> RelationRecord:
+    """A record read back: ``ends`` = (relation id, source id, target id, directed), ``row`` its
+    ``RECORD_COLUMNS``. Names as written are not stored: its ``source``/``target`` are its end keys."""
+    relation_id, source_id, target_id, directed = ends
+    chunk_id, document_id, description, keywords, types, strength, confidence, sentence, level, skey, tkey = row
+    return RelationRecord(skey, tkey, description, chunk_id, json.loads(keywords), strength, json.loads(types),
+                          bool(directed), confidence, id=relation_id, source_id=source_id, target_id=target_id,
+                          document_id=document_id, sentence=sentence, level=level, source_key=skey, target_key=tkey)
+
+
+def fold_apart(records: Sequence[RelationRecord]) -> tuple[list[RelationRecord], list[RelationRecord]]:
+    """The records of relations, and those whose two ends are one entity: kept apart from the graph
+    (``folded_relations``) when they name it by two different keys, for a split to restore; the
+    others (a name related to itself, or written before the keys were kept) go."""
+    folded = [r for r in records if r.source_id == r.target_id]
+    return ([r for r in records if r.source_id != r.target_id],
+            [r for r in folded if r.source_key and r.target_key and r.source_key != r.target_key])
 
 
 def batches(ids: Iterable, size: int = 500) -> list[list]:
@@ -442,7 +478,9 @@ class GraphStore(Protocol):
     # writing a document's records
     def write_entities(self, records: Sequence[EntityRecord]) -> None: ...
 
-    def write_relations(self, records: Sequence[RelationRecord]) -> None: ...
+    def write_relations(self, records: Sequence[RelationRecord]) -> None:
+        """Store relation records; one whose two ends are one entity is kept as that entity's folded
+        record instead (``fold_apart``), for a split that takes its names apart to restore."""
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
         """Store keyword records; returns the ids of keywords that did not exist before."""
@@ -523,6 +561,19 @@ class GraphStore(Protocol):
         """Documents each relation was extracted from."""
 
 
+@dataclass(frozen=True)
+class RelationEnds:
+    """Where one relation record sits: its relation and the relation's ends, its chunk, and the
+    normalised names the record gave its ends ("" when written before they were kept)."""
+
+    relation_id: str
+    source_id: str
+    target_id: str
+    chunk_id: str
+    source_key: str
+    target_key: str
+
+
 class GraphEdits(Protocol):
     """Primitives of the structural edits in ``graph/edit.py`` (merge and split entities); each
     moves records, never text, and is meant to run inside one unit of work."""
@@ -543,11 +594,16 @@ class GraphEdits(Protocol):
     def split_off(self, entity_id: str, name_key: str, new_id: str) -> None:
         """Move the entity's records named ``name_key`` to ``new_id`` (created like the entity)."""
 
-    def relation_chunks(self, entity_id: str) -> list[tuple[str, str]]:
-        """(relation id, chunk id) for every record of every relation at the entity, in order of arrival."""
+    def relation_record_ends(self, entity_id: str) -> list[RelationEnds]:
+        """The ends of every record of every relation at the entity, in order of arrival."""
 
-    def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
-        """Replace the end ``old`` of a relation by ``new``."""
+    def take_relation_records(self, relation_ids: Sequence[str]) -> list[RelationRecord]:
+        """Remove and return every record of the relations (with their relation's id, ends and
+        direction), in order of arrival; the relations stay, without records, until written to or deleted."""
+
+    def take_folded(self, entity_id: str) -> list[RelationRecord]:
+        """Remove and return the entity's folded records (relations between two of its names), in order
+        of arrival. ``write_relations`` keeps a record whose ends are one entity as a folded record."""
 
     def orient_relation(self, relation_id: str) -> None:
         """Give an undirected relation the smaller entity id as its source (a directed one is left)."""

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from ..models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
-from .base import GraphEdits, GraphKind, GraphRemoval, GraphStore, SourceDescriptions, SourceLimit
+from .base import GraphEdits, GraphKind, GraphRemoval, GraphStore, RelationEnds, SourceDescriptions, SourceLimit
 
 
 class GraphParts(GraphStore, GraphEdits, Protocol):
@@ -121,11 +121,14 @@ class KeepsGraph:
     def split_off(self, entity_id: str, name_key: str, new_id: str) -> None:
         self.graph.split_off(entity_id, name_key, new_id)
 
-    def relation_chunks(self, entity_id: str) -> list[tuple[str, str]]:
-        return self.graph.relation_chunks(entity_id)
+    def relation_record_ends(self, entity_id: str) -> list[RelationEnds]:
+        return self.graph.relation_record_ends(entity_id)
 
-    def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
-        self.graph.set_relation_end(relation_id, old, new)
+    def take_relation_records(self, relation_ids: Sequence[str]) -> list[RelationRecord]:
+        return self.graph.take_relation_records(relation_ids)
+
+    def take_folded(self, entity_id: str) -> list[RelationRecord]:
+        return self.graph.take_folded(entity_id)
 
     def orient_relation(self, relation_id: str) -> None:
         self.graph.orient_relation(relation_id)

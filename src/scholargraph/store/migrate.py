@@ -53,7 +53,9 @@ TABLES: list[tuple[str, str, str, str]] = [
     ("main", "relations", "id, source_id, target_id, directed, types, keywords, description, weight, confidence, dirty, "
                           "updated_at", "rowid"),
     ("main", "relation_sources", "relation_id, chunk_id, document_id, description, keywords, types, strength, "
-                                 "confidence, sentence_no, level", "rowid"),
+                                 "confidence, sentence_no, level, source_key, target_key", "rowid"),
+    ("main", "folded_relations", "entity_id, directed, chunk_id, document_id, description, keywords, types, strength, "
+                                 "confidence, sentence_no, level, source_key, target_key", "rowid"),
     ("main", "keywords", "id, text", "rowid"),
     ("main", "keyword_sources", "keyword_id, chunk_id, document_id", "rowid"),
     ("main", "sentences", "document_id, ordinal, chunk_id, section, section_no, paragraph_no, page, char_start, "

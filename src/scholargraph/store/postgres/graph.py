@@ -16,15 +16,21 @@ from typing import Any
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
 from ..base import (
+    RECORD_COLUMNS,
     GraphKind,
     GraphRemoval,
+    RelationEnds,
     SourceDescriptions,
     SourceLimit,
     add_source_rows,
     first_sources,
+    fold_apart,
     key_entities_sql,
     most_sourced,
     read_content_version,
+    record_columns,
+    record_values,
+    stored_record,
 )
 
 _KINDS = {"entities": "entities", "relations": "relations"}
@@ -100,6 +106,7 @@ class PostgresGraph:
 
     def _write_relations(self, records: Sequence[RelationRecord]) -> None:
         now = time.time()
+        records, folded = fold_apart(records)
         first: dict[str, RelationRecord] = {}
         for r in records:
             first.setdefault(r.id, r)
@@ -110,12 +117,10 @@ class PostgresGraph:
                    updated_at = excluded.updated_at""",
             [(r.id, r.source_id, r.target_id, bool(r.directed), r.description, now) for _, r in sorted(first.items())],
         )
-        self._many(
-            """INSERT INTO relation_sources(relation_id, chunk_id, document_id, description, keywords, types, strength,
-                   confidence, sentence_no, level) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            [(r.id, r.chunk_id, r.document_id, r.description, _dumps(list(r.keywords)), _dumps(list(r.types)),
-              r.strength, r.confidence, r.sentence, r.level) for r in records],
-        )
+        self._many(f"INSERT INTO relation_sources(relation_id, {RECORD_COLUMNS}) VALUES (%s{', %s' * 11})",
+                   [(r.id, *record_values(r, _dumps)) for r in records])
+        self._many(f"INSERT INTO folded_relations(entity_id, directed, {RECORD_COLUMNS}) VALUES (%s, %s{', %s' * 11})",
+                   [(r.source_id, bool(r.directed), *record_values(r, _dumps)) for r in folded])
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
         return self.write(lambda: self._write_keywords(records)) if records else []
@@ -151,7 +156,7 @@ class PostgresGraph:
                                         ("relation", "relation_sources", "relation_id"),
                                         ("keyword", "keyword_sources", "keyword_id"))
         }
-        for table in ("mentions", "sentences", "chunk_failures", "local_entities", "local_relations"):
+        for table in ("mentions", "sentences", "chunk_failures", "local_entities", "local_relations", "folded_relations"):
             self._exec(f"DELETE FROM {table} WHERE document_id = %s", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -416,6 +421,7 @@ class PostgresGraph:
             self._exec("UPDATE entity_sources SET entity_id = %s WHERE entity_id = %s", (new, old))
             self._exec("UPDATE mentions SET entity_id = %s WHERE entity_id = %s", (new, old))
             self._exec("UPDATE local_entities SET entity_id = %s WHERE entity_id = %s", (new, old))
+            self._exec("UPDATE folded_relations SET entity_id = %s WHERE entity_id = %s", (new, old))
             rels = self.relations_touching([old])
             self._exec("UPDATE relations SET source_id = %s WHERE source_id = %s", (new, old))
             self._exec("UPDATE relations SET target_id = %s WHERE target_id = %s", (new, old))
@@ -454,18 +460,32 @@ class PostgresGraph:
 
         self.write(work)
 
-    def relation_chunks(self, entity_id: str) -> list[tuple[str, str]]:
+    def relation_record_ends(self, entity_id: str) -> list[RelationEnds]:
         rows = self._rows(
-            "SELECT r.id, rs.chunk_id FROM relations r JOIN relation_sources rs ON rs.relation_id = r.id "
-            "WHERE r.source_id = %s OR r.target_id = %s ORDER BY rs.seq", (entity_id, entity_id))
-        return [(r[0], r[1]) for r in rows]
+            "SELECT r.id, r.source_id, r.target_id, rs.chunk_id, rs.source_key, rs.target_key FROM relations r "
+            "JOIN relation_sources rs ON rs.relation_id = r.id WHERE r.source_id = %s OR r.target_id = %s ORDER BY rs.seq",
+            (entity_id, entity_id))
+        return [RelationEnds(*r) for r in rows]
 
-    def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
-        def work() -> None:
-            self._exec("UPDATE relations SET source_id = %s WHERE id = %s AND source_id = %s", (new, relation_id, old))
-            self._exec("UPDATE relations SET target_id = %s WHERE id = %s AND target_id = %s", (new, relation_id, old))
+    def take_relation_records(self, relation_ids: Sequence[str]) -> list[RelationRecord]:
+        ids = sorted(set(relation_ids))
 
-        self.write(work)
+        def work() -> list[RelationRecord]:
+            rows = self._rows(
+                f"SELECT r.id, r.source_id, r.target_id, r.directed, {record_columns('rs.')} FROM relation_sources rs "
+                "JOIN relations r ON r.id = rs.relation_id WHERE rs.relation_id = ANY(%s) ORDER BY rs.seq", (ids,))
+            self._exec("DELETE FROM relation_sources WHERE relation_id = ANY(%s)", (ids,))
+            return [stored_record(tuple(r)[:4], tuple(r)[4:]) for r in rows]
+
+        return self.write(work) if ids else []
+
+    def take_folded(self, entity_id: str) -> list[RelationRecord]:
+        def work() -> list[RelationRecord]:
+            rows = self._rows(f"DELETE FROM folded_relations WHERE entity_id = %s RETURNING seq, directed, {RECORD_COLUMNS}",
+                              (entity_id,))
+            return [stored_record(("", entity_id, entity_id, r[1]), tuple(r)[2:]) for r in sorted(rows)]
+
+        return self.write(work)
 
     def orient_relation(self, relation_id: str) -> None:
         self.write(lambda: self._exec("UPDATE relations SET source_id = target_id, target_id = source_id "

@@ -432,8 +432,33 @@ DROP INDEX relation_sources_relation;
 CREATE INDEX relation_sources_relation ON relation_sources(relation_id, document_id, seq);
 """
 
+# v13: each relation record keeps the normalised names of its ends, and records whose two names
+# are one entity are kept apart as that entity's folded relations, for a split to restore them.
+V12_TO_V13 = """
+ALTER TABLE relation_sources ADD COLUMN source_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE relation_sources ADD COLUMN target_key TEXT NOT NULL DEFAULT '';
+CREATE TABLE folded_relations (
+    seq BIGSERIAL PRIMARY KEY,
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    directed BOOLEAN NOT NULL DEFAULT FALSE,
+    source_key TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    types TEXT NOT NULL DEFAULT '[]',
+    strength DOUBLE PRECISION NOT NULL DEFAULT 1.0,
+    confidence DOUBLE PRECISION,
+    sentence_no INTEGER,
+    level TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX folded_relations_entity ON folded_relations(entity_id);
+CREATE INDEX folded_relations_document ON folded_relations(document_id);
+"""
+
 MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9,
-                         V9_TO_V10, V10_TO_V11, V11_TO_V12]
+                         V9_TO_V10, V10_TO_V11, V11_TO_V12, V12_TO_V13]
 SCHEMA_VERSION = len(MIGRATIONS)
 NAMESPACES = ("chunk", "entity", "relation", "keyword", "community")
 # HNSW build parameters (pgvector defaults); ef_search is set per query from k

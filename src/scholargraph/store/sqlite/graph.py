@@ -18,15 +18,21 @@ from typing import Any, TypeVar
 
 from ...models import Entity, EntityRecord, KeywordRecord, Relation, RelationRecord
 from ..base import (
+    RECORD_COLUMNS,
     GraphKind,
     GraphRemoval,
+    RelationEnds,
     SourceDescriptions,
     SourceLimit,
     add_source_rows,
     batches,
+    fold_apart,
     key_entities_sql,
     most_sourced,
     read_content_version,
+    record_columns,
+    record_values,
+    stored_record,
 )
 
 T = TypeVar("T")
@@ -98,17 +104,16 @@ class SQLiteGraph:
     def _write_relations(self, records: Sequence[RelationRecord]) -> None:
         now = time.time()
         c = self._wconn()
+        records, folded = fold_apart(records)
         c.executemany(
             """INSERT INTO relations(id, source_id, target_id, directed, description, dirty, updated_at)
                VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT(id) DO UPDATE SET dirty = 1, updated_at = excluded.updated_at""",
             [(r.id, r.source_id, r.target_id, int(r.directed), r.description, now) for r in records],
         )
-        c.executemany(
-            """INSERT INTO relation_sources(relation_id, chunk_id, document_id, description, keywords, types, strength,
-                   confidence, sentence_no, level) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [(r.id, r.chunk_id, r.document_id, r.description, json.dumps(list(r.keywords)), json.dumps(list(r.types)),
-              r.strength, r.confidence, r.sentence, r.level) for r in records],
-        )
+        c.executemany(f"INSERT INTO relation_sources(relation_id, {RECORD_COLUMNS}) VALUES (?{', ?' * 11})",
+                      [(r.id, *record_values(r, json.dumps)) for r in records])
+        c.executemany(f"INSERT INTO folded_relations(entity_id, directed, {RECORD_COLUMNS}) VALUES (?, ?{', ?' * 11})",
+                      [(r.source_id, int(r.directed), *record_values(r, json.dumps)) for r in folded])
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
         return self.write(lambda: self._write_keywords(records))
@@ -144,7 +149,7 @@ class SQLiteGraph:
             "keyword": self._ids_of_document("keyword_sources", "keyword_id", doc_id),
         }
         for table in ("entity_sources", "relation_sources", "keyword_sources", "mentions", "sentences",
-                      "local_entities", "local_relations", "chunk_failures"):
+                      "local_entities", "local_relations", "chunk_failures", "folded_relations"):
             c.execute(f"DELETE FROM {table} WHERE document_id = ?", (doc_id,))
         gone = GraphRemoval(
             entity=self._orphans("entity_sources", "entity_id", touched["entity"]),
@@ -430,6 +435,7 @@ class SQLiteGraph:
             c.execute("UPDATE entity_sources SET entity_id = ? WHERE entity_id = ?", (new, old))
             c.execute("UPDATE mentions SET entity_id = ? WHERE entity_id = ?", (new, old))
             c.execute("UPDATE local_entities SET entity_id = ? WHERE entity_id = ?", (new, old))
+            c.execute("UPDATE folded_relations SET entity_id = ? WHERE entity_id = ?", (new, old))
             rels = self.relations_touching([old])
             c.execute("UPDATE relations SET source_id = ? WHERE source_id = ?", (new, old))
             c.execute("UPDATE relations SET target_id = ? WHERE target_id = ?", (new, old))
@@ -469,19 +475,35 @@ class SQLiteGraph:
 
         self.write(work)
 
-    def relation_chunks(self, entity_id: str) -> list[tuple[str, str]]:
+    def relation_record_ends(self, entity_id: str) -> list[RelationEnds]:
         rows = self._rows(
-            "SELECT r.id, rs.chunk_id FROM relations r JOIN relation_sources rs ON rs.relation_id = r.id "
-            "WHERE r.source_id = ? OR r.target_id = ? ORDER BY rs.rowid", (entity_id, entity_id))
-        return [(r[0], r[1]) for r in rows]
+            "SELECT r.id, r.source_id, r.target_id, rs.chunk_id, rs.source_key, rs.target_key FROM relations r "
+            "JOIN relation_sources rs ON rs.relation_id = r.id WHERE r.source_id = ? OR r.target_id = ? ORDER BY rs.rowid",
+            (entity_id, entity_id))
+        return [RelationEnds(*r) for r in rows]
 
-    def set_relation_end(self, relation_id: str, old: str, new: str) -> None:
-        def work() -> None:
-            c = self._wconn()
-            c.execute("UPDATE relations SET source_id = ? WHERE id = ? AND source_id = ?", (new, relation_id, old))
-            c.execute("UPDATE relations SET target_id = ? WHERE id = ? AND target_id = ?", (new, relation_id, old))
+    def take_relation_records(self, relation_ids: Sequence[str]) -> list[RelationRecord]:
+        def work() -> list[RelationRecord]:
+            out: list[RelationRecord] = []
+            for part in batches(list(dict.fromkeys(relation_ids))):
+                rows = self._rows(
+                    f"SELECT r.id, r.source_id, r.target_id, r.directed, {record_columns('rs.')} FROM relation_sources rs "
+                    f"JOIN relations r ON r.id = rs.relation_id WHERE rs.relation_id IN ({_in(part)}) ORDER BY rs.rowid",
+                    part)
+                out += [stored_record(tuple(r)[:4], tuple(r)[4:]) for r in rows]
+                self._wconn().execute(f"DELETE FROM relation_sources WHERE relation_id IN ({_in(part)})", part)
+            return out
 
-        self.write(work)
+        return self.write(work)
+
+    def take_folded(self, entity_id: str) -> list[RelationRecord]:
+        def work() -> list[RelationRecord]:
+            rows = self._rows(f"SELECT directed, {RECORD_COLUMNS} FROM folded_relations WHERE entity_id = ? ORDER BY rowid",
+                              (entity_id,))
+            self._wconn().execute("DELETE FROM folded_relations WHERE entity_id = ?", (entity_id,))
+            return [stored_record(("", entity_id, entity_id, r[0]), tuple(r)[1:]) for r in rows]
+
+        return self.write(work)
 
     def orient_relation(self, relation_id: str) -> None:
         self.write(lambda: self._wconn().execute(

@@ -402,8 +402,34 @@ DROP INDEX entity_sources_key;
 CREATE INDEX entity_sources_key ON entity_sources(name_key, entity_id);
 """
 
+# v12: each relation record keeps the normalised names of its ends, and records whose two names
+# are one entity (merged, or resolved to it) are kept apart as that entity's folded relations, so
+# a split gives every record the ends it was written with and restores the relation between the
+# names it takes apart. Records written before keep empty keys (a split follows their chunk's name).
+V11_TO_V12 = """
+ALTER TABLE relation_sources ADD COLUMN source_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE relation_sources ADD COLUMN target_key TEXT NOT NULL DEFAULT '';
+CREATE TABLE folded_relations (
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    directed INTEGER NOT NULL DEFAULT 0,
+    source_key TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    document_id TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    keywords TEXT NOT NULL DEFAULT '[]',
+    types TEXT NOT NULL DEFAULT '[]',
+    strength REAL NOT NULL DEFAULT 1.0,
+    confidence REAL,
+    sentence_no INTEGER,
+    level TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX folded_relations_entity ON folded_relations(entity_id);
+CREATE INDEX folded_relations_document ON folded_relations(document_id);
+"""
+
 MIGRATIONS: list[str] = [SCHEMA_V1, V1_TO_V2, V2_TO_V3, V3_TO_V4, V4_TO_V5, V5_TO_V6, V6_TO_V7, V7_TO_V8, V8_TO_V9,
-                         V9_TO_V10, V10_TO_V11]
+                         V9_TO_V10, V10_TO_V11, V11_TO_V12]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # the records file (llm.sqlite), versioned on its own
