@@ -53,6 +53,7 @@ import httpx
 from benchmarks.bench_llm import lightrag_run
 from benchmarks.common import DEV
 from benchmarks.local_model import DEFAULT_CACHE, MODELS, Recorder, local_server, recorded_calls, recording_proxy
+from scholargraph.store.sqlite.store import DB_NAME
 
 HERE = Path(__file__).resolve().parent
 LIGHTRAG_CONTEXT_TOKENS = 6000  # LightRAG's query context (30,000 by default) scaled to fit an 8,192-token server
@@ -414,7 +415,8 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
             save()
         workdir = scratch / f"ws-{name}"
         if "sg" in systems:
-            indexed = index_offline(workdir, docs) if not (workdir / "scholargraph.db").exists() else {"reused": True}
+            reuse = (workdir / DB_NAME).exists()  # a kept workspace (--keep) is not indexed twice
+            indexed = {"reused": True} if reuse else index_offline(workdir, docs)
             here.update(indexing=indexed, modes={})
         # one mode of each system in turn, so an interrupted run still has both systems side by side
         for system, mode in interleave(systems, modes, [m for m in args.lightrag_modes.split(",") if m]):
