@@ -171,6 +171,11 @@ def record_columns(prefix: str) -> str:
     return ", ".join(prefix + c.strip() for c in RECORD_COLUMNS.split(","))
 
 
+def record_placeholders(marker: str) -> str:
+    """One parameter ``marker`` (``?`` or ``%s``) per column of ``RECORD_COLUMNS``."""
+    return ", ".join([marker] * len(RECORD_COLUMNS.split(",")))
+
+
 def record_values(r: RelationRecord, dumps: Callable[[Any], str]) -> tuple:
     """The ``RECORD_COLUMNS`` values of a record (lists through the backend's ``dumps``)."""
     return (r.chunk_id, r.document_id, r.description, dumps(list(r.keywords)), dumps(list(r.types)), r.strength,

@@ -29,6 +29,7 @@ from ..base import (
     most_sourced,
     read_content_version,
     record_columns,
+    record_placeholders,
     record_values,
     stored_record,
 )
@@ -117,9 +118,9 @@ class PostgresGraph:
                    updated_at = excluded.updated_at""",
             [(r.id, r.source_id, r.target_id, bool(r.directed), r.description, now) for _, r in sorted(first.items())],
         )
-        self._many(f"INSERT INTO relation_sources(relation_id, {RECORD_COLUMNS}) VALUES (%s{', %s' * 11})",
+        self._many(f"INSERT INTO relation_sources(relation_id, {RECORD_COLUMNS}) VALUES (%s, {record_placeholders('%s')})",
                    [(r.id, *record_values(r, _dumps)) for r in records])
-        self._many(f"INSERT INTO folded_relations(entity_id, directed, {RECORD_COLUMNS}) VALUES (%s, %s{', %s' * 11})",
+        self._many(f"INSERT INTO folded_relations(entity_id, directed, {RECORD_COLUMNS}) VALUES (%s, %s, {record_placeholders('%s')})",
                    [(r.source_id, bool(r.directed), *record_values(r, _dumps)) for r in folded])
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:

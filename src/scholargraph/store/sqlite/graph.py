@@ -31,6 +31,7 @@ from ..base import (
     most_sourced,
     read_content_version,
     record_columns,
+    record_placeholders,
     record_values,
     stored_record,
 )
@@ -110,9 +111,9 @@ class SQLiteGraph:
                VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT(id) DO UPDATE SET dirty = 1, updated_at = excluded.updated_at""",
             [(r.id, r.source_id, r.target_id, int(r.directed), r.description, now) for r in records],
         )
-        c.executemany(f"INSERT INTO relation_sources(relation_id, {RECORD_COLUMNS}) VALUES (?{', ?' * 11})",
+        c.executemany(f"INSERT INTO relation_sources(relation_id, {RECORD_COLUMNS}) VALUES (?, {record_placeholders('?')})",
                       [(r.id, *record_values(r, json.dumps)) for r in records])
-        c.executemany(f"INSERT INTO folded_relations(entity_id, directed, {RECORD_COLUMNS}) VALUES (?, ?{', ?' * 11})",
+        c.executemany(f"INSERT INTO folded_relations(entity_id, directed, {RECORD_COLUMNS}) VALUES (?, ?, {record_placeholders('?')})",
                       [(r.source_id, int(r.directed), *record_values(r, json.dumps)) for r in folded])
 
     def write_keywords(self, records: Sequence[KeywordRecord]) -> list[str]:
