@@ -21,6 +21,12 @@ Scores (one reader for every system: the same model, prompt and settings):
   wrote (the product removes the others and says so); ``cites_nothing`` = share of LLM answers with
   no citation; ``supported`` = share of (sentence, cited passage) pairs the same model judges as
   supported (benchmarks/data/support_judge_prompt.txt).
+* ASKG QA (paper2lkg §5.3, ``--askg N``): the six ASKG papers indexed from their sectioned JSON;
+  questions taken in turn from the five papers that have some. ``similarity`` = cosine (MiniLM)
+  between the answer (citation markers removed) and the reference answer, next to paper2lkg's own
+  baseline answers (``askg/baseline_answers``, built with GPT and with LLaMA) scored the same way;
+  ``judge`` = the same model compares the answer with paper2lkg's GPT answer against the reference
+  (benchmarks/data/askg_judge_prompt.txt), three trials with the order alternated, the majority wins.
 2WikiMultihopQA has no gold answers in the dev data (SOURCES.md), so it is not scored here
 (eval_retrieval measures its retrieval).
 
@@ -45,10 +51,13 @@ import string
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 
 from benchmarks.bench_llm import lightrag_run
 from benchmarks.common import DEV
@@ -63,6 +72,8 @@ DECIDE = "Does the answer say yes, no or maybe? Reply with one word: yes, no or 
 CITATION = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 REFERENCES_HEADING = re.compile(r"^\s*(?:#+\s*|\*\*)?references\b", re.IGNORECASE | re.MULTILINE)
 SYSTEMS = ("sg", "lightrag")
+PAIRWISE = re.compile(r"\b(?:A|B)\b|\b(?i:tie)\b")
+JUDGE_TRIALS = 3
 
 
 def _prompt(name: str) -> str:
@@ -94,6 +105,34 @@ def pubmedqa(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str,
             for pmid, it in list(items.items())[: corpus_size or None]]
     questions = [{"question": it["QUESTION"], "answer": it["final_decision"], "gold_titles": [f"PMID {pmid}"]}
                  for pmid, it in list(items.items())[:limit]]
+    return docs, questions
+
+
+def askg(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """ASKG QA: the first question of each of the five papers that have some, then the second ...
+    (QA file i belongs to ``kg_ASKG_i.json``). ``corpus_size`` None: all six papers, read from their
+    sectioned JSON; otherwise the asked questions' papers only. Each question carries paper2lkg's
+    baseline answers to it."""
+    from scholargraph.ingest.chunking import layout
+    from scholargraph.ingest.registry import load_file
+
+    folder = DEV / "askg"
+    per_paper = {i: json.loads((folder / f"qa/qa_expected_{i}.json").read_text(encoding="utf-8")) for i in range(1, 6)}
+    baseline: dict[str, dict[str, str]] = {}
+    for tag, label in (("g", "paper2lkg_gpt"), ("l", "paper2lkg_llama")):
+        for i in per_paper:
+            for row in json.loads((folder / f"baseline_answers/qa_actual_{i}_LKG_{tag}.json").read_text(encoding="utf-8")):
+                baseline.setdefault(row["question"], {})[label] = row["LLM_answer"]
+    asked = sorted(((j, i, qa) for i, rows in per_paper.items() for j, qa in enumerate(rows)), key=lambda t: t[:2])[:limit]
+    papers = {int(p.stem.rsplit("_", 1)[1]): p for p in sorted((folder / "papers").glob("kg_ASKG_*.json"))}
+    wanted = sorted(papers) if corpus_size is None else sorted({i for _, i, _ in asked})
+    docs, title_of = [], {}
+    for i in wanted:
+        doc = load_file(papers[i])[0]
+        title_of[i] = doc.title
+        docs.append({"id": papers[i].stem, "title": doc.title, "text": layout(doc)[0], "path": str(papers[i])})
+    questions = [{"question": qa["question"], "answer": qa["answer"], "gold_titles": [title_of[i]],
+                  "baselines": baseline.get(qa["question"], {})} for _, i, qa in asked]
     return docs, questions
 
 
@@ -140,11 +179,35 @@ def cited_sentences(text: str) -> list[tuple[str, list[int]]]:
     return out
 
 
+def pairwise_verdict(reply: str) -> str:
+    """The judge's first A, B or tie ("" when it wrote none of them)."""
+    found = PAIRWISE.search(reply)
+    return found.group(0).lower() if found and found.group(0).lower() == "tie" else found.group(0) if found else ""
+
+
+def majority(verdicts: list[str]) -> str:
+    """win, loss or tie for ours from the trials' verdicts (ours / theirs / tie / "" unreadable)."""
+    ours, theirs = verdicts.count("ours"), verdicts.count("theirs")
+    return "win" if ours > theirs else "loss" if theirs > ours else "tie"
+
+
 def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
 # -- the model as reader and judge ----------------------------------------------------------------
+
+
+@dataclass
+class Reader:
+    """The model as reader and judge, the same for every system; ``embed`` (MiniLM) scores ASKG's
+    answer similarity."""
+
+    client: httpx.AsyncClient
+    base_url: str
+    model: str
+    judge: bool
+    embed: Callable[[list[str]], Awaitable[np.ndarray]] | None = None
 
 
 async def _chat(client: httpx.AsyncClient, base_url: str, model: str, prompt: str, max_tokens: int) -> str:
@@ -154,17 +217,46 @@ async def _chat(client: httpx.AsyncClient, base_url: str, model: str, prompt: st
     return response.json()["choices"][0]["message"].get("content") or ""
 
 
-async def read_short(client: httpx.AsyncClient, base_url: str, model: str, question: str, answer: str,
-                     instruction: str) -> str:
+async def read_short(reader: Reader, question: str, answer: str, instruction: str) -> str:
     prompt = _prompt("short_answer_prompt.txt").format(question=question, answer=answer[:4000], instruction=instruction)
     if not answer.strip():
         return ""
-    lines = (await _chat(client, base_url, model, prompt, 24)).strip().splitlines()
+    lines = (await _chat(reader.client, reader.base_url, reader.model, prompt, 24)).strip().splitlines()
     return lines[0] if lines else ""
 
 
-async def judge_support(client: httpx.AsyncClient, base_url: str, model: str, text: str,
-                        passages: dict[int, str]) -> list[bool]:
+async def judge_pair(reader: Reader, q: dict[str, Any], ours: str, theirs: str) -> dict[str, Any]:
+    """Which of two answers the judge finds closer to the reference: three trials, ours as A in the
+    first and third, as B in the second."""
+    verdicts = []
+    for trial in range(JUDGE_TRIALS):
+        first, second = (ours, theirs) if trial % 2 == 0 else (theirs, ours)
+        prompt = _prompt("askg_judge_prompt.txt").format(question=q["question"], reference=q["answer"],
+                                                         first=first[:3000], second=second[:3000])
+        picked = pairwise_verdict(await _chat(reader.client, reader.base_url, reader.model, prompt, 4))
+        names = {"A": "ours", "B": "theirs"} if trial % 2 == 0 else {"A": "theirs", "B": "ours"}
+        verdicts.append(names.get(picked, picked))
+    return {"trials": verdicts, "outcome": majority(verdicts)}
+
+
+async def askg_quality(reader: Reader, q: dict[str, Any], text: str) -> dict[str, Any]:
+    """Cosine to the reference answer (next to paper2lkg's answers, scored alike) and the pairwise
+    judgement against paper2lkg's GPT answer."""
+    answer = CITATION.sub("", text).strip()
+    out: dict[str, Any] = {}
+    if reader.embed is not None:
+        named = {"answer": answer, **q["baselines"]}
+        vectors = await reader.embed([q["answer"], *named.values()])
+        similarity = {name: round(float(v @ vectors[0]), 4) for name, v in zip(named, vectors[1:], strict=True)}
+        out["similarity"] = similarity.pop("answer")
+        out["baseline_similarity"] = similarity
+    theirs = q["baselines"].get("paper2lkg_gpt")
+    if reader.judge and answer and theirs:
+        out["judge_vs_paper2lkg_gpt"] = await judge_pair(reader, q, answer, theirs)
+    return out
+
+
+async def judge_support(reader: Reader, text: str, passages: dict[int, str]) -> list[bool]:
     """The judge's verdict on every (sentence, cited passage) pair of ``text``; ``passages``: number -> text."""
     verdicts = []
     for sentence, numbers in cited_sentences(text):
@@ -172,7 +264,7 @@ async def judge_support(client: httpx.AsyncClient, base_url: str, model: str, te
             if n not in passages:
                 continue
             prompt = _prompt("support_judge_prompt.txt").format(passage=passages[n][:3000], sentence=sentence)
-            verdicts.append(decision(await _chat(client, base_url, model, prompt, 3)) == "yes")
+            verdicts.append(decision(await _chat(reader.client, reader.base_url, reader.model, prompt, 3)) == "yes")
     return verdicts
 
 
@@ -184,18 +276,21 @@ def index_offline(workdir: Path, docs: list[dict[str, str]]) -> dict[str, Any]:
 
     started = time.perf_counter()
     with KnowledgeBase(workdir, extraction={"profile": "offline"}, progress=False) as kb:
-        report = kb.insert(texts=docs)
+        # ASKG's papers are read from their sectioned JSON, as a user gives them
+        report = kb.insert([Path(d["path"]) for d in docs]) if all("path" in d for d in docs) else kb.insert(texts=docs)
         return {"documents": report.processed if hasattr(report, "processed") else len(docs),
                 "seconds": round(time.perf_counter() - started, 1)}
 
 
 async def ask_set(name: str, workdir: Path, questions: list[dict[str, Any]], modes: list[str], base_url: str,
-                  model: str, recorder: Recorder, scratch: Path, judge: bool) -> dict[str, Any]:
+                  model: str, recorder: Recorder, scratch: Path, judge: bool,
+                  embed: Callable[[list[str]], Awaitable[np.ndarray]] | None = None) -> dict[str, Any]:
     from scholargraph import KnowledgeBase
 
     llm = {"base_url": base_url, "model": model, "timeout": 1800.0, "retries": 1, "cache": False}
     rows: dict[str, Any] = {}
     async with httpx.AsyncClient(timeout=1800) as client:
+        reader = Reader(client, base_url, model, judge, embed)
         for mode in modes:
             recorder.path = scratch / f"calls-{name}-{mode}.jsonl"
             per_question = []
@@ -205,7 +300,7 @@ async def ask_set(name: str, workdir: Path, questions: list[dict[str, Any]], mod
                     started = time.perf_counter()
                     answer = await kb.aquery(q["question"], mode=mode)
                     seconds = time.perf_counter() - started
-                    per_question.append(await _score(name, q, answer, seconds, client, base_url, model, judge))
+                    per_question.append(await _score(name, q, answer, seconds, reader))
                     print(json.dumps({"set": name, "mode": mode, **{k: v for k, v in per_question[-1].items()
                                                                       if k not in ("answer", "sources")}}),
                           flush=True)
@@ -219,11 +314,12 @@ async def ask_set(name: str, workdir: Path, questions: list[dict[str, Any]], mod
     return rows
 
 
-async def _quality(name: str, q: dict[str, Any], text: str, client: httpx.AsyncClient, base_url: str,
-                   model: str) -> dict[str, Any]:
+async def _quality(name: str, q: dict[str, Any], text: str, reader: Reader) -> dict[str, Any]:
     """The reader's short answer and its scores (the same for every system)."""
+    if name == "askg":  # long reference answers: similarity and the pairwise judge, no short answer
+        return await askg_quality(reader, q, text)
     instruction = DECIDE if name == "pubmedqa" else SHORT
-    short = await read_short(client, base_url, model, q["question"], text, instruction)
+    short = await read_short(reader, q["question"], text, instruction)
     if name == "pubmedqa":
         return {"short": short, "correct": float(decision(short) == q["answer"])}
     return {"short": short, "em": exact_match(short, q["answer"]), "f1": round(token_f1(short, q["answer"]), 4),
@@ -234,18 +330,17 @@ def _gold_in_context(q: dict[str, Any], context_titles: set[str]) -> float:
     return sum(t in context_titles for t in q["gold_titles"]) / len(q["gold_titles"])
 
 
-async def _score(name: str, q: dict[str, Any], answer: Any, seconds: float, client: httpx.AsyncClient, base_url: str,
-                 model: str, judge: bool) -> dict[str, Any]:
+async def _score(name: str, q: dict[str, Any], answer: Any, seconds: float, reader: Reader) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "question": q["question"], "gold": q["answer"], **await _quality(name, q, answer.text, client, base_url, model),
+        "question": q["question"], "gold": q["answer"], **await _quality(name, q, answer.text, reader),
         "answer": answer.text, "seconds": round(seconds, 1), "extractive": answer.extractive,
         "cited": len(answer.cited), "removed": len(answer.removed_citations), "notes": answer.notes,
         "gold_in_context": _gold_in_context(q, {s.title for s in answer.context_sources}),
         "sources": [s.title for s in answer.sources],
     }
-    if judge and not answer.extractive:
+    if reader.judge and not answer.extractive:
         passages = {n: source.text for n, source in enumerate(answer.sources, start=1)}
-        row["support"] = await judge_support(client, base_url, model, answer.text, passages)
+        row["support"] = await judge_support(reader, answer.text, passages)
     return row
 
 
@@ -291,11 +386,13 @@ def lightrag_passages(row: dict[str, Any]) -> dict[int, str]:
 
 
 async def _score_lightrag(name: str, q: dict[str, Any], row: dict[str, Any], titles: dict[str, str],
-                          client: httpx.AsyncClient, base_url: str, model: str, judge: bool) -> dict[str, Any]:
+                          reader: Reader) -> dict[str, Any]:
     cited, removed = lightrag_citations(row)
     references = {str(r.get("reference_id")): r.get("file_path", "") for r in row["references"]}
     out: dict[str, Any] = {
-        "question": q["question"], "gold": q["answer"], **await _quality(name, q, row["answer"], client, base_url, model),
+        "question": q["question"], "gold": q["answer"],
+        # ASKG compares the answer itself with the reference: its References list is left out
+        **await _quality(name, q, lightrag_body(row["answer"]) if name == "askg" else row["answer"], reader),
         "answer": row["answer"], "seconds": row["seconds"], "extractive": not row["llm_generated"],
         "cited": len(cited), "removed": len(removed),
         "notes": [] if row["status"] == "success" else [str(row.get("message"))],
@@ -303,8 +400,8 @@ async def _score_lightrag(name: str, q: dict[str, Any], row: dict[str, Any], tit
         "sources": [titles.get(references.get(str(n), ""), "") for n in cited],
         "context_chunks": len(row["chunks"]), "entities": row["entities"], "relationships": row["relationships"],
     }
-    if judge and row["llm_generated"]:
-        out["support"] = await judge_support(client, base_url, model, lightrag_body(row["answer"]), lightrag_passages(row))
+    if reader.judge and row["llm_generated"]:
+        out["support"] = await judge_support(reader, lightrag_body(row["answer"]), lightrag_passages(row))
     return out
 
 
@@ -330,10 +427,11 @@ def lightrag_index(name: str, docs: list[dict[str, str]], base_url: str, model: 
 
 async def lightrag_ask_set(name: str, questions: list[dict[str, Any]], modes: list[str], titles: dict[str, str],
                            base_url: str, model: str, recorder: Recorder, scratch: Path, judge: bool,
-                           save: Any) -> dict[str, Any]:
+                           save: Any, embed: Callable[[list[str]], Awaitable[np.ndarray]] | None = None) -> dict[str, Any]:
     folder = scratch / f"lightrag-{name}"
     rows: dict[str, Any] = {}
     async with httpx.AsyncClient(timeout=1800) as client:
+        reader = Reader(client, base_url, model, judge, embed)
         for mode in modes:
             recorder.path = scratch / f"calls-{name}-lightrag-{mode}.jsonl"
             recorder.path.unlink(missing_ok=True)
@@ -350,7 +448,7 @@ async def lightrag_ask_set(name: str, questions: list[dict[str, Any]], modes: li
                 if answers.exists() else []
             per_question = []
             for q, row in zip(questions, written, strict=False):
-                per_question.append(await _score_lightrag(name, q, row, titles, client, base_url, model, judge))
+                per_question.append(await _score_lightrag(name, q, row, titles, reader))
                 print(json.dumps({"set": name, "system": "lightrag", "mode": mode,
                                   **{k: v for k, v in per_question[-1].items() if k not in ("answer", "sources")}}),
                       flush=True)
@@ -362,6 +460,16 @@ async def lightrag_ask_set(name: str, questions: list[dict[str, Any]], modes: li
     return rows
 
 
+def askg_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean similarity of the answers and of paper2lkg's on the same questions; the judge's outcomes."""
+    baselines = sorted({b for r in rows for b in r.get("baseline_similarity", {})})
+    outcomes = Counter(r["judge_vs_paper2lkg_gpt"]["outcome"] for r in rows if "judge_vs_paper2lkg_gpt" in r)
+    return {"similarity": _mean([r["similarity"] for r in rows if r.get("similarity") is not None]),
+            "baseline_similarity": {b: _mean([r["baseline_similarity"][b] for r in rows
+                                              if b in r.get("baseline_similarity", {})]) for b in baselines},
+            "judge_vs_paper2lkg_gpt": {k: outcomes.get(k, 0) for k in ("win", "tie", "loss")}}
+
+
 def _summary(name: str, rows: list[dict[str, Any]], calls: dict[str, Any]) -> dict[str, Any]:
     written = sum(r["cited"] + r["removed"] for r in rows)
     llm_rows = [r for r in rows if not r["extractive"]]
@@ -369,6 +477,8 @@ def _summary(name: str, rows: list[dict[str, Any]], calls: dict[str, Any]) -> di
     out: dict[str, Any] = {"questions": len(rows)}
     if name == "pubmedqa":
         out["accuracy"] = _mean([r["correct"] for r in rows])
+    elif name == "askg":
+        out.update(askg_summary(rows))
     else:
         out.update(em=_mean([r["em"] for r in rows]), f1=_mean([r["f1"] for r in rows]),
                    contains=_mean([r["contains"] for r in rows]))
@@ -402,12 +512,19 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
     def save() -> None:  # what is measured so far survives an interrupted run
         (scratch / "partial.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
+    embed = None
     for name in [n for n in args.sets.split(",") if n]:
-        loader, limit = {"hotpotqa": (hotpotqa, args.hotpotqa), "pubmedqa": (pubmedqa, args.pubmedqa)}[name]
+        loader, limit = {"hotpotqa": (hotpotqa, args.hotpotqa), "pubmedqa": (pubmedqa, args.pubmedqa),
+                         "askg": (askg, args.askg)}[name]
         if not limit:
             continue
         docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size))
         here = sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
+        if name == "askg" and embed is None:  # MiniLM, the model both systems embed with
+            from scholargraph.config import EmbeddingSettings
+            from scholargraph.llm.embeddings import make_embedder
+
+            embed = make_embedder(EmbeddingSettings()).embed
         titles: dict[str, str] = {}
         if "lightrag" in systems:  # the long part first: LightRAG's LLM extraction of the corpus
             indexing, titles = lightrag_index(name, docs, base_url, args.model, recorder, scratch)
@@ -422,10 +539,11 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
         for system, mode in interleave(systems, modes, [m for m in args.lightrag_modes.split(",") if m]):
             if system == "sg":
                 here["modes"].update(await ask_set(name, workdir, questions, [mode], base_url, args.model, recorder,
-                                                   scratch, not args.no_judge))
+                                                   scratch, not args.no_judge, embed))
             else:
                 here["lightrag"]["modes"].update(await lightrag_ask_set(
-                    name, questions, [mode], titles, base_url, args.model, recorder, scratch, not args.no_judge, save))
+                    name, questions, [mode], titles, base_url, args.model, recorder, scratch, not args.no_judge, save,
+                    embed))
             save()
     return sets
 
@@ -439,14 +557,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default="naive,hybrid,ppr", help="scholargraph's modes")
     parser.add_argument("--systems", default="sg", help="sg, lightrag or both (sg,lightrag)")
     parser.add_argument("--lightrag-modes", default="naive,mix,hybrid", help="LightRAG's modes")
-    parser.add_argument("--sets", default="hotpotqa,pubmedqa", help="which sets, in this order")
+    parser.add_argument("--askg", type=int, default=10, help="ASKG QA questions, in turn from its five papers (0: skip)")
+    parser.add_argument("--sets", default="hotpotqa,pubmedqa,askg", help="which sets, in this order")
     parser.add_argument("--corpus", choices=("full", "small"), default="full",
                         help="full: the whole retrieval corpora; small: HotpotQA's distractor setting (the "
-                             "questions' own 10 passages) and the first --corpus-size PubMedQA abstracts")
+                             "questions' own 10 passages), the first --corpus-size PubMedQA abstracts and the "
+                             "asked questions' ASKG papers")
     parser.add_argument("--corpus-size", type=int, default=100)
     parser.add_argument("--nice", type=int, default=0, help="llama.cpp's nice value (negative: ahead of other work)")
     parser.add_argument("--context", type=int, default=8192, help="llama.cpp context per slot")
-    parser.add_argument("--no-judge", action="store_true", help="skip the judged support of cited sentences")
+    parser.add_argument("--no-judge", action="store_true",
+                        help="skip the judged support of cited sentences and ASKG's pairwise judge")
     parser.add_argument("--json-out", type=Path, default=RESULTS)
     parser.add_argument("--keep", type=Path, help="keep workspaces, answers and call logs in this folder")
     args = parser.parse_args(argv)
