@@ -54,7 +54,7 @@ bench: dev
 bench-llm: dev
 	$(BIN)/pip install --quiet -e '.[local]'
 	$(BIN)/python -m benchmarks.bench_llm
-	$(BIN)/python -m benchmarks.bench_llm_answers
+	$(BIN)/python -m benchmarks.bench_llm_answers --systems sg,lightrag --corpus small --corpus-size 0
 
 clean:
 	rm -rf $(VENV) demo_workspace .pytest_cache test-artifacts .mypy_cache
