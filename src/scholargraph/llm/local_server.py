@@ -13,6 +13,7 @@ llama.cpp splits ``n_ctx`` between its slots: the plan asks for ``context_per_sl
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import socket
@@ -135,10 +136,16 @@ def serve(plan: ServerPlan, stop: threading.Event | None = None, *, shutdown_gra
 
 
 def _exit_after(seconds: float) -> None:
-    """End this process in ``seconds`` whatever is still running in it."""
+    """End this process in ``seconds`` whatever is still running in it (main thread only).
+
+    A timer thread ends it with status 0; the kernel's alarm ends it a second later in case the
+    timer cannot run: stopped while the model was loading, xllamacpp's ``Server`` destructor was
+    seen joining a llama.cpp thread forever while holding the interpreter lock."""
     timer = threading.Timer(seconds, os._exit, args=(0,))
     timer.daemon = True
     timer.start()
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # default action: the kernel ends the process
+    signal.alarm(math.ceil(seconds) + 1)
 
 
 def _die_with_parent() -> None:
