@@ -24,6 +24,7 @@ indexing run per document.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -37,7 +38,15 @@ from typing import Any
 
 from benchmarks.common import DEV
 from benchmarks.eval_offline_ner import BIORED_TYPES, SCIERC_TYPES, GoldDoc, load_biored, load_scierc, score_surfaces
-from benchmarks.local_model import DEFAULT_CACHE, MODELS, Recorder, local_server, recorded_calls, recording_proxy
+from benchmarks.local_model import (
+    DEFAULT_CACHE,
+    MODELS,
+    Recorder,
+    Replayer,
+    local_server,
+    recorded_calls,
+    recording_proxy,
+)
 from scholargraph.text.names import normalise_name
 
 HERE = Path(__file__).resolve().parent
@@ -207,7 +216,7 @@ def lightrag_run(base_url: str, model: str, workdir: Path, extra: list[str]) -> 
 
 def evaluate_set(name: str, docs: list[GoldDoc], types: list[str], type_map: dict[str, str],
                  relation_gold: dict[str, RelationGold], gold_relation_counts: dict[str, int], systems: list[str],
-                 proxy_url: str, recorder: Recorder, model: str, scratch: Path,
+                 proxy_url: str, recorder: Recorder | Replayer, model: str, scratch: Path,
                  partial_out: Path | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"documents": len(docs), "gold_relations": sum(gold_relation_counts.values())}
     for system in systems:
@@ -251,7 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nice", type=int, default=0, help="llama.cpp's nice value (19: only idle CPU)")
     parser.add_argument("--json-out", type=Path, default=RESULTS)
     parser.add_argument("--keep", type=Path, help="keep the call logs and workspaces in this folder")
+    parser.add_argument("--replay", type=Path, metavar="DIR",
+                        help="no model: answer every call with the reply recorded for it in DIR/calls-*.jsonl "
+                             "(a --keep folder), to measure parsing and graph changes on real replies")
     args = parser.parse_args(argv)
+    if args.replay and args.keep and args.replay.resolve() == args.keep.resolve():
+        parser.error("--keep must name another folder than --replay (its call logs are read, not rewritten)")
     systems = [s for s in args.systems.split(",") if s]
     unknown = set(systems) - set(SYSTEMS) - {"lightrag-glean"}
     if unknown:
@@ -262,9 +276,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as tmp:
         scratch = args.keep.resolve() if args.keep else Path(tmp)
         scratch.mkdir(parents=True, exist_ok=True)
-        with local_server(args.model, args.cache, slots=1, context_per_slot=args.context,
-                          log_path=scratch / "llama.log", nice=args.nice) as server:
-            recorder = Recorder(server.base_url, scratch / "calls.jsonl")
+        with contextlib.ExitStack() as stack:
+            recorder: Recorder | Replayer
+            if args.replay:
+                recorder = Replayer(sorted(args.replay.glob("calls-*.jsonl")), scratch / "calls.jsonl")
+                result["replayed_from"] = str(args.replay)
+            else:
+                server = stack.enter_context(local_server(args.model, args.cache, slots=1, context_per_slot=args.context,
+                                                          log_path=scratch / "llama.log", nice=args.nice))
+                recorder = Recorder(server.base_url, scratch / "calls.jsonl")
             with recording_proxy(recorder, args.model, args.context) as proxy:
                 if args.scierc:
                     docs = load_scierc(DEV / "scierc" / "dev.json")[: args.scierc]
@@ -281,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                     result["sets"]["biored"] = evaluate_set("biored", docs, BIORED_TYPES, BIORED_MAP, gold, counts,
                                                             systems, proxy.base_url, recorder, args.model, scratch,
                                                             scratch / "partial-biored.json")
+            if isinstance(recorder, Replayer):
+                result["replay_missed"] = recorder.missed
     result["load_after"] = round(os.getloadavg()[0], 2)
     text = json.dumps(result, indent=2)
     print(text)

@@ -179,6 +179,40 @@ class Recorder:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+class Replayer:
+    """A responder that answers each chat request with the reply a :class:`Recorder` logged for the
+    same request (its messages and ``max_tokens``), and logs it as the Recorder did (the recorded
+    usage and seconds): parsing, resolution and scoring changes are measured on real model replies
+    without the model (``bench_llm --replay DIR``). A request never recorded is answered 500 and
+    counted in ``missed``: a prompt that changed since the recording needs the model again."""
+
+    def __init__(self, logs: list[Path], path: Path):
+        self.path = path
+        self.lock = threading.Lock()
+        self.missed = 0
+        self.replies: dict[str, list[dict[str, Any]]] = {}
+        for log in logs:
+            for line in log.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                if "reply" in record:
+                    self.replies.setdefault(_request_key(record["request"]), []).append(record)
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        with self.lock:
+            queue = self.replies.get(_request_key(request))
+            if not queue:
+                self.missed += 1
+                return Reply("no recorded reply for this request", status=500)
+            record = queue.pop(0) if len(queue) > 1 else queue[0]  # asked again: the next recorded reply
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({**record, "request": request}, ensure_ascii=False) + "\n")
+        return Reply(record["reply"], finish_reason=record.get("finish_reason") or "stop")
+
+
+def _request_key(request: dict[str, Any]) -> str:
+    return json.dumps([request.get("messages"), request.get("max_tokens")], sort_keys=True, ensure_ascii=False)
+
+
 def recorded_calls(path: Path) -> dict[str, Any]:
     """Calls, tokens (as llama.cpp counted them), seconds and cut replies in a Recorder's log."""
     totals = {"calls": 0, "errors": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cut_for_length": 0}
@@ -199,7 +233,7 @@ def recorded_calls(path: Path) -> dict[str, Any]:
     return totals
 
 
-def recording_proxy(recorder: Recorder, model: str, context: int, *, embeddings: bool = True) -> Any:
+def recording_proxy(recorder: Recorder | Replayer, model: str, context: int, *, embeddings: bool = True) -> Any:
     """The recording proxy (a scripted server of scholargraph.testing, as a context manager): chat
     calls forwarded to llama.cpp through ``recorder``, llama.cpp's /props answered for the client's
     slot and context limits, and (``embeddings``) MiniLM embeddings, the product's default model, for
