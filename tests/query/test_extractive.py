@@ -53,3 +53,14 @@ def test_graph_modes_add_the_graph_evidence_they_retrieved():
     graph, cited = extractive_answer("What does aspirin inhibit?", [chunk], graph=[relation])
     assert "aspirin -> cyclooxygenase" in graph and "aspirin -> cyclooxygenase" not in plain
     assert cited == [1, 2]
+
+
+def test_passages_sharing_no_word_with_the_question_are_quoted_by_their_first_sentences():
+    # PubMedQA: the abstract calls the procedure "DBE" only; retrieval ranked it first, and the
+    # extractive answer said "No passage in the indexed documents matches the question"
+    text = ("From March 2007 to January 2011, 88 DBE procedures were performed on 66 patients. Indications "
+            "included evaluation anemia/gastrointestinal bleed, small bowel IBD and dilation of strictures.")
+    answer, cited = extractive_answer("Double balloon enteroscopy: is it efficacious and safe in a community setting?",
+                                      [_source(1, text, None)])
+    assert "88 DBE procedures were performed on 66 patients. [1]" in answer and cited == [1]
+    assert "No passage" not in answer and "shares a word" in answer

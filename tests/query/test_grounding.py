@@ -19,6 +19,7 @@ REAL = Path(__file__).parents[1] / "fixtures" / "real_model"
 LABELS_ONLY = json.loads((REAL / "answer_source_labels_only.json").read_text())
 COPIED = json.loads((REAL / "answer_copy_under_wrong_label.json").read_text())
 ONE_LINE = json.loads((REAL / "answer_source_labels_one_line.json").read_text())
+BARE = json.loads((REAL / "answer_bare_citation_markers.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -100,3 +101,33 @@ def test_ask_cites_the_copied_source(llm_server, workdir):
     assert not answer.extractive and answer.cited
     assert {s.title for s in answer.sources} == {"P84-1047", "ICCV_2003_158_abs"}
     assert any("copied word for word" in n for n in answer.notes)
+
+
+def _question(record: dict) -> str:
+    return record["messages"][1]["content"].rsplit("Question: ", 1)[1]
+
+
+def test_a_model_that_answers_with_bare_citation_markers_is_asked_again(llm_server, workdir):
+    # PubMedQA with the 1.5B: "[1] [2] [3]" in naive, "[2] [3]" in hybrid, "[3] [4]" in ppr for the same
+    # question; the product fell back to an extractive answer the reader took for "maybe" (gold: yes)
+    def answer(request: dict) -> str:
+        asked_again = len(request["messages"]) > 2 and request["messages"][-2]["role"] == "assistant"
+        number = re.search(r"^\[(\d+)\] PMID 23831910$", request["messages"][1]["content"], re.M).group(1)
+        return f"Yes: 88 DBE procedures on 66 patients, with no adverse events reported [{number}]." if asked_again \
+            else BARE["reply"]
+
+    server = llm_server(rules=[Rule("answer", "numbered sources", answer), *default_rules()])
+    with _workspace(server, workdir, BARE) as kb:
+        result = kb.query(_question(BARE), mode="naive")
+    assert not result.extractive and "88 DBE procedures" in result.text and result.cited
+    assert {s.title for s in result.sources} == {"PMID 23831910"}
+    assert any("asked again" in n for n in result.notes)
+
+
+def test_a_model_that_twice_gives_no_statement_gets_an_extractive_answer_that_says_why(llm_server, workdir):
+    server = llm_server(rules=[Rule("answer", "numbered sources", BARE["reply"]), *default_rules()])
+    with _workspace(server, workdir, BARE) as kb:
+        result = kb.query(_question(BARE), mode="naive")
+    assert result.extractive and result.cited
+    assert result.text.startswith("Extractive answer (the model's answer held no statement")
+    assert "no LLM configured" not in result.text and "No passage" not in result.text

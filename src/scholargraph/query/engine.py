@@ -25,7 +25,7 @@ from ..plugins.registry import get_mode
 from ..prompts import load_prompt
 from ..store.base import QueryStore
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
-from .extractive import extractive_answer
+from .extractive import LABEL, LABEL_NO_STATEMENT, extractive_answer
 from .grounding import notes_for, reground
 from .retrieval import Retrieval, history_text, merge_usage
 from .trace import build_trace
@@ -97,20 +97,31 @@ class QueryEngine:
         if self.llm is None:
             _extractive(answer, on_text)
         else:
-            await self._generate(answer, request.history, on_text)
+            reply = await self._generate(answer, request.history, on_text)
+            if not answer.text:  # only source labels or bare [n]: asked once more, after its reply
+                answer.notes.append("the model's answer held no statement (only source labels): asked again once")
+                if on_text:
+                    on_text("\n\n")
+                await self._generate(answer, request.history, on_text, previous=reply)
             if not answer.text:
-                answer.notes.append("the model's answer held no statement (only source labels): an extractive "
+                answer.notes.append("asked again, the model's answer still held no statement: an extractive "
                                     "answer from the sources follows")
-                _extractive(answer, on_text)
+                _extractive(answer, on_text, LABEL_NO_STATEMENT)
         answer.timings["generation_s"] = time.perf_counter() - t0
         return answer
 
-    async def _generate(self, answer: Answer, history: Sequence[tuple[str, str]], on_text) -> None:
+    async def _generate(self, answer: Answer, history: Sequence[tuple[str, str]], on_text,
+                        previous: str | None = None) -> str:
+        """The model's answer, regrounded and checked, into ``answer``; returns its raw reply.
+        ``previous``: a raw reply that held no statement, followed by the answer_again prompt."""
         valid = {s.number for s in answer.sources}
         past = history_text(history)
         language = f"in {self.settings.query.answer_language}" if self.settings.query.answer_language else "in the language of the question"
         messages = load_prompt("answer").messages(context=answer.context, question=answer.question, history=past,
                                                   language=language)
+        if previous is not None:
+            messages += [{"role": "assistant", "content": previous},
+                         *load_prompt("answer_again").messages(question=answer.question)]
         before = self.llm.usage_snapshot()
         if on_text is None:
             result = await self.llm.chat(messages, purpose="answer")
@@ -137,14 +148,15 @@ class QueryEngine:
         if not check.cited and answer.text:
             answer.notes.append("the model's answer cites none of the sources: check it against them")
         answer.usage = merge_usage(answer.usage, self.llm.usage_since(before))
+        return raw
 
 
-def _extractive(answer: Answer, on_text) -> None:
+def _extractive(answer: Answer, on_text, label: str = LABEL) -> None:
     """The answer written without an LLM from the sources: chunks carry the passages; entity and
     relation lines only when no chunk was retrieved (of the sources in the context: a number cut
     from it has no source to resolve to)."""
     passages = [s for s in answer.sources if s.kind == "chunk"] or answer.sources
-    answer.text, answer.cited = extractive_answer(answer.question, passages, graph=answer.sources)
+    answer.text, answer.cited = extractive_answer(answer.question, passages, graph=answer.sources, label=label)
     answer.extractive = True
     if on_text:
         on_text(answer.text)

@@ -19,6 +19,10 @@ from .citations import neutralise_source_citations
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]+")
 LABEL = "Extractive answer (no LLM configured; these are the passages that best match the question):"
+# when a model is configured but its answer held no statement (engine.py)
+LABEL_NO_STATEMENT = ("Extractive answer (the model's answer held no statement; these are the passages that best "
+                      "match the question):")
+LEADS_NOTE = "(no sentence of them shares a word with the question: the first sentences of the best-ranked passages)"
 GRAPH_LABEL = "Graph evidence (relations this mode retrieved):"
 # a sentence cut where a display formula was: "... the β-smooth sensitivity of f is"
 _CUT_SHORT = re.compile(r"(?:\b(?:is|are|was|were|be|of|the|a|an|by|as|to|and|or|with|for|in|that|which|where|"
@@ -79,15 +83,37 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
     return picked
 
 
+def leading_sentences(sources: Sequence[Source], limit: int = 3) -> list[tuple[str, int, float]]:
+    """The first prose sentence of each of the first ``limit`` sources (in their rank order): what
+    the retrieval ranked best, for a question none of their sentences shares a word with (an
+    abstract that only says "DBE" for "double balloon enteroscopy")."""
+    picked: list[tuple[str, int, float]] = []
+    for source in sources:
+        headings = {" ".join(h.split()) for h in (source.section or "").split(" / ") if h.strip()}
+        for start, end in sentence_spans(source.text):
+            sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
+            if len(sentence) >= 25 and not any(sentence in h for h in headings) and is_prose(sentence):
+                picked.append((sentence, source.number, 0.0))
+                break
+        if len(picked) >= limit:
+            break
+    return picked
+
+
 def extractive_answer(question: str, sources: Sequence[Source], limit: int = 5,
-                      graph: Sequence[Source] = (), graph_limit: int = 3) -> tuple[str, list[int]]:
+                      graph: Sequence[Source] = (), graph_limit: int = 3, label: str = LABEL) -> tuple[str, list[int]]:
     """``graph``: the relation sources a graph mode retrieved (best first); the first
-    ``graph_limit`` are listed after the sentences, so that modes differ by what they retrieve."""
+    ``graph_limit`` are listed after the sentences, so that modes differ by what they retrieve.
+    ``label``: the first line, saying why the answer is extractive."""
     picked = best_sentences(question, sources, limit)
     relations = [s for s in graph if s.kind == "relation"][:graph_limit]
+    lines = [label]
     if not picked and not relations:
-        return ("No passage in the indexed documents matches the question.", [])
-    lines = [LABEL] + [f"- {sentence} [{number}]" for sentence, number, _ in picked]
+        picked = leading_sentences(sources)
+        if not picked:
+            return ("No passage in the indexed documents matches the question.", [])
+        lines.append(LEADS_NOTE)
+    lines += [f"- {sentence} [{number}]" for sentence, number, _ in picked]
     if relations:
         lines += [GRAPH_LABEL] + [f"- {' '.join(s.text.split())[:300]} [{s.number}]" for s in relations]
     cited = list(dict.fromkeys([number for _, number, _ in picked] + [s.number for s in relations]))
