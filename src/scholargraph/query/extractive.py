@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ..models import Source
 from ..text.sentences import sentence_spans
@@ -50,6 +50,16 @@ def _key(sentence: str) -> str:
     return " ".join(_terms(sentence))
 
 
+def quotable_sentences(source: Source) -> Iterator[str]:
+    """The sentences of a source an answer may quote: prose of 25 characters or more, never one of
+    its headings (a chunk's text holds them), its own citation markers neutralised."""
+    headings = {" ".join(h.split()) for h in (source.section or "").split(" / ") if h.strip()}
+    for start, end in sentence_spans(source.text):
+        sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
+        if len(sentence) >= 25 and not any(sentence in h for h in headings) and is_prose(sentence):
+            yield sentence
+
+
 def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> list[tuple[str, int, float]]:
     """(sentence, source number, score), best first; at most two sentences per source."""
     q_terms = Counter(_stem(t) for t in _terms(question))
@@ -58,11 +68,7 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
     scored = []
     for rank, source in enumerate(sources):
         prior = 1.0 / (1.0 + 0.15 * rank)
-        headings = {" ".join(h.split()) for h in (source.section or "").split(" / ") if h.strip()}
-        for start, end in sentence_spans(source.text):
-            sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
-            if len(sentence) < 25 or any(sentence in h for h in headings) or not is_prose(sentence):
-                continue  # (a chunk's text holds its headings)
+        for sentence in quotable_sentences(source):
             terms = {_stem(t) for t in _terms(sentence)}
             overlap = sum(1 for t in q_terms if t in terms)
             if not overlap:
@@ -87,17 +93,8 @@ def leading_sentences(sources: Sequence[Source], limit: int = 3) -> list[tuple[s
     """The first prose sentence of each of the first ``limit`` sources (in their rank order): what
     the retrieval ranked best, for a question none of their sentences shares a word with (an
     abstract that only says "DBE" for "double balloon enteroscopy")."""
-    picked: list[tuple[str, int, float]] = []
-    for source in sources:
-        headings = {" ".join(h.split()) for h in (source.section or "").split(" / ") if h.strip()}
-        for start, end in sentence_spans(source.text):
-            sentence = neutralise_source_citations(" ".join(source.text[start:end].split()))
-            if len(sentence) >= 25 and not any(sentence in h for h in headings) and is_prose(sentence):
-                picked.append((sentence, source.number, 0.0))
-                break
-        if len(picked) >= limit:
-            break
-    return picked
+    firsts = ((next(quotable_sentences(source), None), source.number) for source in sources)
+    return [(sentence, number, 0.0) for sentence, number in firsts if sentence is not None][:limit]
 
 
 def extractive_answer(question: str, sources: Sequence[Source], limit: int = 5,
