@@ -279,6 +279,31 @@ def test_an_acronym_spelt_from_inside_words_needs_vectors_that_agree():
                     Candidate("k", "carbamazepine", "Chemical", sentence, vector=at(0.35))]) == [["k", "j"]]
 
 
+def test_a_namespace_prefix_is_not_spelt_by_an_acronym():
+    """An ontology term written with its namespace prefix ("bci:Aspect", "sosa:Actuation") is its
+    local part in that namespace: "bci:Aspect" is an "Aspect" of the BCI ontology, not an expansion
+    of "BCI". On the six ASKG papers "Brain-Computer Interfaces (BCI)" took "bci:Aspect" (the
+    letters b, c, i inside "bciAspect", cosine above 0.5: issue 27 item 11). The local parts are
+    compared within one namespace; two namespaces, or a namespace and none, never name one thing by
+    their names alone."""
+
+    def at(cos: float) -> np.ndarray:
+        return np.array([cos, np.sqrt(1 - cos * cos)], dtype=np.float32)
+
+    base = np.array([1.0, 0.0], dtype=np.float32)
+    assert not acronym_matches("BCI", "bci:Aspect") and not acronym_matches("BCI", "bci:Modality types")
+    cands = [Candidate("a", "Brain-Computer Interfaces (BCI)", "Concept", vector=base),
+             Candidate("b", "bci:Aspect", "Concept", vector=at(0.6)),
+             Candidate("c", "bci:Aspects", "Concept", vector=at(0.6)),
+             Candidate("d", "sosa:Aspect", "Concept", vector=at(0.6)),
+             Candidate("e", "Aspect", "Concept", vector=at(0.6))]
+    assert resolve(cands) == [["b", "c"]]
+    # within a namespace the local parts follow the rules: an acronym there spells its long form there
+    assert resolve([Candidate("f", "ex:RAG", "Method", vector=base),
+                    Candidate("g", "ex:Retrieval-Augmented Generation", "Method", vector=at(0.6)),
+                    Candidate("h", "Retrieval-Augmented Generation", "Method", vector=at(0.6))]) == [["g", "f"]]
+
+
 def test_types_compatibility_table():
     assert types_compatible("Method", "Model") and types_compatible("Model", "Tool")
     assert types_compatible("Task", "Concept") and types_compatible("", "Disease")

@@ -3,7 +3,10 @@
 A candidate's *surfaces* are its name, each alias, and the outside and inside of a parenthesis in
 the name. Each :class:`Surface` carries what the rules of :mod:`scholargraph.graph.resolve` compare:
 folded tokens, the compact key (rule c), the variant signature (rule b), acronym letters (rule d)
-and character trigrams (rule f).
+and character trigrams (rule f). A name that starts with a namespace prefix ("bci:Aspect",
+"schema:Person", "owl:Thing": an ontology term written as a CURIE) is its local part in that
+namespace: the words, tokens, letters and trigrams are the local part's ("Aspect", so no acronym
+spells the prefix), and the namespace is part of the compact key ("bci:aspect").
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ _VARIANT_WORDS = frozenset(
     "distilled max ultra".split()
 )
 _ARTICLES = frozenset({"the", "a", "an"})
+# "bci:Aspect", "schema:Person", "owl:Thing": a CURIE's prefix (lower-case letters, as ontologies write
+# them) and a local part that starts with a letter. Not "10:30", "http://...", "GO:0008150", nor a
+# complex of two genes or proteins ("Cas9:sgRNA", "IL-2:IL-2R"): such a name is compared whole.
+_NAMESPACED = re.compile(r"([a-z][a-z_]{0,19}):([A-Za-z_][^\s:]*)")
 
 
 def _surface_text(text: str) -> str:
@@ -61,6 +68,16 @@ def _split_parenthetical(name: str) -> tuple[str, list[str]]:
         if inner_acr or acronym_words(tuple(outer.split()), tuple(_raw_words(inner))):
             alias = [inner]  # "Long Form (LF)" or "LF (Long Form)"; not "SF1625 (5 credits)"
     return (outer or name), alias
+
+
+def split_namespace(text: str) -> tuple[str, str]:
+    """(namespace casefolded, the rest) of a name whose first word is a prefixed name ("bci:Aspect"
+    -> ("bci", "Aspect"), "bci:Modality types" -> ("bci", "Modality types")); ("", text) otherwise."""
+    first, _, rest = text.partition(" ")
+    match = _NAMESPACED.fullmatch(first)
+    if not match:
+        return "", text
+    return match.group(1).casefold(), f"{match.group(2)} {rest}".strip()
 
 
 def _raw_words(text: str) -> list[str]:
@@ -185,10 +202,11 @@ class Surface:
     proper: bool  # acronym-like or capitalised single word
     signature: tuple[tuple[str, str], ...]
     numbers: tuple[int, ...]
+    namespace: str = ""  # "bci" of "bci:Aspect" (every other field describes the local part)
 
     @property
     def trigrams(self) -> frozenset[str]:
-        return _surface_trigrams(self.compact)
+        return _surface_trigrams(self.compact[len(self.namespace) + 1:] if self.namespace else self.compact)
 
 
 def _tokens_and_compact(words: list[str] | tuple[str, ...]) -> tuple[tuple[str, ...], str]:
@@ -197,15 +215,21 @@ def _tokens_and_compact(words: list[str] | tuple[str, ...]) -> tuple[tuple[str, 
     return tokens, re.sub(r"[^\w]|_", "", "".join(_canon_token(t) for t in tokens))
 
 
+def _qualified(namespace: str, compact: str) -> str:
+    return f"{namespace}:{compact}" if namespace and compact else compact
+
+
 def compact_key(text: str) -> str:
     """A name's compact key (rule c) alone: what ``make_surface(text).compact`` is, cheaper."""
-    return _tokens_and_compact(_raw_words(_surface_text(text)))[1]
+    namespace, local = split_namespace(_surface_text(text))
+    return _qualified(namespace, _tokens_and_compact(_raw_words(local))[1])
 
 
 @functools.lru_cache(maxsize=262144)
 def make_surface(text: str) -> Surface:
     text = _surface_text(text)
-    words = _raw_words(text)
+    namespace, local = split_namespace(text)
+    words = _raw_words(local)
     word_keys = tuple("".join(_word_tokens(w)) for w in words)
     tokens, compact = _tokens_and_compact(words)
     acronym = 0 < len(words) <= 3 and all(is_acronym_word(w) for w in words)
@@ -215,8 +239,8 @@ def make_surface(text: str) -> Surface:
     code = len(words) == 1 and has_digit and has_alpha and len(compact) <= 14
     proper = acronym or (len(words) == 1 and words[0][:1].isupper())
     has_acronym = any(is_acronym_word(w) for w in words)
-    return Surface(text, tuple(words), word_keys, tokens, compact, acronym, has_acronym, letters, code, proper,
-                    _signature(tokens), _numbers(tokens))
+    return Surface(text, tuple(words), word_keys, tokens, _qualified(namespace, compact), acronym, has_acronym, letters,
+                   code, proper, _signature(tokens), _numbers(tokens), namespace)
 
 
 def surface_texts(name: str, aliases: Iterable[str] = ()) -> list[str]:
@@ -252,8 +276,9 @@ def acronym_matches(short: str, long: str) -> bool:
 
 
 def acronym_pair(a: Surface, b: Surface) -> int:
-    """How ``a`` abbreviates ``b``: ``AT_STARTS``, ``INSIDE`` or 0 (:func:`acronym_words`)."""
-    if a.numbers != b.numbers or b.acronym:
+    """How ``a`` abbreviates ``b``: ``AT_STARTS``, ``INSIDE`` or 0 (:func:`acronym_words`). Only
+    within one namespace ("BCI" spells nothing of "bci:Aspect")."""
+    if a.numbers != b.numbers or b.acronym or a.namespace != b.namespace:
         return 0
     wa, wb = a.words, b.words
     ka, kb = a.word_keys, b.word_keys

@@ -35,6 +35,8 @@ _NEVER = 2.0  # a cosine no pair reaches
 
 def _pair_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> float:
     """Lowest cosine at which surfaces ``a`` and ``b`` link (``_NEVER`` when no rule applies)."""
+    if a.namespace != b.namespace:  # rule b: "bci:Aspect" / "sosa:Aspect" / "Aspect" are three terms
+        return _NEVER
     if a.compact == b.compact:  # rule c
         return settings.alias_threshold if (a.acronym and b.acronym) else -1.0
     # Rule d: acronyms (numbers only: its letters are spelt out).
