@@ -273,6 +273,11 @@ def test_an_acronym_spelt_from_inside_words_needs_vectors_that_agree():
              Candidate("f", "DOX", "Chemical", vector=base), Candidate("g", "doxorubicin", "Chemical", vector=at(0.8)),
              Candidate("h", "CISC", "Concept", vector=base), Candidate("i", "ChannelingSpec", "Concept", vector=at(0.9))]
     assert resolve(cands) == [["e", "a"], ["g", "f"]]
+    # an acronym defined by its candidate's other name stands for that name: it spells no other from inside
+    # words ("actuation effect" took "Actuation-Actuator-Effect (AAE)" at 0.54 on ASKG, issue 27 item 11)
+    assert resolve([Candidate("l", "Actuation-Actuator-Effect (AAE)", "Concept", vector=base),
+                    Candidate("m", "actuation effect", "Concept", vector=at(0.54)),
+                    Candidate("n", "AAE", "Concept", vector=at(0.54))]) == [["l", "n"]]
     # two names of one sentence: their vectors are no evidence, the definition is ("carbamazepine (CBZ)")
     sentence = "Patients received carbamazepine (CBZ) twice daily."
     assert resolve([Candidate("j", "CBZ", "Chemical", sentence, vector=base),

@@ -33,8 +33,25 @@ _HEAD_CHANGERS = frozenset(
 _NEVER = 2.0  # a cosine no pair reaches
 
 
-def _pair_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> float:
-    """Lowest cosine at which surfaces ``a`` and ``b`` link (``_NEVER`` when no rule applies)."""
+def _requirement(sa: list[Surface], sb: list[Surface], settings: ResolutionSettings) -> float:
+    """Lowest cosine at which two candidates of these surfaces link (``_NEVER`` when no rule applies)."""
+    da, db = _defined(sa), _defined(sb)
+    return min((_pair_requirement(x, y, settings, x.compact in da or y.compact in db) for x in sa for y in sb),
+               default=_NEVER)
+
+
+def _defined(surfaces: list[Surface]) -> set[str]:
+    """Compact keys of the acronyms a candidate defines: one of its other names spells them with
+    letters at word starts ("Actuation-Actuator-Effect (AAE)")."""
+    return {x.compact for x in surfaces if x.has_acronym
+            and any(y is not x and acronym_pair(x, y) == AT_STARTS for y in surfaces)}
+
+
+def _pair_requirement(a: Surface, b: Surface, settings: ResolutionSettings, defined: bool = False) -> float:
+    """Lowest cosine at which surfaces ``a`` and ``b`` link (``_NEVER`` when no rule applies).
+    ``defined``: the acronym of the pair is defined by another name of its candidate, so it stands
+    for that name: it spells no other by letters from inside words ("AAE" of
+    "Actuation-Actuator-Effect (AAE)" is not "actuation effect", cosine 0.54 on ASKG)."""
     if a.namespace != b.namespace:  # rule b: "bci:Aspect" / "sosa:Aspect" / "Aspect" are three terms
         return _NEVER
     if a.compact == b.compact:  # rule c
@@ -45,7 +62,7 @@ def _pair_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> f
     if spelt == AT_STARTS:
         return settings.alias_threshold
     need = _name_requirement(a, b, settings)
-    return min(need, settings.inside_acronym_threshold) if spelt == INSIDE else need
+    return min(need, settings.inside_acronym_threshold) if spelt == INSIDE and not defined else need
 
 
 def _name_requirement(a: Surface, b: Surface, settings: ResolutionSettings) -> float:
@@ -130,7 +147,7 @@ def linked(ca: Candidate, cb: Candidate, sa: list[Surface], sb: list[Surface], s
             cos: float | None) -> bool:
     if not types_compatible(ca.type, cb.type):
         return False
-    need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
+    need = _requirement(sa, sb, settings)
     if need >= _NEVER:
         return False
     if cos is None:  # no vector evidence: agreement for rules c-e (an acronym and its long form in one sentence)
@@ -148,7 +165,7 @@ def same_context(a: Candidate, b: Candidate) -> bool:
 def explain_pair(a: Candidate, b: Candidate, settings: ResolutionSettings) -> dict:
     """:func:`scholargraph.graph.resolve.explain` with the settings given."""
     sa, sb = surfaces_of(a), surfaces_of(b)
-    need = min((_pair_requirement(x, y, settings) for x in sa for y in sb), default=_NEVER)
+    need = _requirement(sa, sb, settings)
     cos = _cosine(a, b)
     same = same_context(a, b)
     return {
