@@ -186,9 +186,15 @@ def pairwise_verdict(reply: str) -> str:
 
 
 def majority(verdicts: list[str]) -> str:
-    """win, loss or tie for ours from the trials' verdicts (ours / theirs / tie / "" unreadable)."""
+    """win, loss or tie for ours from the trials' verdicts (ours / theirs / tie / "" unreadable; ours
+    is A in the even trials, B in the odd ones). A side wins only when the judge picks it in both
+    orders and more often than the other: a judge that picks by position (A every time, as the 1.5B
+    did on ASKG) gives a tie, not a win for whoever was A more often."""
     ours, theirs = verdicts.count("ours"), verdicts.count("theirs")
-    return "win" if ours > theirs else "loss" if theirs > ours else "tie"
+    both_orders = {side for side in ("ours", "theirs") if side in verdicts[0::2] and side in verdicts[1::2]}
+    if ours > theirs and "ours" in both_orders:
+        return "win"
+    return "loss" if theirs > ours and "theirs" in both_orders else "tie"
 
 
 def _mean(values: list[float]) -> float | None:
