@@ -26,7 +26,8 @@ Scores (one reader for every system: the same model, prompt and settings):
   between the answer (citation markers removed) and the reference answer, next to paper2lkg's own
   baseline answers (``askg/baseline_answers``, built with GPT and with LLaMA) scored the same way;
   ``judge`` = the same model compares the answer with paper2lkg's GPT answer against the reference
-  (benchmarks/data/askg_judge_prompt.txt), three trials with the order alternated, the majority wins.
+  (benchmarks/data/askg_judge_prompt.txt), three trials with the order alternated; a win or loss
+  only when the judge picks the same answer in both orders (a judge picking by position ties).
 2WikiMultihopQA has no gold answers in the dev data (SOURCES.md), so it is not scored here
 (eval_retrieval measures its retrieval).
 
@@ -113,18 +114,17 @@ def askg(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str
     (QA file i belongs to ``kg_ASKG_i.json``). ``corpus_size`` None: all six papers, read from their
     sectioned JSON; otherwise the asked questions' papers only. Each question carries paper2lkg's
     baseline answers to it."""
+    from benchmarks.eval_askg_qa import baselines, load_qa
     from scholargraph.ingest.chunking import layout
     from scholargraph.ingest.registry import load_file
 
-    folder = DEV / "askg"
-    per_paper = {i: json.loads((folder / f"qa/qa_expected_{i}.json").read_text(encoding="utf-8")) for i in range(1, 6)}
-    baseline: dict[str, dict[str, str]] = {}
-    for tag, label in (("g", "paper2lkg_gpt"), ("l", "paper2lkg_llama")):
-        for i in per_paper:
-            for row in json.loads((folder / f"baseline_answers/qa_actual_{i}_LKG_{tag}.json").read_text(encoding="utf-8")):
-                baseline.setdefault(row["question"], {})[label] = row["LLM_answer"]
-    asked = sorted(((j, i, qa) for i, rows in per_paper.items() for j, qa in enumerate(rows)), key=lambda t: t[:2])[:limit]
-    papers = {int(p.stem.rsplit("_", 1)[1]): p for p in sorted((folder / "papers").glob("kg_ASKG_*.json"))}
+    numbered, seen = [], Counter[int]()  # (its rank in its paper, paper, question and answer)
+    for qa in load_qa(DEV):
+        numbered.append((seen[qa["paper"]], qa["paper"], qa))
+        seen[qa["paper"]] += 1
+    asked = sorted(numbered, key=lambda t: t[:2])[:limit]
+    answers_of = {name: b["answers"] for name, b in baselines(DEV).items()}  # paper2lkg_gpt, paper2lkg_llama
+    papers = {int(p.stem.rsplit("_", 1)[1]): p for p in sorted((DEV / "askg" / "papers").glob("kg_ASKG_*.json"))}
     wanted = sorted(papers) if corpus_size is None else sorted({i for _, i, _ in asked})
     docs, title_of = [], {}
     for i in wanted:
@@ -132,7 +132,8 @@ def askg(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str
         title_of[i] = doc.title
         docs.append({"id": papers[i].stem, "title": doc.title, "text": layout(doc)[0], "path": str(papers[i])})
     questions = [{"question": qa["question"], "answer": qa["answer"], "gold_titles": [title_of[i]],
-                  "baselines": baseline.get(qa["question"], {})} for _, i, qa in asked]
+                  "baselines": {name: a[qa["question"]] for name, a in answers_of.items() if qa["question"] in a}}
+                 for _, i, qa in asked]
     return docs, questions
 
 
@@ -182,7 +183,9 @@ def cited_sentences(text: str) -> list[tuple[str, list[int]]]:
 def pairwise_verdict(reply: str) -> str:
     """The judge's first A, B or tie ("" when it wrote none of them)."""
     found = PAIRWISE.search(reply)
-    return found.group(0).lower() if found and found.group(0).lower() == "tie" else found.group(0) if found else ""
+    if found is None:
+        return ""
+    return "tie" if found.group(0).lower() == "tie" else found.group(0)
 
 
 def majority(verdicts: list[str]) -> str:
