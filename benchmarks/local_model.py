@@ -204,8 +204,8 @@ class Replayer:
                 self.missed += 1
                 return Reply("no recorded reply for this request", status=500)
             record = queue.pop(0) if len(queue) > 1 else queue[0]  # asked again: the next recorded reply
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({**record, "request": request}, ensure_ascii=False) + "\n")
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({**record, "request": request}, ensure_ascii=False) + "\n")
         return Reply(record["reply"], finish_reason=record.get("finish_reason") or "stop")
 
 
