@@ -85,10 +85,12 @@ def _prompt(name: str) -> str:
 # -- data ---------------------------------------------------------------------------------------
 
 
-def hotpotqa(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def hotpotqa(limit: int, corpus_size: int | None = None,
+             first: int = 0) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """``corpus_size`` None: the whole 994-passage corpus; otherwise HotpotQA's distractor setting —
-    the questions' own context passages (2 gold + 8 distractors each)."""
-    items = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_q000-049.json").read_text(encoding="utf-8"))
+    the questions' own context passages (2 gold + 8 distractors each). ``first``: questions before it
+    are left out."""
+    items = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_q000-049.json").read_text(encoding="utf-8"))[first:]
     corpus = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_corpus.json").read_text(encoding="utf-8"))
     if corpus_size is not None:
         own = {title for it in items[:limit] for title, _ in it["context"]}
@@ -99,17 +101,21 @@ def hotpotqa(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str,
     return docs, questions
 
 
-def pubmedqa(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
-    """``corpus_size`` None: all 500 PQA-L dev abstracts; otherwise the first ``corpus_size``."""
-    items = json.loads((DEV / "pubmedqa/pqal_dev.json").read_text(encoding="utf-8"))
+def pubmedqa(limit: int, corpus_size: int | None = None,
+             first: int = 0) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """``corpus_size`` None: all 500 PQA-L dev abstracts; otherwise the ``corpus_size`` from the
+    first question asked (``first``: questions before it are left out, and so are their abstracts)."""
+    items = list(json.loads((DEV / "pubmedqa/pqal_dev.json").read_text(encoding="utf-8")).items())
+    asked = items[first:]
     docs = [{"id": f"pmid{pmid}", "title": f"PMID {pmid}", "text": " ".join(it["CONTEXTS"])}
-            for pmid, it in list(items.items())[: corpus_size or None]]
+            for pmid, it in (items if corpus_size is None else asked[:corpus_size])]
     questions = [{"question": it["QUESTION"], "answer": it["final_decision"], "gold_titles": [f"PMID {pmid}"]}
-                 for pmid, it in list(items.items())[:limit]]
+                 for pmid, it in asked[:limit]]
     return docs, questions
 
 
-def askg(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def askg(limit: int, corpus_size: int | None = None,
+         first: int = 0) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """ASKG QA: the first question of each of the five papers that have some, then the second ...
     (QA file i belongs to ``kg_ASKG_i.json``). ``corpus_size`` None: all six papers, read from their
     sectioned JSON; otherwise the asked questions' papers only. Each question carries paper2lkg's
@@ -122,7 +128,7 @@ def askg(limit: int, corpus_size: int | None = None) -> tuple[list[dict[str, str
     for qa in load_qa(DEV):
         numbered.append((seen[qa["paper"]], qa["paper"], qa))
         seen[qa["paper"]] += 1
-    asked = sorted(numbered, key=lambda t: t[:2])[:limit]
+    asked = sorted(numbered, key=lambda t: t[:2])[first:first + limit]
     answers_of = {name: b["answers"] for name, b in baselines(DEV).items()}  # paper2lkg_gpt, paper2lkg_llama
     papers = {int(p.stem.rsplit("_", 1)[1]): p for p in sorted((DEV / "askg" / "papers").glob("kg_ASKG_*.json"))}
     wanted = sorted(papers) if corpus_size is None else sorted({i for _, i, _ in asked})
@@ -527,7 +533,7 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
                          "askg": (askg, args.askg)}[name]
         if not limit:
             continue
-        docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size))
+        docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size), args.first)
         here = sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
         if name == "askg" and embed is None:  # MiniLM, the model both systems embed with
             from scholargraph.config import EmbeddingSettings
@@ -568,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lightrag-modes", default="naive,mix,hybrid", help="LightRAG's modes")
     parser.add_argument("--askg", type=int, default=10, help="ASKG QA questions, in turn from its five papers (0: skip)")
     parser.add_argument("--sets", default="hotpotqa,pubmedqa,askg", help="which sets, in this order")
+    parser.add_argument("--first", type=int, default=0,
+                        help="leave out the questions before this one in each set (a later sample of the same set)")
     parser.add_argument("--corpus", choices=("full", "small"), default="full",
                         help="full: the whole retrieval corpora; small: HotpotQA's distractor setting (the "
                              "questions' own 10 passages), the first --corpus-size PubMedQA abstracts and the "
@@ -586,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"model": MODELS[args.model].description, "server": "llama.cpp (xllamacpp), 1 slot",
                               "context_per_slot": args.context, "cpus": os.cpu_count(), "indexing_profile": "offline",
                               "corpus": args.corpus if args.corpus == "full" else f"small ({args.corpus_size})",
-                              "systems": args.systems, "nice": args.nice,
+                              "first_question": args.first, "systems": args.systems, "nice": args.nice,
                               "lightrag_query_context_tokens": LIGHTRAG_CONTEXT_TOKENS,
                               "load_before": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory(prefix="bench-llm-answers-") as tmp:
