@@ -53,7 +53,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,7 @@ REFERENCES_HEADING = re.compile(r"^\s*(?:#+\s*|\*\*)?references\b", re.IGNORECAS
 SYSTEMS = ("sg", "lightrag")
 PAIRWISE = re.compile(r"\b(?:A|B)\b|\b(?i:tie)\b")
 JUDGE_TRIALS = 3
+GRADES = {"correct": 1.0, "partial": 0.5, "wrong": 0.0}
 
 
 def _prompt(name: str) -> str:
@@ -137,9 +138,11 @@ def askg(limit: int, corpus_size: int | None = None,
         doc = load_file(papers[i])[0]
         title_of[i] = doc.title
         docs.append({"id": papers[i].stem, "title": doc.title, "text": layout(doc)[0], "path": str(papers[i])})
+    # decoy: the next question's reference (another paper's), a wrong answer the grades must tell apart
     questions = [{"question": qa["question"], "answer": qa["answer"], "gold_titles": [title_of[i]],
-                  "baselines": {name: a[qa["question"]] for name, a in answers_of.items() if qa["question"] in a}}
-                 for _, i, qa in asked]
+                  "baselines": {name: a[qa["question"]] for name, a in answers_of.items() if qa["question"] in a},
+                  "decoy": asked[(n + 1) % len(asked)][2]["answer"] if len(asked) > 1 else ""}
+                 for n, (_, i, qa) in enumerate(asked)]
     return docs, questions
 
 
@@ -194,6 +197,11 @@ def pairwise_verdict(reply: str) -> str:
     return "tie" if found.group(0).lower() == "tie" else found.group(0)
 
 
+def grade_value(reply: str) -> float | None:
+    """The judge's first correct / partial / wrong as 1 / 0.5 / 0 (None when it wrote none)."""
+    return next((GRADES[w] for w in normalise_answer(reply).split() if w in GRADES), None)
+
+
 def majority(verdicts: list[str]) -> str:
     """win, loss or tie for ours from the trials' verdicts (ours / theirs / tie / "" unreadable; ours
     is A in the even trials, B in the odd ones). A side wins only when the judge picks it in both
@@ -223,6 +231,7 @@ class Reader:
     model: str
     judge: bool
     embed: Callable[[list[str]], Awaitable[np.ndarray]] | None = None
+    grades: dict[tuple[str, str], float | None] = field(default_factory=dict)  # (question, answer) -> grade
 
 
 async def _chat(client: httpx.AsyncClient, base_url: str, model: str, prompt: str, max_tokens: int) -> str:
@@ -254,9 +263,20 @@ async def judge_pair(reader: Reader, q: dict[str, Any], ours: str, theirs: str) 
     return {"trials": verdicts, "outcome": majority(verdicts)}
 
 
+async def grade(reader: Reader, q: dict[str, Any], answer: str) -> float | None:
+    """The judge's grade of one answer against the reference (each answer graded once per question)."""
+    key = (q["question"], answer)
+    if key not in reader.grades:
+        prompt = _prompt("askg_grade_prompt.txt").format(question=q["question"], reference=q["answer"],
+                                                         answer=answer[:3000])
+        reader.grades[key] = grade_value(await _chat(reader.client, reader.base_url, reader.model, prompt, 4))
+    return reader.grades[key]
+
+
 async def askg_quality(reader: Reader, q: dict[str, Any], text: str) -> dict[str, Any]:
-    """Cosine to the reference answer (next to paper2lkg's answers, scored alike) and the pairwise
-    judgement against paper2lkg's GPT answer."""
+    """Cosine to the reference answer (next to paper2lkg's answers, scored alike), the judge's grade
+    of each (and of two controls: the reference itself, another question's reference) and the
+    pairwise judgement against paper2lkg's GPT answer."""
     answer = CITATION.sub("", text).strip()
     out: dict[str, Any] = {}
     if reader.embed is not None:
@@ -265,6 +285,11 @@ async def askg_quality(reader: Reader, q: dict[str, Any], text: str) -> dict[str
         similarity = {name: round(float(v @ vectors[0]), 4) for name, v in zip(named, vectors[1:], strict=True)}
         out["similarity"] = similarity.pop("answer")
         out["baseline_similarity"] = similarity
+    if reader.judge and answer:
+        out["grade"] = await grade(reader, q, answer)
+        out["baseline_grade"] = {name: await grade(reader, q, text) for name, text in q["baselines"].items()}
+        controls = {"reference": q["answer"], "another_reference": q.get("decoy", "")}
+        out["control_grade"] = {name: await grade(reader, q, text) for name, text in controls.items() if text}
     theirs = q["baselines"].get("paper2lkg_gpt")
     if reader.judge and answer and theirs:
         out["judge_vs_paper2lkg_gpt"] = await judge_pair(reader, q, answer, theirs)
@@ -476,12 +501,20 @@ async def lightrag_ask_set(name: str, questions: list[dict[str, Any]], modes: li
 
 
 def askg_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean similarity of the answers and of paper2lkg's on the same questions; the judge's outcomes."""
+    """Mean similarity and grade of the answers and of paper2lkg's on the same questions, the controls'
+    mean grades, the pairwise judge's outcomes."""
     baselines = sorted({b for r in rows for b in r.get("baseline_similarity", {})})
     outcomes = Counter(r["judge_vs_paper2lkg_gpt"]["outcome"] for r in rows if "judge_vs_paper2lkg_gpt" in r)
+    def mean_of(field_name: str, name: str) -> float | None:
+        return _mean([g for r in rows if (g := r.get(field_name, {}).get(name)) is not None])
+
+    controls = sorted({c for r in rows for c in r.get("control_grade", {})})
     return {"similarity": _mean([r["similarity"] for r in rows if r.get("similarity") is not None]),
             "baseline_similarity": {b: _mean([r["baseline_similarity"][b] for r in rows
                                               if b in r.get("baseline_similarity", {})]) for b in baselines},
+            "grade": _mean([r["grade"] for r in rows if r.get("grade") is not None]),
+            "baseline_grade": {b: mean_of("baseline_grade", b) for b in baselines},
+            "control_grade": {c: mean_of("control_grade", c) for c in controls},
             "judge_vs_paper2lkg_gpt": {k: outcomes.get(k, 0) for k in ("win", "tie", "loss")}}
 
 

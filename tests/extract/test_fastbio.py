@@ -301,6 +301,24 @@ def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server
     assert by_types == [(["Biomarker"], True, 0.9), (["Risk Factor"], True, None)]
 
 
+def test_a_draft_of_compact_tuples_gives_typed_entities_aliases_and_directed_relations(llm_server, workdir, tmp_path):
+    """The draft schema asks for ``[name, type, alias?]`` and ``[source, type, target, description]``
+    (no keys: each costs decoding steps); the alias is the surface form, never a description."""
+    def draft(request):
+        return json.dumps({"entities": [["IL1B", "Gene", "interleukin-1 beta"], ["Endometriosis", "Disease"]],
+                           "relations": [["IL1B", "Biomarker", "Endometriosis", "IL-1 beta marks endometriosis."]]})
+
+    server = llm_server(rules=[Rule("extract", DRAFT_MARK, draft)])
+    with fastbio_kb(server, workdir) as kb:
+        assert kb.insert([write_csv(tmp_path / "t.csv", [("T1", "Interleukin-1 beta in endometriosis.", [])])]).ok
+        ents = {e.name: e for e in kb.entities(limit=20)}
+        [rel] = kb.store.get_relations(rid for rid, *_ in kb.store.all_edges()).values()
+    assert {n: e.type for n, e in ents.items()} == {"IL1B": "Gene/Protein", "Endometriosis": "Disease"}
+    assert "interleukin-1 beta" in ents["IL1B"].aliases
+    assert "interleukin-1 beta" not in ents["IL1B"].description
+    assert (rel.types, rel.directed, rel.description) == (["Biomarker"], True, "IL-1 beta marks endometriosis.")
+
+
 def _with_dictionary(extractor, dictionary):
     extractor.dictionary = dictionary
     return extractor
@@ -376,5 +394,5 @@ def test_the_draft_schema_bounds_what_a_looping_model_can_write(llm_server, work
     entities, relations = schema["properties"]["entities"], schema["properties"]["relations"]
     assert entities["maxItems"] <= 30 < written and relations["maxItems"] <= 16
     assert all("maxLength" in s for s in subschemas(schema) if s.get("type") == "string")
-    assert entities["items"]["properties"]["type"] == {"enum": profile_types}
-    assert relations["items"]["properties"]["type"] == {"enum": relation_types}
+    assert entities["items"]["prefixItems"][1] == {"enum": profile_types}
+    assert relations["items"]["prefixItems"][1] == {"enum": relation_types}
