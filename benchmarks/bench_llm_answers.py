@@ -375,6 +375,8 @@ async def _score(name: str, q: dict[str, Any], answer: Any, seconds: float, read
         "question": q["question"], "gold": q["answer"], **await _quality(name, q, answer.text, reader),
         "answer": answer.text, "seconds": round(seconds, 1), "extractive": answer.extractive,
         "cited": len(answer.cited), "removed": len(answer.removed_citations), "notes": answer.notes,
+        # the model cited nothing and the product matched sentences to sources (query/grounding.py)
+        "attributed": any("not cited by the model" in n for n in answer.notes),
         "gold_in_context": _gold_in_context(q, {s.title for s in answer.context_sources}),
         "sources": [s.title for s in answer.sources],
     }
@@ -534,6 +536,7 @@ def _summary(name: str, rows: list[dict[str, Any]], calls: dict[str, Any]) -> di
         gold_in_context=_mean([r["gold_in_context"] for r in rows]),
         citations_resolve=round(sum(r["cited"] for r in rows) / written, 4) if written else None,
         cites_nothing=_mean([float(r["cited"] == 0) for r in llm_rows]),
+        cited_by_matching=_mean([float(r.get("attributed", False)) for r in llm_rows]),
         supported=_mean([float(v) for v in verdicts]), judged_pairs=len(verdicts),
         answer_seconds_mean=_mean([r["seconds"] for r in rows]),
         llm=calls,

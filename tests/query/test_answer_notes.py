@@ -16,11 +16,23 @@ def _kb(server, workdir):
 
 
 def test_an_answer_that_cites_nothing_says_so(llm_server, workdir):
-    server = llm_server(rules=[Rule("answer", "numbered sources", "GraphRAG builds a knowledge graph.")])
+    server = llm_server(rules=[Rule("answer", "numbered sources", "GraphRAG builds a vast index of everything.")])
     with _kb(server, workdir) as kb:
         kb.insert(texts=[TEXT])
         answer = kb.query("What does GraphRAG build?", mode="naive")
-    assert answer.cited == [] and any("cites none of the sources" in n for n in answer.notes)
+    assert answer.cited == [] and any("cites none of the sources: check it" in n for n in answer.notes)
+
+
+def test_an_uncited_sentence_a_source_holds_is_cited_to_it_and_the_notes_say_who_matched_it(llm_server, workdir):
+    reply = "GraphRAG builds a knowledge graph and summarises its communities. It is a vast index of everything."
+    server = llm_server(rules=[Rule("answer", "numbered sources", reply)])
+    with _kb(server, workdir) as kb:
+        kb.insert(texts=[TEXT])
+        answer = kb.query("What does GraphRAG build?", mode="naive")
+    assert answer.text == ("GraphRAG builds a knowledge graph and summarises its communities [1]. "
+                           "It is a vast index of everything.")
+    assert answer.cited == [1]
+    assert any("1 of its sentences are cited" in n and "not cited by the model" in n for n in answer.notes)
 
 
 def test_an_answer_cut_at_its_budget_says_so(llm_server, workdir):

@@ -12,7 +12,7 @@ from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.models import Source
-from scholargraph.query.grounding import recite_copies, reground
+from scholargraph.query.grounding import attribute_uncited, recite_copies, reground
 from scholargraph.testing.llm_server import Rule
 
 REAL = Path(__file__).parents[1] / "fixtures" / "real_model"
@@ -20,6 +20,7 @@ LABELS_ONLY = json.loads((REAL / "answer_source_labels_only.json").read_text())
 COPIED = json.loads((REAL / "answer_copy_under_wrong_label.json").read_text())
 ONE_LINE = json.loads((REAL / "answer_source_labels_one_line.json").read_text())
 BARE = json.loads((REAL / "answer_bare_citation_markers.json").read_text())
+UNCITED = json.loads((REAL / "answer_uncited_paraphrase.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -131,3 +132,21 @@ def test_a_model_that_twice_gives_no_statement_gets_an_extractive_answer_that_sa
     assert result.extractive and result.cited
     assert result.text.startswith("Extractive answer (the model's answer held no statement")
     assert "no LLM configured" not in result.text and "No passage" not in result.text
+
+
+def test_a_right_answer_in_the_models_own_words_that_cites_nothing_is_cited_to_the_source_it_paraphrases():
+    # ASKG QA with the 1.5B over the six full papers (hybrid): the MEL answer paraphrases the abstract
+    # (source [2]) and cites nothing; graph lines [11] and [14] hold the same words, later in the context
+    sources = [Source(s["number"], s["kind"], f"c{s['number']}", "d", s["title"], None, None, None, s["text"])
+               for s in UNCITED["sources"]]
+    assert "[" not in UNCITED["reply"]
+    text, found = attribute_uncited(UNCITED["reply"], sources, UNCITED["question"])
+    assert text.endswith("as described in the abstract [2].")
+    assert found == [(2, 10, 10)]
+
+
+def test_a_sentence_of_the_question_s_words_or_of_words_no_source_holds_is_not_attributed():
+    sources = recorded_sources(COPIED)
+    question = "Which parser is used?"
+    for sentence in ("The parser is used.", "Quantum chromodynamics explains confinement of gluons."):
+        assert attribute_uncited(sentence, sources, question) == (sentence, [])

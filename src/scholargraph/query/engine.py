@@ -26,7 +26,7 @@ from ..prompts import load_prompt
 from ..store.base import QueryStore
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import LABEL, LABEL_NO_STATEMENT, extractive_answer
-from .grounding import notes_for, reground
+from .grounding import attribute_uncited, notes_for, reground
 from .retrieval import Retrieval, history_text, merge_usage
 from .trace import build_trace
 
@@ -146,9 +146,23 @@ class QueryEngine:
         if check.removed:
             answer.notes.append(f"removed citation(s) {check.removed}: not among the {len(valid)} sources given to the model")
         if not check.cited and answer.text:
-            answer.notes.append("the model's answer cites none of the sources: check it against them")
+            _attribute(answer, valid)
         answer.usage = merge_usage(answer.usage, self.llm.usage_since(before))
         return raw
+
+
+def _attribute(answer: Answer, valid: set[int]) -> None:
+    """An answer that cites nothing: its sentences that one source's words hold are cited to it, and
+    the notes say so (the model wrote no number)."""
+    text, found = attribute_uncited(answer.text, answer.sources, answer.question)
+    if not found:
+        answer.notes.append("the model's answer cites none of the sources: check it against them")
+        return
+    check = verify_citations(text, valid)
+    answer.text, answer.cited = check.text.strip(), check.cited
+    answer.notes.append(f"the model's answer cites none of the sources: {len(found)} of its sentences are cited to "
+                        f"the source that holds their words ({', '.join(f'[{n}] {m} of {k}' for n, m, k in found)}; "
+                        "matched by scholargraph, not cited by the model)")
 
 
 def _extractive(answer: Answer, on_text, label: str = LABEL) -> None:

@@ -41,6 +41,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def content_stems(text: str) -> set[str]:
+    """The stemmed content words of ``text`` (no stopwords, no single characters)."""
+    return {_stem(t) for t in _terms(text)}
+
+
 def is_prose(sentence: str) -> bool:
     """A whole sentence of prose: not cut short where a formula was, and not pseudo-code."""
     return not _CUT_SHORT.search(sentence) and len(_CODE.findall(sentence)) < 2

@@ -8,6 +8,10 @@ Both were seen with Qwen2.5-Coder 0.5B through llama.cpp (tests/fixtures/real_mo
   source holds verbatim, cited to sources that do not hold it (or to none), is cited to the source
   it came from.
 
+And one way Qwen2.5-Coder 1.5B answered: right, in its own words, citing nothing (all three ASKG
+answers over full papers). :func:`attribute_uncited` cites each sentence of such an answer whose
+own words one source holds (the engine says so in the answer's notes: matched, not the model's).
+
 Pure functions over the answer text and its numbered sources (``query.sources.source_location``
 gives the header a source had in the context)."""
 
@@ -19,11 +23,15 @@ from dataclasses import dataclass, field
 
 from ..models import Source
 from ..text.sentences import sentence_spans
+from .extractive import content_stems
 from .sources import source_location
 
 _MARKERS = re.compile(r"\[(\d+)\]")
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
 MIN_COPIED_WORDS = 8  # shorter sentences are too common to tell where they were copied from
+# an uncited sentence is matched to a source holding this share of its own words (those not in the question)
+MATCH_SHARE = 0.8
+MIN_MATCHED_WORDS = 2
 
 
 @dataclass
@@ -72,6 +80,14 @@ def _holder(sentence: str, passages: dict[int, str]) -> int | None:
     return holders[0] if len(holders) == 1 else None
 
 
+def _cited_to(sentence: str, number: int) -> str:
+    """``sentence`` with its markers replaced by ``[number]``, before its closing punctuation."""
+    sentence = _MARKERS.sub("", sentence).rstrip()
+    sentence = re.sub(r"\s+([.!?;:])", r"\1", sentence)
+    ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
+    return f"{sentence[:-1] if ending else sentence} [{number}]{ending}"
+
+
 def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple[list[int], int]]]:
     """Sentences copied from one source but cited to others (or to none) get that source's number instead."""
     passages = {s.number: _words(s.text) for s in sources}
@@ -81,15 +97,33 @@ def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple
         cited = [int(n) for n in _MARKERS.findall(sentence)]
         holder = _holder(sentence, passages)
         if holder is not None and holder not in cited:
-            sentence = _MARKERS.sub("", sentence).rstrip()
-            sentence = re.sub(r"\s+([.!?;:])", r"\1", sentence)
-            ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
-            sentence = f"{sentence[:-1] if ending else sentence} [{holder}]{ending}"
+            sentence = _cited_to(sentence, holder)
             moved.append((cited, holder))
         out.append(text[last:start] + sentence)
         last = end
     out.append(text[last:])
     return "".join(out), moved
+
+
+def attribute_uncited(text: str, sources: Sequence[Source], question: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """For an answer that cites nothing: each sentence whose own content words (those the question
+    does not hold) are at least :data:`MATCH_SHARE` in one source's title and text, and at least
+    :data:`MIN_MATCHED_WORDS` of them, is cited to the source holding the most (the first in the
+    context on a tie). Returns the text and (source, words matched, own words) per sentence cited."""
+    asked = content_stems(question)
+    held = [(s.number, content_stems(f"{s.title or ''} {s.text}")) for s in sources]
+    out, found, last = [], [], 0
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        own = content_stems(_MARKERS.sub(" ", sentence)) - asked
+        matched, number = max(((len(own & words), -n) for n, words in held), default=(0, 0))
+        if own and matched >= MIN_MATCHED_WORDS and matched >= MATCH_SHARE * len(own):
+            sentence = _cited_to(sentence, -number)
+            found.append((-number, matched, len(own)))
+        out.append(text[last:start] + sentence)
+        last = end
+    out.append(text[last:])
+    return "".join(out), found
 
 
 def reground(text: str, sources: Sequence[Source]) -> Regrounded:
@@ -110,4 +144,4 @@ def notes_for(fixed: Regrounded) -> list[str]:
     return notes
 
 
-__all__ = ["Regrounded", "drop_source_labels", "notes_for", "recite_copies", "reground"]
+__all__ = ["Regrounded", "attribute_uncited", "drop_source_labels", "notes_for", "recite_copies", "reground"]
