@@ -4,6 +4,7 @@ source labels only, and a passage copied word for word under another source's la
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -12,7 +13,7 @@ from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.models import Source
-from scholargraph.query.grounding import attribute_uncited, recite_copies, reground
+from scholargraph.query.grounding import attribute_uncited, drop_repeats, recite_copies, reground
 from scholargraph.testing.llm_server import Rule
 
 REAL = Path(__file__).parents[1] / "fixtures" / "real_model"
@@ -21,6 +22,7 @@ COPIED = json.loads((REAL / "answer_copy_under_wrong_label.json").read_text())
 ONE_LINE = json.loads((REAL / "answer_source_labels_one_line.json").read_text())
 BARE = json.loads((REAL / "answer_bare_citation_markers.json").read_text())
 UNCITED = json.loads((REAL / "answer_uncited_paraphrase.json").read_text())
+LOOPING = json.loads((REAL / "answer_looping.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -150,3 +152,25 @@ def test_a_sentence_of_the_question_s_words_or_of_words_no_source_holds_is_not_a
     question = "Which parser is used?"
     for sentence in ("The parser is used.", "Quantum chromodynamics explains confinement of gluons."):
         assert attribute_uncited(sentence, sources, question) == (sentence, [])
+
+
+def test_a_looping_answer_says_each_sentence_once():
+    # PubMedQA with the 1.5B (hybrid): "The study by [n] found that ..." through 43 numbers, the same
+    # few sentences under new numbers, until the 1,536-token budget
+    text, repeats = drop_repeats(LOOPING["reply"])
+    sentences = [re.sub(r"\[\d+\]", "", s).split() for s in re.split(r"(?<=\.) ", text)]
+    assert repeats > 20 and len(text) < len(LOOPING["reply"]) / 2
+    assert len(sentences) == len({" ".join(s) for s in sentences})
+    assert text.startswith("The study by [1] found that automated, at-the-visit tailored prompts")
+
+
+def test_a_streamed_answer_that_starts_looping_is_stopped(llm_server, workdir):
+    server = llm_server(rules=[Rule("answer", "numbered sources", LOOPING["reply"])])
+    with KnowledgeBase(workdir, llm={"base_url": server.base_url, "model": "scripted-model", "timeout": 10},
+                       extraction={"profile": "offline"}) as kb:
+        kb.insert(texts=["Automated prompts about family history risk change PCP behavior in primary care."])
+        pieces: list[str] = []
+        answer = asyncio.run(kb.aquery(LOOPING["question"], "naive", on_text=pieces.append))
+    assert len("".join(pieces)) < len(LOOPING["reply"]) / 3
+    assert any("began repeating itself" in n for n in answer.notes)
+    assert any("repeated 3 sentence(s)" in n for n in answer.notes)

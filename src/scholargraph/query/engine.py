@@ -10,6 +10,7 @@ answer's calls; ``timings`` add ``generation_s``.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 
@@ -26,7 +27,7 @@ from ..prompts import load_prompt
 from ..store.base import QueryStore
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import LABEL, LABEL_NO_STATEMENT, extractive_answer
-from .grounding import attribute_uncited, notes_for, reground
+from .grounding import LOOP_REPEATS, attribute_uncited, notes_for, reground, repeated_sentences
 from .retrieval import Retrieval, history_text, merge_usage
 from .trace import build_trace
 
@@ -132,9 +133,14 @@ class QueryEngine:
         else:
             filt = StreamingCitationFilter(valid)
             pieces = []
-            async for piece in self.llm.stream_chat(messages, purpose="answer"):
-                pieces.append(piece)
-                on_text(filt.feed(piece))
+            async with contextlib.aclosing(self.llm.stream_chat(messages, purpose="answer")) as stream:
+                async for piece in stream:
+                    pieces.append(piece)
+                    on_text(filt.feed(piece))
+                    if any(c in piece for c in ".!?") and len(repeated_sentences("".join(pieces))) >= LOOP_REPEATS:
+                        answer.notes.append(f"the model began repeating itself ({LOOP_REPEATS} sentences said "
+                                            "before): its answer was stopped there")
+                        break
             on_text(filt.flush())
             raw = "".join(pieces)
         if len(raw) >= self.settings.llm.max_reply_chars:  # the client cut it there (and did not cache it)

@@ -8,9 +8,14 @@ Both were seen with Qwen2.5-Coder 0.5B through llama.cpp (tests/fixtures/real_mo
   source holds verbatim, cited to sources that do not hold it (or to none), is cited to the source
   it came from.
 
-And one way Qwen2.5-Coder 1.5B answered: right, in its own words, citing nothing (all three ASKG
-answers over full papers). :func:`attribute_uncited` cites each sentence of such an answer whose
-own words one source holds (the engine says so in the answer's notes: matched, not the model's).
+And two ways Qwen2.5-Coder 1.5B answered:
+* right, in its own words, citing nothing (all three ASKG answers over full papers).
+  :func:`attribute_uncited` cites each sentence of such an answer whose own words one source holds
+  (the engine says so in the answer's notes: matched, not the model's).
+* in a loop: "The study by [5] found that X. The study by [6] found that X. ..." through 43 sources,
+  until its completion budget (PubMedQA, hybrid, 344 s). A sentence the answer already said (the
+  same words, whatever it cites) is said once (:func:`drop_repeats`); a streamed answer is stopped
+  when it starts looping (``engine``).
 
 Pure functions over the answer text and its numbered sources (``query.sources.source_location``
 gives the header a source had in the context)."""
@@ -32,12 +37,14 @@ MIN_COPIED_WORDS = 8  # shorter sentences are too common to tell where they were
 # an uncited sentence is matched to a source holding this share of its own words (those not in the question)
 MATCH_SHARE = 0.8
 MIN_MATCHED_WORDS = 2
+LOOP_REPEATS = 3  # a streamed answer that has repeated this many sentences is looping: it is stopped
 
 
 @dataclass
 class Regrounded:
     text: str
     labels_dropped: int = 0
+    repeats_dropped: int = 0
     recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
 
 
@@ -126,15 +133,42 @@ def attribute_uncited(text: str, sources: Sequence[Source], question: str) -> tu
     return "".join(out), found
 
 
+def repeated_sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of the sentences of ``text`` whose words (citation markers aside) an earlier one has."""
+    seen: set[str] = set()
+    repeats = []
+    for start, end in sentence_spans(text):
+        words = _words(_MARKERS.sub(" ", text[start:end])).strip()
+        if words in seen:
+            repeats.append((start, end))
+        elif words:
+            seen.add(words)
+    return repeats
+
+
+def drop_repeats(text: str) -> tuple[str, int]:
+    """``text`` with each sentence said once (the first time), and how many repeats were dropped."""
+    repeats = repeated_sentences(text)
+    out, last = [], 0
+    for start, end in repeats:
+        out.append(text[last:start].rstrip(" "))
+        last = end
+    out.append(text[last:])
+    return re.sub(r"[ \t]+\n", "\n", "".join(out)).strip(), len(repeats)
+
+
 def reground(text: str, sources: Sequence[Source]) -> Regrounded:
-    """Both repairs, labels first (a label line is not a sentence to re-cite)."""
+    """The repairs, labels first (a label line is not a sentence to re-cite), repeats last."""
     text, dropped = drop_source_labels(text, sources)
     text, moved = recite_copies(text, sources)
-    return Regrounded(text, dropped, moved)
+    text, repeats = drop_repeats(text)
+    return Regrounded(text, dropped, repeats, moved)
 
 
 def notes_for(fixed: Regrounded) -> list[str]:
     notes = []
+    if fixed.repeats_dropped:
+        notes.append(f"the model repeated {fixed.repeats_dropped} sentence(s) of its answer: each is kept once")
     if fixed.labels_dropped:
         notes.append(f"dropped {fixed.labels_dropped} line(s) of the model's answer that only repeated a source's "
                      "label (the references list names the sources)")
@@ -144,4 +178,4 @@ def notes_for(fixed: Regrounded) -> list[str]:
     return notes
 
 
-__all__ = ["Regrounded", "attribute_uncited", "drop_source_labels", "notes_for", "recite_copies", "reground"]
+__all__ = ["LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "notes_for", "recite_copies", "reground", "repeated_sentences"]
