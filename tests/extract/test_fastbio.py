@@ -302,8 +302,9 @@ def test_llm_normalisation_resolves_later_mentions_to_the_same_entity(llm_server
 
 
 def test_a_draft_of_compact_tuples_gives_typed_entities_aliases_and_directed_relations(llm_server, workdir, tmp_path):
-    """The draft schema asks for ``[name, type, alias?]`` and ``[source, type, target, description]``
-    (no keys: each costs decoding steps); the alias is the surface form, never a description."""
+    """The draft schema asks for ``[name, type]`` and ``[source, type, target, description]`` (no keys:
+    each costs decoding steps); a third item a model writes all the same is read as the surface form
+    (an alias), never as a description."""
     def draft(request):
         return json.dumps({"entities": [["IL1B", "Gene", "interleukin-1 beta"], ["Endometriosis", "Disease"]],
                            "relations": [["IL1B", "Biomarker", "Endometriosis", "IL-1 beta marks endometriosis."]]})
@@ -396,3 +397,4 @@ def test_the_draft_schema_bounds_what_a_looping_model_can_write(llm_server, work
     assert all("maxLength" in s for s in subschemas(schema) if s.get("type") == "string")
     assert entities["items"]["prefixItems"][1] == {"enum": profile_types}
     assert relations["items"]["prefixItems"][1] == {"enum": relation_types}
+    assert len(entities["items"]["prefixItems"]) == 2  # [name, type]: no alias to copy the name into

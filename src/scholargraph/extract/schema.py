@@ -31,12 +31,10 @@ def string_schema(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
     return schema
 
 
-def tuple_schema(*items: dict[str, Any], required: int | None = None) -> dict[str, Any]:
-    """An array of ``items`` in this order (``prefixItems``); the first ``required`` of them (all by
-    default) must be there."""
+def tuple_schema(*items: dict[str, Any]) -> dict[str, Any]:
+    """An array of exactly ``items``, in this order (``prefixItems``)."""
     # no "items": false: llama.cpp refuses a boolean schema there (the length bounds say the same)
-    return {"type": "array", "prefixItems": list(items), "minItems": len(items) if required is None else required,
-            "maxItems": len(items)}
+    return {"type": "array", "prefixItems": list(items), "minItems": len(items), "maxItems": len(items)}
 
 
 def items_for(chunk_tokens: int) -> tuple[int, int]:
