@@ -91,12 +91,12 @@ def draft_schema(entity_types: list[str], relation_types: list[str], abstract_ch
     name = string_schema(NAME_CHARS, 1)
     entity_type = {"enum": entity_types} if entity_types else name
     relation_type = {"enum": relation_types} if relation_types else name
+    # relations first: a model that loops on one entity until the entities' bound writes few relations after it
     return {"type": "object", "properties": {
-        "entities": {"type": "array", "maxItems": entities,
-                     "items": tuple_schema(name, entity_type)},
         "relations": {"type": "array", "maxItems": relations,
-                      "items": tuple_schema(name, relation_type, name, string_schema(DRAFT_DESCRIPTION_CHARS))}},
-        "required": ["entities", "relations"], "additionalProperties": False}
+                      "items": tuple_schema(name, relation_type, name, string_schema(DRAFT_DESCRIPTION_CHARS))},
+        "entities": {"type": "array", "maxItems": entities, "items": tuple_schema(name, entity_type)}},
+        "required": ["relations", "entities"], "additionalProperties": False}
 
 
 def draft_objects(value: Any) -> Any:
