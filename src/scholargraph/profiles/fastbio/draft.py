@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from ...errors import ModelOutputError
 from ...extract.parse import parse_extraction
-from ...extract.schema import NAME_CHARS, string_schema, tuple_schema
+from ...extract.schema import NAME_CHARS
 from ...extract.types import PRESETS
 from ...extract.types import entity_types as resolve_entity_types
 from ...llm.output import Clamp, Items, LenientModel, Number, Text, first_of, names, output_schema
@@ -60,15 +60,11 @@ class DraftReply(LenientModel):
 DRAFT_SCHEMA: dict[str, Any] = output_schema(DraftReply)
 # A degenerate reply repeats one item until a list's bound, so the bounds are what it costs. Measured with
 # Qwen2.5-Coder 1.5B on BioRED: 27 entities and 20 relations with 200-character descriptions ran past the
-# draft's 2,048 tokens; 30 entities and 16 relations of at most 160 characters stay under it.
+# draft's 2,048 tokens; 30 entities (~22 tokens each) and 16 relations of at most 160 characters (~75
+# tokens each) stay under it (~1,850).
 DRAFT_MAX_ENTITIES = 30
 DRAFT_MAX_RELATIONS = 16
 DRAFT_DESCRIPTION_CHARS = 160
-# The items of the compact draft (:func:`draft_schema`), in order. The schema asks for no alias (Qwen2.5-Coder
-# 1.5B gave none of use: empty for 101 entities as objects, a copy of the name for 27 of 27 as tuples); one a
-# model writes all the same is read.
-DRAFT_ENTITY_FIELDS = ("name", "type", "alias")
-DRAFT_RELATION_FIELDS = ("source", "type", "target", "description")
 
 
 def draft_bounds(abstract_chars: int) -> tuple[int, int]:
@@ -79,38 +75,31 @@ def draft_bounds(abstract_chars: int) -> tuple[int, int]:
 
 
 def draft_schema(entity_types: list[str], relation_types: list[str], abstract_chars: int) -> dict[str, Any]:
-    """The draft reply sent as ``response_format``: each entity ``[name, type]`` and each relation
-    ``[source, type, target, description]`` (:data:`DRAFT_ENTITY_FIELDS`,
-    :data:`DRAFT_RELATION_FIELDS`), types as enums, every list and string bounded (lists by the
-    abstract's length). A server that constrains decoding still spends one decoding step per token
-    of every key, so objects (``{"name":…,"type":…,"alias":""}``, ``"confidence":0.9`` on every
-    relation) cost about twice the tokens of the same items as tuples. Unbounded, Qwen2.5-Coder 1.5B
-    wrote ``{"name":"gene","type":"GeneOrGeneProduct"}`` until the 2,048-token budget on a BioRED
-    abstract (328 s), then again on the retry."""
+    """:data:`DRAFT_SCHEMA` with every list and string bounded (lists by the abstract's length), the
+    types as enums, and no ``alias`` or ``confidence`` (the parser still reads them when a model
+    writes them). Unbounded, Qwen2.5-Coder 1.5B wrote ``{"name":"gene","type":"GeneOrGeneProduct"}``
+    until the 2,048-token budget on a BioRED abstract (328 s), then again on the retry.
+
+    Why not fewer keys still: every key costs decoding steps even when the server forces it, so
+    compact tuples (``[name, type]``, ``[source, type, target, description]``) halved the 1.5B's
+    completion tokens on BioRED (584 vs 1,195 per abstract) -- but it looped on one entity until the
+    list's bound and then wrote 2 relations instead of 16 (relation F1 0.085 -> 0; relations first,
+    it named "HGNC symbol" as every source). Why no alias and confidence: the 1.5B left every alias
+    empty (101 entities) and wrote 0.9 as every confidence; ``.normalise`` keeps each raw name as an
+    alias when a dictionary renames it, and an edge's confidence is its weight from its nodes
+    (seed 003 §2.4, ``graph.weights``)."""
     entities, relations = draft_bounds(abstract_chars)
-    name = string_schema(NAME_CHARS, 1)
-    entity_type = {"enum": entity_types} if entity_types else name
-    relation_type = {"enum": relation_types} if relation_types else name
-    # relations first: a model that loops on one entity until the entities' bound writes few relations after it
+    name, description = {"type": "string", "minLength": 1, "maxLength": NAME_CHARS}, {
+        "type": "string", "maxLength": DRAFT_DESCRIPTION_CHARS}
+    entity = {"type": "object", "properties": {
+        "name": name, "type": {"enum": entity_types} if entity_types else name}, "required": ["name"]}
+    relation = {"type": "object", "properties": {
+        "source": name, "target": name, "type": {"enum": relation_types} if relation_types else name,
+        "description": description}, "required": ["source", "target"]}
     return {"type": "object", "properties": {
-        "relations": {"type": "array", "maxItems": relations,
-                      "items": tuple_schema(name, relation_type, name, string_schema(DRAFT_DESCRIPTION_CHARS))},
-        "entities": {"type": "array", "maxItems": entities, "items": tuple_schema(name, entity_type)}},
-        "required": ["relations", "entities"], "additionalProperties": False}
-
-
-def draft_objects(value: Any) -> Any:
-    """The draft reply with its compact tuples read as objects of :data:`DRAFT_ENTITY_FIELDS` /
-    :data:`DRAFT_RELATION_FIELDS` (objects and anything else as they are)."""
-    if not isinstance(value, dict):
-        return value
-    out = dict(value)
-    for key, fields in (("entities", DRAFT_ENTITY_FIELDS), ("relations", DRAFT_RELATION_FIELDS)):
-        items = out.get(key)
-        if isinstance(items, list):
-            out[key] = [dict(zip(fields, item, strict=False)) if isinstance(item, list) else item for item in items]
-    return out
-
+        "entities": {"type": "array", "maxItems": entities, "items": entity},
+        "relations": {"type": "array", "maxItems": relations, "items": relation}},
+        "required": ["entities", "relations"]}
 
 # key variants of the extra fields read from the draft JSON (aliases, relation type, confidence)
 _NAME_KEYS = ("name", "entity", "entity_name")
@@ -225,7 +214,7 @@ class _Extras:
             value = parse_json(strip_reasoning(raw))
         except ModelOutputError:
             return
-        self._walk(draft_objects(value), 0)
+        self._walk(value, 0)
 
     def _walk(self, value: Any, depth: int) -> None:
         if depth > 5:
@@ -289,10 +278,8 @@ class DraftStage:
         extras = _Extras(raw)
         out = Extraction(failures=parsed.failures)
         for e in parsed.entities:
-            aliases = list(dict.fromkeys(extras.aliases.get(match_key(e.name), [])))
-            # an entity tuple's third item is its alias, which the shared parser reads as a description
-            description = "" if e.description in aliases else e.description
-            out.entities.append(EntityRecord(e.name, e.type, description, chunk_id, aliases=aliases))
+            aliases = extras.aliases.get(match_key(e.name), [])
+            out.entities.append(EntityRecord(e.name, e.type, e.description, chunk_id, aliases=list(dict.fromkeys(aliases))))
         for r in parsed.relations:
             label, confidence = extras.relations.get((match_key(r.source), match_key(r.target)), (None, None))
             labels = [label] if label else []
@@ -304,6 +291,6 @@ class DraftStage:
         return out
 
 
-__all__ = ["DRAFT_ENTITY_FIELDS", "DRAFT_MAX_ENTITIES", "DRAFT_MAX_RELATIONS", "DRAFT_RELATION_FIELDS", "DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS",
+__all__ = ["DRAFT_MAX_ENTITIES", "DRAFT_MAX_RELATIONS", "DRAFT_SCHEMA", "OTHER_TYPE", "RELATION_TYPE_HINTS",
            "REPAIR_NOTE", "DraftReply", "DraftStage", "EntityExtra", "RelationExtra", "bio_entity_types",
-           "draft_bounds", "draft_objects", "draft_schema", "map_relation_type"]
+           "draft_bounds", "draft_schema", "map_relation_type"]

@@ -3,7 +3,7 @@
 1. **Draft** -- one LLM call per paper on its abstract (purpose ``extract``): typed entities
    (``extraction.entity_types``; the default "paper" preset becomes "biomedical") and directed
    relations typed by ``extraction.relation_types`` (default ``BIO_RELATION_TYPES``), each with a
-   one-sentence description, written as compact tuples (``.draft.draft_schema``). Genes are named
+   one-sentence description (``.draft.draft_schema``). Genes are named
    by HGNC symbol and diseases by MeSH heading, the surface form kept as alias; an optional
    dictionary (``.normalise``) is applied first. An edge's confidence is its weight from its
    nodes' weights (seed 003 §2.4, ``graph.weights``), not a number the model writes.
