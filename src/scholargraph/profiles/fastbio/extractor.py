@@ -5,8 +5,9 @@
    relations typed by ``extraction.relation_types`` (default ``BIO_RELATION_TYPES``), each with a
    one-sentence description (``.draft.draft_schema``). Genes are named
    by HGNC symbol and diseases by MeSH heading, the surface form kept as alias; an optional
-   dictionary (``.normalise``) is applied first. An edge's confidence is its weight from its
-   nodes' weights (seed 003 §2.4, ``graph.weights``), not a number the model writes.
+   dictionary (``.normalise``) is applied first. The draft asks for no confidence: an edge's
+   confidence is its weight from its nodes' weights (seed 003 §2.4, ``graph.weights``); one a
+   model writes all the same is kept on the relation record.
 2. **Refine** -- for each relation, the main-text paragraphs of the *same* paper most similar
    to "the relationship between SOURCE and TARGET" + its draft (cosine >= ``refine_threshold``,
    at most ``refine_paragraphs``, else the single best paragraph) go into one short call
