@@ -74,7 +74,7 @@ def best_sentences(question: str, sources: Sequence[Source], limit: int = 5) -> 
     for rank, source in enumerate(sources):
         prior = 1.0 / (1.0 + 0.15 * rank)
         for sentence in quotable_sentences(source):
-            terms = {_stem(t) for t in _terms(sentence)}
+            terms = content_stems(sentence)
             overlap = sum(1 for t in q_terms if t in terms)
             if not overlap:
                 continue
