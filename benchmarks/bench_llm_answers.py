@@ -86,20 +86,27 @@ def _prompt(name: str) -> str:
 # -- data ---------------------------------------------------------------------------------------
 
 
-def hotpotqa(limit: int, corpus_size: int | None = None,
-             first: int = 0) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def hotpotqa(limit: int, corpus_size: int | None = None, first: int = 0,
+             distractors: int = 8) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """``corpus_size`` None: the whole 994-passage corpus; otherwise HotpotQA's distractor setting —
-    the questions' own context passages (2 gold + 8 distractors each). ``first``: questions before it
-    are left out."""
+    the questions' own context passages (2 gold + up to ``distractors`` of its 8 distractors, in the
+    order HotpotQA lists them). ``first``: questions before it are left out."""
     items = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_q000-049.json").read_text(encoding="utf-8"))[first:]
     corpus = json.loads((DEV / "multihop/hotpotqa/hotpotqa_train_corpus.json").read_text(encoding="utf-8"))
     if corpus_size is not None:
-        own = {title for it in items[:limit] for title, _ in it["context"]}
+        own = {title for it in items[:limit] for title in own_passages(it, distractors)}
         corpus = {t: s for t, s in corpus.items() if t in own}
     docs = [{"id": title, "title": title, "text": " ".join(sents)} for title, sents in corpus.items()]
     questions = [{"question": it["question"], "answer": it["answer"],
                   "gold_titles": sorted({t for t, _ in it["supporting_facts"]})} for it in items[:limit]]
     return docs, questions
+
+
+def own_passages(item: dict[str, Any], distractors: int) -> list[str]:
+    """A HotpotQA question's gold passage titles and the first ``distractors`` of its others."""
+    gold = {t for t, _ in item["supporting_facts"]}
+    others = [t for t, _ in item["context"] if t not in gold]
+    return sorted(gold) + others[:distractors]
 
 
 def pubmedqa(limit: int, corpus_size: int | None = None,
@@ -569,7 +576,9 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
                          "askg": (askg, args.askg)}[name]
         if not limit:
             continue
-        docs, questions = loader(limit, None if args.corpus == "full" else max(limit, args.corpus_size), args.first)
+        size = None if args.corpus == "full" else max(limit, args.corpus_size)
+        docs, questions = (hotpotqa(limit, size, args.first, args.distractors) if name == "hotpotqa"
+                           else loader(limit, size, args.first))
         here = sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
         if name == "askg" and embed is None:  # MiniLM, the model both systems embed with
             from scholargraph.config import EmbeddingSettings
@@ -617,6 +626,8 @@ def main(argv: list[str] | None = None) -> int:
                              "questions' own 10 passages), the first --corpus-size PubMedQA abstracts and the "
                              "asked questions' ASKG papers")
     parser.add_argument("--corpus-size", type=int, default=100)
+    parser.add_argument("--distractors", type=int, default=8, choices=range(9), metavar="0-8",
+                        help="small corpus: how many of each HotpotQA question's 8 distractor passages to keep")
     parser.add_argument("--nice", type=int, default=0, help="llama.cpp's nice value (negative: ahead of other work)")
     parser.add_argument("--context", type=int, default=8192, help="llama.cpp context per slot")
     parser.add_argument("--no-judge", action="store_true",
@@ -630,7 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"model": MODELS[args.model].description, "server": "llama.cpp (xllamacpp), 1 slot",
                               "context_per_slot": args.context, "cpus": os.cpu_count(), "indexing_profile": "offline",
                               "corpus": args.corpus if args.corpus == "full" else f"small ({args.corpus_size})",
-                              "first_question": args.first, "systems": args.systems, "nice": args.nice,
+                              "first_question": args.first, "hotpotqa_distractors": args.distractors, "systems": args.systems, "nice": args.nice,
                               "lightrag_query_context_tokens": LIGHTRAG_CONTEXT_TOKENS,
                               "load_before": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory(prefix="bench-llm-answers-") as tmp:
