@@ -13,7 +13,14 @@ from support.canned import default_rules
 
 from scholargraph import KnowledgeBase
 from scholargraph.models import Source
-from scholargraph.query.grounding import attribute_uncited, drop_repeats, recite_copies, reground
+from scholargraph.query.grounding import (
+    attribute_uncited,
+    drop_repeats,
+    narrow_blankets,
+    notes_for,
+    recite_copies,
+    reground,
+)
 from scholargraph.testing.llm_server import Rule
 
 REAL = Path(__file__).parents[1] / "fixtures" / "real_model"
@@ -23,6 +30,7 @@ ONE_LINE = json.loads((REAL / "answer_source_labels_one_line.json").read_text())
 BARE = json.loads((REAL / "answer_bare_citation_markers.json").read_text())
 UNCITED = json.loads((REAL / "answer_uncited_paraphrase.json").read_text())
 LOOPING = json.loads((REAL / "answer_looping.json").read_text())
+BLANKET = json.loads((REAL / "answer_blanket_citation.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -174,3 +182,44 @@ def test_a_streamed_answer_that_starts_looping_is_stopped(llm_server, workdir):
     assert len("".join(pieces)) < len(LOOPING["reply"]) / 3
     assert any("began repeating itself" in n for n in answer.notes)
     assert any("repeated 3 sentence(s)" in n for n in answer.notes)
+
+
+def context_sources(record: dict) -> list[Source]:
+    """The numbered sources of a recorded query context: text units ("[n] PMID …" then the abstract)
+    and entity and relation lines ("[n] name (Type): description")."""
+    context = record["messages"][1]["content"]
+    units = re.findall(r"^\[(\d+)\] (PMID \d+)\n(.+)$", context, re.M)
+    lines = re.findall(r"^\[(\d+)\] (.+?): (.+)$", context, re.M)
+    return ([Source(int(n), "chunk", f"c{n}", f"d{n}", title, None, None, None, text) for n, title, text in units]
+            + [Source(int(n), "entity", f"e{n}", None, name, None, None, None, text) for n, name, text in lines])
+
+
+def test_a_sentence_citing_every_source_at_once_cites_only_what_holds_its_words():
+    # PubMedQA with the 1.5B (ppr): "The study by [1] [2] ... [29] demonstrates that prompting ... can
+    # work." (gold answer: no); the support judge found 28 of the 29 citations unsupported
+    sources = context_sources(BLANKET)
+    assert sorted(s.number for s in sources) == list(range(1, 30))
+    fixed = reground(BLANKET["reply"], sources, BLANKET["question"])
+    first = fixed.text.split(". ")[0]
+    assert "[" not in first and first.startswith("The study by demonstrates that prompting")
+    assert fixed.narrowed == [(29, None)]
+    assert notes_for(fixed) == ["a sentence cited 29 sources at once: none of them holds its words, so it cites none"]
+    # the answer now cites nothing, so its sentences that the abstract words are matched to it
+    text, found = attribute_uncited(fixed.text, sources, BLANKET["question"])
+    assert [n for n, _, _ in found] == [1, 1] and text.endswith("any of the 6 diseases [1].")
+
+
+def test_a_blanket_citation_keeps_the_source_that_holds_the_sentence():
+    sources = context_sources(BLANKET)
+    sentence = ("Screening interventions and problem summary list documentation did not change for the 6 "
+                "diseases [1] [2] [3] [4] [5] [6].")
+    text, narrowed = narrow_blankets(sentence, sources, BLANKET["question"])
+    assert text == ("Screening interventions and problem summary list documentation did not change for the 6 "
+                    "diseases [1].")
+    assert narrowed == [(6, 1)]
+
+
+def test_a_sentence_citing_a_few_sources_is_left_as_the_model_wrote_it():
+    sources = context_sources(BLANKET)
+    sentence = "Prompts changed little [1] [2] [3] [4] [5]. Traffic enforcement reduced fatalities [2][21]."
+    assert narrow_blankets(sentence, sources, BLANKET["question"]) == (sentence, [])

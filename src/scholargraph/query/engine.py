@@ -145,7 +145,7 @@ class QueryEngine:
             raw = "".join(pieces)
         if len(raw) >= self.settings.llm.max_reply_chars:  # the client cut it there (and did not cache it)
             answer.notes.append(f"the model's answer was cut at {len(raw):,} characters (llm.max_reply_chars)")
-        fixed = reground(raw, answer.sources)
+        fixed = reground(raw, answer.sources, answer.question)
         answer.notes += notes_for(fixed)
         check = verify_citations(fixed.text, valid)
         answer.text, answer.cited, answer.removed_citations = check.text.strip(), check.cited, check.removed

@@ -16,6 +16,10 @@ And two ways Qwen2.5-Coder 1.5B answered:
   until its completion budget (PubMedQA, hybrid, 344 s). A sentence the answer already said (the
   same words, whatever it cites) is said once (:func:`drop_repeats`); a streamed answer is stopped
   when it starts looping (``engine``).
+* with a blanket citation: "The study by [1] [2] ... [29] demonstrates that ..." (PubMedQA, ppr): every
+  source at once, which the support judge found unsupported for 28 of the 29. A sentence citing
+  :data:`BLANKET_CITES` or more sources is cited to the one of them that holds its own words, or to
+  none (:func:`narrow_blankets`).
 
 Pure functions over the answer text and its numbered sources (``query.sources.source_location``
 gives the header a source had in the context)."""
@@ -38,6 +42,7 @@ MIN_COPIED_WORDS = 8  # shorter sentences are too common to tell where they were
 MATCH_SHARE = 0.8
 MIN_MATCHED_WORDS = 2
 LOOP_REPEATS = 3  # a streamed answer that has repeated this many sentences is looping: it is stopped
+BLANKET_CITES = 6  # a sentence citing this many sources or more cites them all, not what supports it
 
 
 @dataclass
@@ -46,6 +51,7 @@ class Regrounded:
     labels_dropped: int = 0
     repeats_dropped: int = 0
     recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
+    narrowed: list[tuple[int, int | None]] = field(default_factory=list)  # (sources a sentence cited, the one kept)
 
 
 def _words(text: str) -> str:
@@ -87,10 +93,15 @@ def _holder(sentence: str, passages: dict[int, str]) -> int | None:
     return holders[0] if len(holders) == 1 else None
 
 
+def _uncited(sentence: str) -> str:
+    """``sentence`` without its citation markers (and the spaces they leave)."""
+    sentence = re.sub(r" {2,}", " ", _MARKERS.sub("", sentence)).rstrip()
+    return re.sub(r"\s+([.!?;:,])", r"\1", sentence)
+
+
 def _cited_to(sentence: str, number: int) -> str:
     """``sentence`` with its markers replaced by ``[number]``, before its closing punctuation."""
-    sentence = _MARKERS.sub("", sentence).rstrip()
-    sentence = re.sub(r"\s+([.!?;:])", r"\1", sentence)
+    sentence = _uncited(sentence)
     ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
     return f"{sentence[:-1] if ending else sentence} [{number}]{ending}"
 
@@ -112,25 +123,63 @@ def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple
     return "".join(out), moved
 
 
+def _best_holder(own: set[str], held: Sequence[tuple[int, set[str]]]) -> tuple[int, int] | None:
+    """(source, words matched) of the source holding the most of ``own`` (the first on a tie), when it
+    holds at least :data:`MATCH_SHARE` of them and :data:`MIN_MATCHED_WORDS`; else None."""
+    matched, number = max(((len(own & words), -n) for n, words in held), default=(0, 0))
+    if own and matched >= MIN_MATCHED_WORDS and matched >= MATCH_SHARE * len(own):
+        return -number, matched
+    return None
+
+
+def _held_words(sources: Sequence[Source]) -> list[tuple[int, set[str]]]:
+    return [(s.number, content_stems(f"{s.title or ''} {s.text}")) for s in sources]
+
+
+def _own_words(sentence: str, asked: set[str]) -> set[str]:
+    """The content words of ``sentence`` (its markers aside) that the question does not hold."""
+    return content_stems(_MARKERS.sub(" ", sentence)) - asked
+
+
 def attribute_uncited(text: str, sources: Sequence[Source], question: str) -> tuple[str, list[tuple[int, int, int]]]:
     """For an answer that cites nothing: each sentence whose own content words (those the question
     does not hold) are at least :data:`MATCH_SHARE` in one source's title and text, and at least
     :data:`MIN_MATCHED_WORDS` of them, is cited to the source holding the most (the first in the
     context on a tie). Returns the text and (source, words matched, own words) per sentence cited."""
     asked = content_stems(question)
-    held = [(s.number, content_stems(f"{s.title or ''} {s.text}")) for s in sources]
+    held = _held_words(sources)
     out, found, last = [], [], 0
     for start, end in sentence_spans(text):
         sentence = text[start:end]
-        own = content_stems(_MARKERS.sub(" ", sentence)) - asked
-        matched, number = max(((len(own & words), -n) for n, words in held), default=(0, 0))
-        if own and matched >= MIN_MATCHED_WORDS and matched >= MATCH_SHARE * len(own):
-            sentence = _cited_to(sentence, -number)
-            found.append((-number, matched, len(own)))
+        own = _own_words(sentence, asked)
+        best = _best_holder(own, held)
+        if best is not None:
+            sentence = _cited_to(sentence, best[0])
+            found.append((best[0], best[1], len(own)))
         out.append(text[last:start] + sentence)
         last = end
     out.append(text[last:])
     return "".join(out), found
+
+
+def narrow_blankets(text: str, sources: Sequence[Source], question: str) -> tuple[str, list[tuple[int, int | None]]]:
+    """Each sentence citing :data:`BLANKET_CITES` or more sources is cited to the one of them holding
+    its own words (as :func:`attribute_uncited` matches them), or to none when none does. Returns
+    the text and (how many sources the sentence cited, the source kept or None) per sentence."""
+    asked = content_stems(question)
+    out, narrowed, last = [], [], 0
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        cited = {int(n) for n in _MARKERS.findall(sentence)}
+        if len(cited) >= BLANKET_CITES:
+            best = _best_holder(_own_words(sentence, asked), _held_words([s for s in sources if s.number in cited]))
+            kept = best[0] if best else None
+            sentence = _cited_to(sentence, kept) if kept else _uncited(sentence)
+            narrowed.append((len(cited), kept))
+        out.append(text[last:start] + sentence)
+        last = end
+    out.append(text[last:])
+    return "".join(out), narrowed
 
 
 def repeated_sentences(text: str) -> list[tuple[int, int]]:
@@ -157,12 +206,13 @@ def drop_repeats(text: str) -> tuple[str, int]:
     return re.sub(r"[ \t]+\n", "\n", "".join(out)).strip(), len(repeats)
 
 
-def reground(text: str, sources: Sequence[Source]) -> Regrounded:
+def reground(text: str, sources: Sequence[Source], question: str = "") -> Regrounded:
     """The repairs, labels first (a label line is not a sentence to re-cite), repeats last."""
     text, dropped = drop_source_labels(text, sources)
     text, moved = recite_copies(text, sources)
+    text, narrowed = narrow_blankets(text, sources, question)
     text, repeats = drop_repeats(text)
-    return Regrounded(text, dropped, repeats, moved)
+    return Regrounded(text, dropped, repeats, moved, narrowed)
 
 
 def notes_for(fixed: Regrounded) -> list[str]:
@@ -175,7 +225,10 @@ def notes_for(fixed: Regrounded) -> list[str]:
     for cited, holder in fixed.recited:
         was = f"cited {''.join(f'[{n}]' for n in cited)}" if cited else "citing nothing"
         notes.append(f"a sentence {was} is copied word for word from source [{holder}]: cited as [{holder}]")
+    for count, kept in fixed.narrowed:
+        notes.append(f"a sentence cited {count} sources at once: " + (
+            f"cited to [{kept}], the one that holds its words" if kept else "none of them holds its words, so it cites none"))
     return notes
 
 
-__all__ = ["LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "notes_for", "recite_copies", "reground", "repeated_sentences"]
+__all__ = ["BLANKET_CITES", "LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
