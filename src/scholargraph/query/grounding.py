@@ -174,7 +174,7 @@ def narrow_blankets(text: str, sources: Sequence[Source], question: str) -> tupl
         if len(cited) >= BLANKET_CITES:
             best = _best_holder(_own_words(sentence, asked), _held_words([s for s in sources if s.number in cited]))
             kept = best[0] if best else None
-            sentence = _cited_to(sentence, kept) if kept else _uncited(sentence)
+            sentence = _cited_to(sentence, kept) if kept is not None else _uncited(sentence)
             narrowed.append((len(cited), kept))
         out.append(text[last:start] + sentence)
         last = end
@@ -227,7 +227,7 @@ def notes_for(fixed: Regrounded) -> list[str]:
         notes.append(f"a sentence {was} is copied word for word from source [{holder}]: cited as [{holder}]")
     for count, kept in fixed.narrowed:
         notes.append(f"a sentence cited {count} sources at once: " + (
-            f"cited to [{kept}], the one that holds its words" if kept else "none of them holds its words, so it cites none"))
+            f"cited to [{kept}], the one that holds its words" if kept is not None else "none of them holds its words, so it cites none"))
     return notes
 
 
