@@ -28,6 +28,19 @@ def test_cited_sources_are_numbered_from_one_in_citation_order():
     assert data["context_sources"] == 30
 
 
+def test_the_notes_name_sources_by_the_numbers_the_text_shows():
+    # Qwen2.5-Coder 1.5B, HotpotQA: the answer showed "directed by Stephen King [1]" while its note said
+    # the product had matched the sentence to "[5] 4 of 4" (the source's number in the context)
+    answer = Answer("q", "Directed by Stephen King [5].", "naive", [source(n) for n in range(1, 8)], cited=[5],
+                    notes=["the model's answer cites none of the sources: 1 of its sentences are cited to the source(s) "
+                           "that hold their words ([5] 4 of 4; matched by scholargraph, not cited by the model)",
+                           "removed citation(s) [9]: not among the 7 sources given to the model"])
+    number_cited_sources(answer)
+    assert answer.text == "Directed by Stephen King [1]."
+    assert "([1] 4 of 4; matched" in answer.notes[0]
+    assert answer.notes[1] == "removed citation(s) [9]: not among the 7 sources given to the model"
+
+
 def test_streamed_pieces_get_the_numbers_of_the_final_text():
     numbers = CitationNumbers()
     streamed = numbers.apply("first [5], then [2]") + numbers.apply(" and [5] again [9].")

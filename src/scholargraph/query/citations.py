@@ -118,6 +118,10 @@ def number_cited_sources(answer: Answer, numbers: CitationNumbers | None = None)
     for n in answer.cited:  # cited but absent from the text (defensive): numbered after the others
         numbers.order.setdefault(n, len(numbers.order) + 1)
     shown = sorted(numbers.order.items(), key=lambda item: item[1])
+    # the notes name sources by the numbers the text shows (a note that names a source the answer
+    # does not cite keeps its context number)
+    answer.notes = [_VERIFIED.sub(lambda m: f"[{numbers.order.get(int(m.group(1)), m.group(1))}]", note)
+                    for note in answer.notes]
     answer.context_sources = context
     answer.sources = [replace(by_number[old], number=new, context_number=old) for old, new in shown if old in by_number]
     answer.cited = [s.number for s in answer.sources]

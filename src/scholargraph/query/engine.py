@@ -167,8 +167,12 @@ def _attribute(answer: Answer, valid: set[int]) -> None:
     check = verify_citations(text, valid)
     answer.text, answer.cited = check.text.strip(), check.cited
     answer.notes.append(f"the model's answer cites none of the sources: {len(found)} of its sentences are cited to "
-                        f"the source that holds their words ({', '.join(f'[{n}] {m} of {k}' for n, m, k in found)}; "
+                        f"the source(s) that hold their words ({', '.join(f'{_numbers(ns)} {m} of {k}' for ns, m, k in found)}; "
                         "matched by scholargraph, not cited by the model)")
+
+
+def _numbers(numbers: tuple[int, ...]) -> str:
+    return "".join(f"[{n}]" for n in numbers)
 
 
 def _extractive(answer: Answer, on_text, label: str = LABEL) -> None:

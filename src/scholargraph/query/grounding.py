@@ -10,8 +10,10 @@ Both were seen with Qwen2.5-Coder 0.5B through llama.cpp (tests/fixtures/real_mo
 
 And two ways Qwen2.5-Coder 1.5B answered:
 * right, in its own words, citing nothing (all three ASKG answers over full papers).
-  :func:`attribute_uncited` cites each sentence of such an answer whose own words one source holds
-  (the engine says so in the answer's notes: matched, not the model's).
+  :func:`attribute_uncited` cites each sentence of such an answer whose own words one source holds,
+  or two together (a HotpotQA sentence joining two passages); words about the sources ("According
+  to the sources, ...") are not the sentence's own (the engine says so in the answer's notes:
+  matched, not the model's).
 * in a loop: "The study by [5] found that X. The study by [6] found that X. ..." through 43 sources,
   until its completion budget (PubMedQA, hybrid, 344 s). A sentence the answer already said (the
   same words, whatever it cites) is said once (:func:`drop_repeats`); a streamed answer is stopped
@@ -26,6 +28,7 @@ gives the header a source had in the context)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +44,8 @@ MIN_COPIED_WORDS = 8  # shorter sentences are too common to tell where they were
 # an uncited sentence is matched to a source holding this share of its own words (those not in the question)
 MATCH_SHARE = 0.8
 MIN_MATCHED_WORDS = 2
+# words about the sources, not their content ("According to the sources, ..."): no source holds them
+ABOUT_SOURCES = frozenset(content_stems("according source sources passage passages context provided mentioned described stated"))
 LOOP_REPEATS = 3  # a streamed answer that has repeated this many sentences is looping: it is stopped
 BLANKET_CITES = 6  # a sentence citing this many sources or more cites them all, not what supports it
 
@@ -51,7 +56,7 @@ class Regrounded:
     labels_dropped: int = 0
     repeats_dropped: int = 0
     recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
-    narrowed: list[tuple[int, int | None]] = field(default_factory=list)  # (sources a sentence cited, the one kept)
+    narrowed: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (sources a sentence cited, those kept)
 
 
 def _words(text: str) -> str:
@@ -99,11 +104,11 @@ def _uncited(sentence: str) -> str:
     return re.sub(r"\s+([.!?;:,])", r"\1", sentence)
 
 
-def _cited_to(sentence: str, number: int) -> str:
-    """``sentence`` with its markers replaced by ``[number]``, before its closing punctuation."""
+def _cited_to(sentence: str, *numbers: int) -> str:
+    """``sentence`` with its markers replaced by ``[n]`` of each of ``numbers``, before its closing punctuation."""
     sentence = _uncited(sentence)
     ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
-    return f"{sentence[:-1] if ending else sentence} [{number}]{ending}"
+    return f"{sentence[:-1] if ending else sentence} {''.join(f'[{n}]' for n in numbers)}{ending}"
 
 
 def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple[list[int], int]]]:
@@ -123,13 +128,24 @@ def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple
     return "".join(out), moved
 
 
-def _best_holder(own: set[str], held: Sequence[tuple[int, set[str]]]) -> tuple[int, int] | None:
-    """(source, words matched) of the source holding the most of ``own`` (the first on a tie), when it
-    holds at least :data:`MATCH_SHARE` of them and :data:`MIN_MATCHED_WORDS`; else None."""
+def _best_holders(own: set[str], held: Sequence[tuple[int, set[str]]]) -> tuple[tuple[int, ...], int] | None:
+    """(sources, words matched) of the source holding the most of ``own`` (the first on a tie), when
+    it holds at least :data:`MATCH_SHARE` of them and :data:`MIN_MATCHED_WORDS`; else of the two
+    sources that hold that share together, each at least :data:`MIN_MATCHED_WORDS` the other lacks
+    (a sentence joining two passages, as a multi-hop answer does; the most words, the first pair
+    on a tie); else None."""
+    enough = MATCH_SHARE * len(own)
     matched, number = max(((len(own & words), -n) for n, words in held), default=(0, 0))
-    if own and matched >= MIN_MATCHED_WORDS and matched >= MATCH_SHARE * len(own):
-        return -number, matched
-    return None
+    if own and matched >= MIN_MATCHED_WORDS and matched >= enough:
+        return (-number,), matched
+    parts = [(n, own & words) for n, words in held if len(own & words) >= MIN_MATCHED_WORDS]
+    best: tuple[tuple[int, ...], int] | None = None
+    for (a, in_a), (b, in_b) in itertools.combinations(parts, 2):
+        both = len(in_a | in_b)
+        if (both >= enough and len(in_a - in_b) >= MIN_MATCHED_WORDS and len(in_b - in_a) >= MIN_MATCHED_WORDS
+                and (best is None or both > best[1])):
+            best = (a, b), both
+    return best
 
 
 def _held_words(sources: Sequence[Source]) -> list[tuple[int, set[str]]]:
@@ -137,24 +153,27 @@ def _held_words(sources: Sequence[Source]) -> list[tuple[int, set[str]]]:
 
 
 def _own_words(sentence: str, asked: set[str]) -> set[str]:
-    """The content words of ``sentence`` (its markers aside) that the question does not hold."""
-    return content_stems(_MARKERS.sub(" ", sentence)) - asked
+    """The content words of ``sentence`` (its markers aside) that the question does not hold, nor
+    :data:`ABOUT_SOURCES`."""
+    return content_stems(_MARKERS.sub(" ", sentence)) - asked - ABOUT_SOURCES
 
 
-def attribute_uncited(text: str, sources: Sequence[Source], question: str) -> tuple[str, list[tuple[int, int, int]]]:
+def attribute_uncited(text: str, sources: Sequence[Source], question: str
+                      ) -> tuple[str, list[tuple[tuple[int, ...], int, int]]]:
     """For an answer that cites nothing: each sentence whose own content words (those the question
     does not hold) are at least :data:`MATCH_SHARE` in one source's title and text, and at least
     :data:`MIN_MATCHED_WORDS` of them, is cited to the source holding the most (the first in the
-    context on a tie). Returns the text and (source, words matched, own words) per sentence cited."""
+    context on a tie), or else to two sources that hold that share together (:func:`_best_holders`).
+    Returns the text and (sources, words matched, own words) per sentence cited."""
     asked = content_stems(question)
     held = _held_words(sources)
     out, found, last = [], [], 0
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         own = _own_words(sentence, asked)
-        best = _best_holder(own, held)
+        best = _best_holders(own, held)
         if best is not None:
-            sentence = _cited_to(sentence, best[0])
+            sentence = _cited_to(sentence, *best[0])
             found.append((best[0], best[1], len(own)))
         out.append(text[last:start] + sentence)
         last = end
@@ -162,19 +181,20 @@ def attribute_uncited(text: str, sources: Sequence[Source], question: str) -> tu
     return "".join(out), found
 
 
-def narrow_blankets(text: str, sources: Sequence[Source], question: str) -> tuple[str, list[tuple[int, int | None]]]:
-    """Each sentence citing :data:`BLANKET_CITES` or more sources is cited to the one of them holding
-    its own words (as :func:`attribute_uncited` matches them), or to none when none does. Returns
-    the text and (how many sources the sentence cited, the source kept or None) per sentence."""
+def narrow_blankets(text: str, sources: Sequence[Source], question: str
+                    ) -> tuple[str, list[tuple[int, tuple[int, ...]]]]:
+    """Each sentence citing :data:`BLANKET_CITES` or more sources is cited to the one (or two) of
+    them holding its own words (as :func:`attribute_uncited` matches them), or to none when none
+    does. Returns the text and (how many sources the sentence cited, those kept) per sentence."""
     asked = content_stems(question)
     out, narrowed, last = [], [], 0
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         cited = {int(n) for n in _MARKERS.findall(sentence)}
         if len(cited) >= BLANKET_CITES:
-            best = _best_holder(_own_words(sentence, asked), _held_words([s for s in sources if s.number in cited]))
-            kept = best[0] if best else None
-            sentence = _cited_to(sentence, kept) if kept is not None else _uncited(sentence)
+            best = _best_holders(_own_words(sentence, asked), _held_words([s for s in sources if s.number in cited]))
+            kept = best[0] if best else ()
+            sentence = _cited_to(sentence, *kept) if kept else _uncited(sentence)
             narrowed.append((len(cited), kept))
         out.append(text[last:start] + sentence)
         last = end
@@ -226,9 +246,10 @@ def notes_for(fixed: Regrounded) -> list[str]:
         was = f"cited {''.join(f'[{n}]' for n in cited)}" if cited else "citing nothing"
         notes.append(f"a sentence {was} is copied word for word from source [{holder}]: cited as [{holder}]")
     for count, kept in fixed.narrowed:
+        held = "".join(f"[{n}]" for n in kept)
         notes.append(f"a sentence cited {count} sources at once: " + (
-            f"cited to [{kept}], the one that holds its words" if kept is not None else "none of them holds its words, so it cites none"))
+            f"cited to {held}, which hold its words" if kept else "none of them holds its words, so it cites none"))
     return notes
 
 
-__all__ = ["BLANKET_CITES", "LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
+__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
