@@ -14,6 +14,7 @@ from support.canned import default_rules
 from scholargraph import KnowledgeBase
 from scholargraph.models import Source
 from scholargraph.query.grounding import (
+    Regrounded,
     attribute_uncited,
     drop_repeats,
     narrow_blankets,
@@ -256,3 +257,12 @@ def test_a_sentence_joining_two_passages_is_cited_to_both():
     assert [n for n, _, _ in found] == [pair]
     assert text.endswith(f"Director and Producer in malayalam [{pair[0]}][{pair[1]}].")
     assert text.startswith("Yes, Christopher Nolan and Sathish Kalathil are both film directors. Christopher")
+
+
+def test_sentences_copied_from_one_passage_get_one_note():
+    # HotpotQA with the 1.5B (ppr): eight sentences of one passage copied after the answer, each with its
+    # own note "a sentence citing nothing is copied word for word from source [2]"
+    fixed = Regrounded("text", recited=[([], 2)] * 8 + [([1], 3)])
+    assert notes_for(fixed) == [
+        "8 sentences citing nothing are copied word for word from source [2]: cited as [2]",
+        "a sentence cited [1] is copied word for word from source [3]: cited as [3]"]
