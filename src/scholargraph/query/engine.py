@@ -27,7 +27,7 @@ from ..prompts import load_prompt
 from ..store.base import QueryStore
 from .citations import CitationNumbers, StreamingCitationFilter, number_cited_sources, verify_citations
 from .extractive import LABEL, LABEL_NO_STATEMENT, extractive_answer
-from .grounding import LOOP_REPEATS, attribute_uncited, notes_for, reground, repeated_sentences
+from .grounding import LOOP_REPEATS, attribute_uncited, markers, notes_for, reground, repeated_sentences
 from .retrieval import Retrieval, history_text, merge_usage
 from .trace import build_trace
 
@@ -167,12 +167,8 @@ def _attribute(answer: Answer, valid: set[int]) -> None:
     check = verify_citations(text, valid)
     answer.text, answer.cited = check.text.strip(), check.cited
     answer.notes.append(f"the model's answer cites none of the sources: {len(found)} of its sentences are cited to "
-                        f"the source(s) that hold their words ({', '.join(f'{_numbers(ns)} {m} of {k}' for ns, m, k in found)}; "
+                        f"the source(s) that hold their words ({', '.join(f'{markers(ns)} {m} of {k}' for ns, m, k in found)}; "
                         "matched by scholargraph, not cited by the model)")
-
-
-def _numbers(numbers: tuple[int, ...]) -> str:
-    return "".join(f"[{n}]" for n in numbers)
 
 
 def _extractive(answer: Answer, on_text, label: str = LABEL) -> None:

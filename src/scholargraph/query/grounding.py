@@ -99,6 +99,11 @@ def _holder(sentence: str, passages: dict[int, str]) -> int | None:
     return holders[0] if len(holders) == 1 else None
 
 
+def markers(numbers: Sequence[int]) -> str:
+    """``[1][4]``: the citation markers of ``numbers``."""
+    return "".join(f"[{n}]" for n in numbers)
+
+
 def _uncited(sentence: str) -> str:
     """``sentence`` without its citation markers (and the spaces they leave)."""
     sentence = re.sub(r" {2,}", " ", _MARKERS.sub("", sentence)).rstrip()
@@ -109,7 +114,7 @@ def _cited_to(sentence: str, *numbers: int) -> str:
     """``sentence`` with its markers replaced by ``[n]`` of each of ``numbers``, before its closing punctuation."""
     sentence = _uncited(sentence)
     ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
-    return f"{sentence[:-1] if ending else sentence} {''.join(f'[{n}]' for n in numbers)}{ending}"
+    return f"{sentence[:-1] if ending else sentence} {markers(numbers)}{ending}"
 
 
 def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple[list[int], int]]]:
@@ -245,15 +250,14 @@ def notes_for(fixed: Regrounded) -> list[str]:
                      "label (the references list names the sources)")
     # one note per (numbers cited, source copied): the 1.5B copied eight sentences of one passage
     for (cited, holder), count in Counter((tuple(c), h) for c, h in fixed.recited).items():
-        was = f"cited {''.join(f'[{n}]' for n in cited)}" if cited else "citing nothing"
+        was = f"cited {markers(cited)}" if cited else "citing nothing"
         which = "a sentence" if count == 1 else f"{count} sentences"
         verb = "is" if count == 1 else "are"
         notes.append(f"{which} {was} {verb} copied word for word from source [{holder}]: cited as [{holder}]")
     for count, kept in fixed.narrowed:
-        held = "".join(f"[{n}]" for n in kept)
         notes.append(f"a sentence cited {count} sources at once: " + (
-            f"cited to {held}, which hold its words" if kept else "none of them holds its words, so it cites none"))
+            f"cited to {markers(kept)}, which hold its words" if kept else "none of them holds its words, so it cites none"))
     return notes
 
 
-__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
+__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "markers", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
