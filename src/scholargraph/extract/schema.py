@@ -24,7 +24,8 @@ DESCRIPTION_CHARS = 200
 KEYWORD_CHARS = 60
 
 
-def _string(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
+def string_schema(max_chars: int, min_chars: int = 0) -> dict[str, Any]:
+    """A JSON-schema string of at most ``max_chars`` (and at least ``min_chars``) characters."""
     schema: dict[str, Any] = {"type": "string", "maxLength": max_chars}
     if min_chars:
         schema["minLength"] = min_chars
@@ -59,16 +60,16 @@ def compact_extraction_schema(entity_types: list[str], chunk_tokens: int | None 
     """The schema sent as ``response_format`` with the compact extraction prompt; types are an enum
     when the profile names them; list bounds follow the chunk's length when it is given."""
     max_entities, max_relations = items_for(chunk_tokens) if chunk_tokens else (MAX_ENTITIES, MAX_RELATIONS)
-    name = _string(NAME_CHARS, 1)
-    entity_type: dict[str, Any] = {"enum": list(entity_types)} if entity_types else _string(NAME_CHARS, 1)
+    name = string_schema(NAME_CHARS, 1)
+    entity_type: dict[str, Any] = {"enum": list(entity_types)} if entity_types else string_schema(NAME_CHARS, 1)
     return {
         "type": "object",
         "properties": {
             "entities": {"type": "array", "maxItems": max_entities,
-                         "items": _tuple(name, entity_type, _string(DESCRIPTION_CHARS))},
+                         "items": _tuple(name, entity_type, string_schema(DESCRIPTION_CHARS))},
             "relations": {"type": "array", "maxItems": max_relations,
-                          "items": _tuple(name, _string(KEYWORD_CHARS, 1), name, _string(DESCRIPTION_CHARS))},
-            "keywords": {"type": "array", "maxItems": MAX_KEYWORDS, "items": _string(KEYWORD_CHARS, 1)},
+                          "items": _tuple(name, string_schema(KEYWORD_CHARS, 1), name, string_schema(DESCRIPTION_CHARS))},
+            "keywords": {"type": "array", "maxItems": MAX_KEYWORDS, "items": string_schema(KEYWORD_CHARS, 1)},
         },
         "required": ["entities", "relations", "keywords"],
         "additionalProperties": False,

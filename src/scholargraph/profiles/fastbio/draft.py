@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from ...errors import ModelOutputError
 from ...extract.parse import parse_extraction
-from ...extract.schema import NAME_CHARS
+from ...extract.schema import NAME_CHARS, string_schema
 from ...extract.types import PRESETS
 from ...extract.types import entity_types as resolve_entity_types
 from ...llm.output import Clamp, Items, LenientModel, Number, Text, first_of, names, output_schema
@@ -89,8 +89,7 @@ def draft_schema(entity_types: list[str], relation_types: list[str], abstract_ch
     alias when a dictionary renames it, and an edge's confidence is its weight from its nodes
     (seed 003 §2.4, ``graph.weights``)."""
     entities, relations = draft_bounds(abstract_chars)
-    name, description = {"type": "string", "minLength": 1, "maxLength": NAME_CHARS}, {
-        "type": "string", "maxLength": DRAFT_DESCRIPTION_CHARS}
+    name, description = string_schema(NAME_CHARS, 1), string_schema(DRAFT_DESCRIPTION_CHARS)
     entity = {"type": "object", "properties": {
         "name": name, "type": {"enum": entity_types} if entity_types else name}, "required": ["name"]}
     relation = {"type": "object", "properties": {
