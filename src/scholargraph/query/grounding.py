@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..models import Source
@@ -117,21 +117,30 @@ def _cited_to(sentence: str, *numbers: int) -> str:
     return f"{sentence[:-1] if ending else sentence} {markers(numbers)}{ending}"
 
 
+def _rewrite_sentences(text: str, rewrite: Callable[[str], str]) -> str:
+    """``text`` with each sentence replaced by ``rewrite(sentence)`` (what lies between them kept)."""
+    out, last = [], 0
+    for start, end in sentence_spans(text):
+        out.append(text[last:start] + rewrite(text[start:end]))
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
 def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple[list[int], int]]]:
     """Sentences copied from one source but cited to others (or to none) get that source's number instead."""
     passages = {s.number: _words(s.text) for s in sources}
-    out, moved, last = [], [], 0
-    for start, end in sentence_spans(text):
-        sentence = text[start:end]
+    moved: list[tuple[list[int], int]] = []
+
+    def recite(sentence: str) -> str:
         cited = [int(n) for n in _MARKERS.findall(sentence)]
         holder = _holder(sentence, passages)
-        if holder is not None and holder not in cited:
-            sentence = _cited_to(sentence, holder)
-            moved.append((cited, holder))
-        out.append(text[last:start] + sentence)
-        last = end
-    out.append(text[last:])
-    return "".join(out), moved
+        if holder is None or holder in cited:
+            return sentence
+        moved.append((cited, holder))
+        return _cited_to(sentence, holder)
+
+    return _rewrite_sentences(text, recite), moved
 
 
 def _best_holders(own: set[str], held: Sequence[tuple[int, set[str]]]) -> tuple[tuple[int, ...], int] | None:
@@ -173,18 +182,17 @@ def attribute_uncited(text: str, sources: Sequence[Source], question: str
     Returns the text and (sources, words matched, own words) per sentence cited."""
     asked = content_stems(question)
     held = _held_words(sources)
-    out, found, last = [], [], 0
-    for start, end in sentence_spans(text):
-        sentence = text[start:end]
+    found: list[tuple[tuple[int, ...], int, int]] = []
+
+    def attribute(sentence: str) -> str:
         own = _own_words(sentence, asked)
         best = _best_holders(own, held)
-        if best is not None:
-            sentence = _cited_to(sentence, *best[0])
-            found.append((best[0], best[1], len(own)))
-        out.append(text[last:start] + sentence)
-        last = end
-    out.append(text[last:])
-    return "".join(out), found
+        if best is None:
+            return sentence
+        found.append((best[0], best[1], len(own)))
+        return _cited_to(sentence, *best[0])
+
+    return _rewrite_sentences(text, attribute), found
 
 
 def narrow_blankets(text: str, sources: Sequence[Source], question: str
@@ -193,19 +201,18 @@ def narrow_blankets(text: str, sources: Sequence[Source], question: str
     them holding its own words (as :func:`attribute_uncited` matches them), or to none when none
     does. Returns the text and (how many sources the sentence cited, those kept) per sentence."""
     asked = content_stems(question)
-    out, narrowed, last = [], [], 0
-    for start, end in sentence_spans(text):
-        sentence = text[start:end]
+    narrowed: list[tuple[int, tuple[int, ...]]] = []
+
+    def narrow(sentence: str) -> str:
         cited = {int(n) for n in _MARKERS.findall(sentence)}
-        if len(cited) >= BLANKET_CITES:
-            best = _best_holders(_own_words(sentence, asked), _held_words([s for s in sources if s.number in cited]))
-            kept = best[0] if best else ()
-            sentence = _cited_to(sentence, *kept) if kept else _uncited(sentence)
-            narrowed.append((len(cited), kept))
-        out.append(text[last:start] + sentence)
-        last = end
-    out.append(text[last:])
-    return "".join(out), narrowed
+        if len(cited) < BLANKET_CITES:
+            return sentence
+        best = _best_holders(_own_words(sentence, asked), _held_words([s for s in sources if s.number in cited]))
+        kept = best[0] if best else ()
+        narrowed.append((len(cited), kept))
+        return _cited_to(sentence, *kept) if kept else _uncited(sentence)
+
+    return _rewrite_sentences(text, narrow), narrowed
 
 
 def repeated_sentences(text: str) -> list[tuple[int, int]]:
