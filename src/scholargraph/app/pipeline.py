@@ -512,10 +512,15 @@ class Pipeline:
         settings = ResolutionSettings(threshold=cfg.resolution_threshold)
         groups: list[list[str]] = []
         mates: NameMates | None = None  # the stored entities by name: read once per run, when there is work
+        loop = asyncio.get_running_loop()
+
+        def embed(texts: list[str]) -> np.ndarray:  # from the pass's thread, on this loop's embedder
+            return asyncio.run_coroutine_threadsafe(self.refresher.embedder.embed(texts), loop).result()
+
         while block := await asyncio.to_thread(self.store.claim_maintenance, "resolve", RESOLVE_BLOCK):
             # a block at a time, claimed: workers that finish together share the pass, none redoes a block
             mates = mates or await asyncio.to_thread(NameMates, self.store)
-            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings, mates)
+            groups += await asyncio.to_thread(resolve_touched, self.store, set(block), settings, mates, embed)
         if groups:
             report.notes.append(resolution_note(groups))
         self.progress.phase("rebuilding resolved entities")

@@ -15,8 +15,8 @@ the work to the next one (docs/reliability.md).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -24,8 +24,9 @@ from ..models import Entity
 from ..store.base import GraphUpkeep, SourceDescriptions, batches
 from .edit import merge_entities, rename_entity, split_parts
 from .merge import entity_id_for
+from .refresh import entity_text, merge_entity
 from .resolve import Candidate, ResolutionSettings, clique_partition, link_pairs
-from .resolve_names import compact_key, surface_texts
+from .resolve_names import compact_key, surface_texts, surfaces_of
 
 NAME_MATES_LIMIT = 64  # a compact key held by more entities than this adds none of them (like a large name block)
 
@@ -76,39 +77,110 @@ class NameMates:
         return out
 
 
+PartEmbedder = Callable[[list[str]], np.ndarray]  # texts -> one vector per text (the entity embedder)
+
+
 @dataclass
 class Pool:
     """The candidates of a pass and, per candidate, the name groups it was merged from (keys and
-    names: a paper's aliases joined to the name they were given for; one group when it never merged)."""
+    names: a paper's aliases joined to the name they were given for; one group when it never merged)
+    and, where it has several, each group's own vector (``part_vectors``: the vector an entity of
+    that group's records alone has)."""
 
     candidates: list[Candidate]
     parts: dict[str, list[tuple[list[str], list[str]]]]
+    part_vectors: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
 
-def candidate_pool(store: GraphUpkeep, touched: set[str], k: int, mates: NameMates | None = None) -> Pool:
+def candidate_pool(store: GraphUpkeep, touched: set[str], settings: ResolutionSettings,
+                   mates: NameMates | None = None, embed: PartEmbedder | None = None) -> Pool:
+    """The touched entities, their ``k`` nearest stored neighbours, the stored entities rule d may
+    link them with (same first letter, an acronym-like word on a side, cosine >= ``alias_threshold``,
+    up to ``acronym_range``: a range, not the nearest k), and (``mates``) the stored entities of the
+    same compact names. With ``embed``, each part of a merged entity is compared by its own vector."""
     index = store.vector_index("entity")
-    pool = dict.fromkeys(sorted(touched))
-    vectors = store.get_vectors("entity", list(pool))  # one read, not one round trip per entity
-    found = [(entity_id, vectors[entity_id]) for entity_id in pool if entity_id in vectors]
-    if found:  # one batched search (a matrix product per block of rows), not one pass over the index per entity
-        for hits in index.search_many(np.stack([v for _, v in found]), k + 1):
-            pool.update(dict.fromkeys(i for i, _ in hits))
+    ids = sorted(touched)
+    entities = store.get_entities(ids, sources=False)
+    sources = store.entity_sources([i for i in ids if i in entities])
+    parts = {i: _member_groups(sources[i]) for i in sources}
+    part_vectors = _part_vectors(sources, parts, embed)
+    vectors = store.get_vectors("entity", ids)  # one read, not one round trip per entity
+    pool = dict.fromkeys(ids)
+    probes = [(i, v) for i, v in vectors.items()] + [(node[0], v) for node, v in part_vectors.items()]
+    if probes:  # one batched search (a matrix product per block of rows), not one pass over the index per entity
+        reach = settings.k + 1 if mates is None else max(settings.k, settings.acronym_range) + 1
+        far: dict[str, set[str]] = defaultdict(set)  # entity -> stored entities beyond its k nearest
+        for (entity_id, _), hits in zip(probes, index.search_many(np.stack([v for _, v in probes]), reach), strict=True):
+            pool.update(dict.fromkeys(i for i, _ in hits[: settings.k + 1]))
+            far[entity_id].update(i for i, cos in hits[settings.k + 1:] if cos >= settings.alias_threshold)
+        if mates is not None:
+            pool.update(dict.fromkeys(_rule_d_mates(store, entities, far, set(pool))))
     # names, types, descriptions: a candidate needs no source record (a hub entity holds thousands)
-    entities = store.get_entities(pool, sources=False)
+    entities.update(store.get_entities([i for i in pool if i not in entities], sources=False))
     if mates is not None:  # and the stored entities of the same compact names, however far their vectors are
-        named = sorted(mates.of(entities[i] for i in sorted(touched) if i in entities) - set(pool))
+        named = sorted(mates.of(entities[i] for i in ids if i in entities) - set(pool))
         pool.update(dict.fromkeys(named))
         entities.update(store.get_entities(named, sources=False))
-    sources = store.entity_sources([i for i in pool if i in entities])
-    parts = {i: _member_groups(sources[i]) for i in pool if i in entities}
+    rest = [i for i in pool if i in entities and i not in sources]
+    sources.update(store.entity_sources(rest))
+    new_parts = {i: _member_groups(sources[i]) for i in rest}
+    part_vectors.update(_part_vectors({i: sources[i] for i in rest}, new_parts, embed))
+    parts.update(new_parts)
     vectors.update(store.get_vectors("entity", [i for i in pool if i in entities and i not in vectors]))
     return Pool([Candidate(e.id, e.name, e.type, e.description, list(e.aliases), vectors.get(e.id))
-                 for e in (entities[i] for i in pool if i in entities)], parts)
+                 for e in (entities[i] for i in pool if i in entities)],
+                {i: [(keys, names) for keys, names, _ in parts[i]] for i in pool if i in entities}, part_vectors)
 
 
-def _member_groups(src: SourceDescriptions) -> list[tuple[list[str], list[str]]]:
-    """The name keys and names of each entity this one was merged from: its records' name keys, a
-    paper's aliases joined to the name they were given for (an alias record follows its canonical one)."""
+def _rule_d_sides(entity: Entity) -> tuple[set[str], bool]:
+    """The first letters of an entity's names and whether one of them has an acronym-like word."""
+    surfaces = surfaces_of(Candidate(entity.id, entity.name, aliases=list(entity.aliases)))
+    return {s.compact[:1] for s in surfaces if s.compact}, any(s.has_acronym for s in surfaces)
+
+
+def _rule_d_mates(store: GraphUpkeep, touched: dict[str, Entity], far: dict[str, set[str]], pooled: set[str]) -> list[str]:
+    """Of the stored entities found beyond a touched entity's k nearest, those rule d may link
+    with it (a first letter in common, an acronym-like word on a side): what a pass over all of
+    them pairs by its range (``resolve_blocks``), whatever else is stored."""
+    wanted = sorted({i for found in far.values() for i in found} - pooled)
+    stored = store.get_entities(wanted, sources=False)
+    sides = {i: _rule_d_sides(e) for i, e in stored.items()}
+    out: set[str] = set()
+    for entity_id, found in far.items():
+        if entity_id not in touched:
+            continue
+        letters, acronym = _rule_d_sides(touched[entity_id])
+        out.update(i for i in found if i in sides and letters & sides[i][0] and (acronym or sides[i][1]))
+    return sorted(out)
+
+
+def _part_vectors(sources: dict[str, SourceDescriptions], parts: dict[str, list[tuple[list[str], list[str], list[int]]]],
+                  embed: PartEmbedder | None) -> dict[tuple[str, int], np.ndarray]:
+    """The vector of each part of a merged entity: what the refresher embeds for an entity of that
+    part's records alone (``refresh.entity_text``). A later pass then compares a new name with the
+    names an entity was merged from as a pass over all of them does (issue 27 item 11), not through
+    the one vector of the merged entity."""
+    nodes: list[tuple[str, int]] = []
+    texts: list[str] = []
+    for entity_id, groups in parts.items():
+        if embed is None or len(groups) < 2:
+            continue
+        src = sources[entity_id]
+        for n, (_, _, records) in enumerate(groups):
+            part = merge_entity(SourceDescriptions(
+                entity_id, [src.names[r] for r in records], [src.types[r] for r in records],
+                [src.descriptions[r] for r in records], 0.0, [], None, [src.roles[r] for r in records]))
+            nodes.append((entity_id, n))
+            texts.append(entity_text(part.name, part.type, part.description, part.aliases))
+    if not texts or embed is None:
+        return {}
+    return dict(zip(nodes, embed(texts), strict=True))
+
+
+def _member_groups(src: SourceDescriptions) -> list[tuple[list[str], list[str], list[int]]]:
+    """The name keys, names and records of each entity this one was merged from: its records' name
+    keys, a paper's aliases joined to the name they were given for (an alias record follows its
+    canonical one)."""
     parent: dict[str, str] = {}
 
     def find(key: str) -> str:
@@ -126,13 +198,14 @@ def _member_groups(src: SourceDescriptions) -> list[tuple[list[str], list[str]]]
                 parent[max(a, b)] = min(a, b)
         elif role == "canonical":
             canonical = key
-    groups: dict[str, tuple[list[str], list[str]]] = {}
-    for name, key in zip(src.names, src.keys, strict=False):
-        keys, names = groups.setdefault(find(key), ([], []))
+    groups: dict[str, tuple[list[str], list[str], list[int]]] = {}
+    for record, (name, key) in enumerate(zip(src.names, src.keys, strict=False)):
+        keys, names, records = groups.setdefault(find(key), ([], [], []))
         if key and key not in keys:
             keys.append(key)
         if name not in names:
             names.append(name)
+        records.append(record)
     return list(groups.values())
 
 
@@ -161,7 +234,8 @@ def regroup(pool: Pool, touched: set[str], settings: ResolutionSettings) -> Regr
         for n, (keys, names) in enumerate(groups):
             nodes.append((c.id, n))
             cands.append(c if len(groups) == 1 else
-                         Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:], c.vector))
+                         Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:],
+                                   pool.part_vectors.get((c.id, n), c.vector)))
             order.append(entity_id_for(min(keys)) if keys else c.id)
     ranked = sorted(range(len(nodes)), key=lambda i: (order[i], nodes[i]))
     nodes, cands = [nodes[i] for i in ranked], [cands[i] for i in ranked]
@@ -207,7 +281,7 @@ def _components_touching(nodes: list[tuple[str, int]], links: list[tuple[tuple[s
 
 
 def resolve_touched(store: GraphUpkeep, touched: set[str], settings: ResolutionSettings,
-                    mates: NameMates | None = None) -> list[list[str]]:
+                    mates: NameMates | None = None, embed: PartEmbedder | None = None) -> list[list[str]]:
     """Regroup what the resolver links among ``touched`` entities, their neighbours and (``mates``)
     the stored entities of the same compact names (``regroup``: split what a later name takes a
     member from, merge the new groups), and take them off the resolution queue: every edit and the
@@ -216,7 +290,7 @@ def resolve_touched(store: GraphUpkeep, touched: set[str], settings: ResolutionS
     plan = Regrouping({}, [])
     pool = Pool([], {})
     if touched and store.get_meta("embedding_dim"):
-        pool = candidate_pool(store, touched, settings.k, mates)
+        pool = candidate_pool(store, touched, settings, mates, embed)
         plan = regroup(pool, touched, settings)
     groups: list[list[str]] = []
 

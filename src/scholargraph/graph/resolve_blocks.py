@@ -62,12 +62,56 @@ def _vector_pair_codes(mat: np.ndarray, has_vec: np.ndarray, surfaces: list[list
     floor = min(settings.threshold, settings.alias_threshold)
     lo, hi, vals = _vector_neighbours(mat[idx], settings.k, floor, settings)
     lo, hi = idx[lo], idx[hi]
+    keep = vals >= settings.threshold
     # Below `threshold` the name blocks already hold every pair that rules c, e and f's typo
-    # test can link; what is left is rule d: an acronym-like word on a side, same first letter.
-    acr = np.array([any(x.has_acronym for x in ss) for ss in surfaces], dtype=bool)
-    first = np.array([ord(ss[0].compact[0]) if ss and ss[0].compact else -1 for ss in surfaces])
-    keep = (vals >= settings.threshold) | ((acr[lo] | acr[hi]) & (first[lo] == first[hi]))
-    return lo[keep].astype(np.int64) * n + hi[keep]
+    # test can link; what is left is rule d, whose pairs come from a range, not the nearest k.
+    acr_lo, acr_hi = _acronym_range(mat, has_vec, surfaces, settings)
+    return np.concatenate([lo[keep].astype(np.int64) * n + hi[keep], acr_lo * n + acr_hi])
+
+
+def rule_d_side(surfaces: Sequence[Surface]) -> tuple[str, bool]:
+    """What rule d's pairs are drawn by: the first letter of a candidate's name ("" without one)
+    and whether a word of one of its names is acronym-like. Rule d links only names of the same
+    first letter, one of them with an acronym-like word."""
+    first = surfaces[0].compact[:1] if surfaces else ""
+    return first, any(s.has_acronym for s in surfaces)
+
+
+def _acronym_range(mat: np.ndarray, has_vec: np.ndarray, surfaces: list[list[Surface]],
+                   settings: ResolutionSettings) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) pairs rule d may link: each candidate with an acronym-like word against every
+    candidate of the same first letter at cosine >= ``alias_threshold``, its ``acronym_range``
+    closest of them. A range, not the nearest k: "HDAC" and "histone deacetylase" (cosine 0.48)
+    are compared however many closer names the others have, so the pairs of one candidate do not
+    depend on what else a pass holds (papers indexed one by one or together, issue 27 item 11)."""
+    by_letter: dict[str, list[int]] = defaultdict(list)
+    acronym_like = np.zeros(len(mat), dtype=bool)
+    for i in np.flatnonzero(has_vec).tolist():
+        first, acronym_like[i] = rule_d_side(surfaces[i])
+        if first:
+            by_letter[first].append(i)
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+    for members in by_letter.values():
+        group = np.array(members)
+        rows = group[acronym_like[group]]
+        step = max(1, min(1024, 2**24 // len(group)))  # a block of at most 16M scores
+        for start in range(0, len(rows), step):
+            part = rows[start : start + step]
+            scores = mat[part] @ mat[group].T
+            scores[part[:, None] == group[None, :]] = -np.inf
+            cap = min(settings.acronym_range, len(group))
+            if cap <= 0:
+                break
+            top = np.argpartition(-scores, cap - 1, axis=1)[:, :cap] if cap < len(group) else \
+                np.broadcast_to(np.arange(len(group)), scores.shape)
+            r, c = np.nonzero(np.take_along_axis(scores, top, axis=1) >= settings.alias_threshold)
+            a, b = part[r], group[top[r, c]]
+            found.append((np.minimum(a, b), np.maximum(a, b)))
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    lo, hi = (np.concatenate(x).astype(np.int64) for x in zip(*found, strict=True))
+    return lo, hi
 
 
 def _pair_cosines(mat: np.ndarray | None, has_vec: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

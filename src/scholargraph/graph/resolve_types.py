@@ -87,6 +87,7 @@ class ResolutionSettings:
     inside_acronym_threshold: float = 0.5  # cosine for an acronym spelt by letters from inside words
     max_group: int = 50  # largest group returned; a bigger clique is cut
     k: int = 10  # vector neighbours per candidate
+    acronym_range: int = 200  # rule d pairs per acronym-like candidate (same first letter, cosine >= alias_threshold)
     exact_limit: int = 10000  # above this many vectors, neighbours come from an inverted-file index
     nprobe: int = 2  # cells each vector is filed under (inverted-file index)
     block_limit: int = 64  # name blocks larger than this are only paired through their short names

@@ -264,7 +264,10 @@ FAILED_ATTEMPT_SQL = "(status = 'failed' OR (status = 'error' AND prompt_tokens 
 @dataclass
 class SourceDescriptions:
     """What a merged entity or relation is rebuilt from: its records' fields, in document order
-    (then order of arrival), so a rebuild never depends on which document came first."""
+    (then order of arrival), so a rebuild never depends on which document came first. An
+    entity's ``names``, ``types``, ``descriptions``, ``roles`` and ``keys`` hold one item per
+    record ("" where a record has no type or description): a resolution pass rebuilds the parts
+    a merged entity was merged from out of them."""
 
     id: str
     names: list[str]

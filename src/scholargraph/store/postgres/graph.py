@@ -207,11 +207,9 @@ class PostgresGraph:
             src.names.append(r[1])
             src.roles.append(r[4])
             src.keys.append(r[5] or "")
-            if r[2]:
-                src.types.append(r[2])
-            if r[3]:
-                src.descriptions.append(r[3])
-                src.weight += 1
+            src.types.append(r[2] or "")  # parallel to the names: a pass rebuilds a merged entity's parts
+            src.descriptions.append(r[3] or "")
+            src.weight += bool(r[3])
         return out
 
     def relation_sources(self, ids: Sequence[str]) -> dict[str, SourceDescriptions]:
