@@ -1,8 +1,11 @@
 """Entity resolution runs after indexing and merges names of one thing across papers."""
 
-
+import numpy as np
 
 from scholargraph import KnowledgeBase
+from scholargraph.graph.refresh import entity_text
+from scholargraph.graph.resolution_pass import Pool, candidate_pool, regroup
+from scholargraph.graph.resolve import Candidate, ResolutionSettings
 
 DOC_A = "Large language models generate fluent text. Large language models are trained on web corpora."
 DOC_B = "We evaluate LLMs on question answering. LLMs often hallucinate facts without retrieval."
@@ -294,3 +297,51 @@ def test_an_acronym_crowded_by_closer_names_merges_in_every_order(tmp_path):
     assert reverse == together
     merged = [{name.casefold(), *(a.casefold() for a in aliases)} for name, aliases in together[0].values()]
     assert any({"hdac", "histone deacetylase"} <= names for names in merged)
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _merged_pool(part_vectors: dict) -> Pool:
+    """A stored entity merged from "histone deacetylase" and "HDACs" (its vector along x), and a new
+    "HDAC" at cosine 0.6 to that vector; each part alone points along y."""
+    merged = Candidate("e_m", "histone deacetylase", "Gene", "", ["HDACs"], _unit(1, 0, 0))
+    new = Candidate("e_new", "HDAC", "Gene", "", [], _unit(0.6, 0, 0.8))
+    parts = {"e_m": [(["histone deacetylase"], ["histone deacetylase"]), (["hdacs"], ["HDACs"])],
+             "e_new": [(["hdac"], ["HDAC"])]}
+    own = {(("e_m", n)): Candidate(f"e_m#{n}", name, "Gene", "", [], part_vectors.get(("e_m", n)))
+           for n, name in enumerate(("histone deacetylase", "HDACs"))}
+    return Pool([merged, new], parts, own)
+
+
+def test_a_pass_compares_a_new_name_with_each_part_of_a_merged_entity_by_the_parts_own_vector():
+    """"HDAC" spells "histone deacetylase" (rule d) and is "HDACs" (rule c), each needing cosine
+    >= 0.3 for an acronym. Through the merged entity's one vector (0.6) it links to both parts and
+    joins; by the parts' own vectors (0.0) it links to neither and stays apart: what a pass over
+    all the names at once decides (issue 27 item 11)."""
+    settings = ResolutionSettings()
+    through_merged = regroup(_merged_pool({}), {"e_new"}, settings)
+    assert any(("e_new", 0) in group for group in through_merged.merges)
+    by_part = regroup(_merged_pool({("e_m", 0): _unit(0, 1, 0), ("e_m", 1): _unit(0, 1, 0)}), {"e_new"}, settings)
+    assert not any(("e_new", 0) in group for group in by_part.merges)
+
+
+def test_each_part_of_a_merged_entity_is_embedded_as_an_entity_of_its_records_alone(tmp_path):
+    settings = {"extraction": {"profile": "offline", "resolve": False}, "embeddings": {"runtime": "numpy"}}
+    with KnowledgeBase(tmp_path, **settings) as kb:
+        kb.insert(texts=[PAGERANK, PASSAGES])
+        alone = {e.name: e for e in kb.store.get_entities(kb.store.all_entity_ids(), sources=False).values()
+                 if e.name in ("PageRank", "Passage Ranking")}
+        kept = kb.merge_entities("PageRank", "Passage Ranking").kept
+        embedded: list[str] = []
+
+        def embed(texts: list[str]) -> np.ndarray:
+            embedded.extend(texts)
+            return np.ones((len(texts), int(kb.store.get_meta("embedding_dim"))), dtype=np.float32)
+
+        pool = candidate_pool(kb.store, {kept}, ResolutionSettings(), None, embed)
+    assert sorted(embedded) == sorted(entity_text(e.name, e.type, e.description, e.aliases) for e in alone.values())
+    assert sorted(pool.part_candidates) == [(kept, 0), (kept, 1)]
+    assert sorted(c.name for c in pool.part_candidates.values()) == sorted(alone)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -84,12 +84,12 @@ PartEmbedder = Callable[[list[str]], np.ndarray]  # texts -> one vector per text
 class Pool:
     """The candidates of a pass and, per candidate, the name groups it was merged from (keys and
     names: a paper's aliases joined to the name they were given for; one group when it never merged)
-    and, where it has several, each group's own vector (``part_vectors``: the vector an entity of
-    that group's records alone has)."""
+    and, where it has several, each group as a candidate of its own (``part_candidates``: the name,
+    aliases, type, description and vector an entity of that group's records alone has)."""
 
     candidates: list[Candidate]
     parts: dict[str, list[tuple[list[str], list[str]]]]
-    part_vectors: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    part_candidates: dict[tuple[str, int], Candidate] = field(default_factory=dict)
 
 
 def candidate_pool(store: GraphUpkeep, touched: set[str], settings: ResolutionSettings,
@@ -97,16 +97,17 @@ def candidate_pool(store: GraphUpkeep, touched: set[str], settings: ResolutionSe
     """The touched entities, their ``k`` nearest stored neighbours, the stored entities rule d may
     link them with (same first letter, an acronym-like word on a side, cosine >= ``alias_threshold``,
     up to ``acronym_range``: a range, not the nearest k), and (``mates``) the stored entities of the
-    same compact names. With ``embed``, each part of a merged entity is compared by its own vector."""
+    same compact names. Each part of a merged entity is a candidate of its own, with its own vector
+    where ``embed`` is given (the merged entity's otherwise)."""
     index = store.vector_index("entity")
     ids = sorted(touched)
     entities = store.get_entities(ids, sources=False)
     sources = store.entity_sources([i for i in ids if i in entities])
     parts = {i: _member_groups(sources[i]) for i in sources}
-    part_vectors = _part_vectors(sources, parts, embed)
+    part_cands = _part_candidates(sources, parts, embed)
     vectors = store.get_vectors("entity", ids)  # one read, not one round trip per entity
     pool = dict.fromkeys(ids)
-    probes = [(i, v) for i, v in vectors.items()] + [(node[0], v) for node, v in part_vectors.items()]
+    probes = [*vectors.items(), *((node[0], c.vector) for node, c in part_cands.items() if c.vector is not None)]
     if probes:  # one batched search (a matrix product per block of rows), not one pass over the index per entity
         reach = settings.k + 1 if mates is None else max(settings.k, settings.acronym_range) + 1
         far: dict[str, set[str]] = defaultdict(set)  # entity -> stored entities beyond its k nearest
@@ -124,12 +125,12 @@ def candidate_pool(store: GraphUpkeep, touched: set[str], settings: ResolutionSe
     rest = [i for i in pool if i in entities and i not in sources]
     sources.update(store.entity_sources(rest))
     new_parts = {i: _member_groups(sources[i]) for i in rest}
-    part_vectors.update(_part_vectors({i: sources[i] for i in rest}, new_parts, embed))
+    part_cands.update(_part_candidates({i: sources[i] for i in rest}, new_parts, embed))
     parts.update(new_parts)
     vectors.update(store.get_vectors("entity", [i for i in pool if i in entities and i not in vectors]))
     return Pool([Candidate(e.id, e.name, e.type, e.description, list(e.aliases), vectors.get(e.id))
                  for e in (entities[i] for i in pool if i in entities)],
-                {i: [(keys, names) for keys, names, _ in parts[i]] for i in pool if i in entities}, part_vectors)
+                {i: [(keys, names) for keys, names, _ in parts[i]] for i in pool if i in entities}, part_cands)
 
 
 def _rule_d_sides(entity: Entity) -> tuple[set[str], bool]:
@@ -154,33 +155,36 @@ def _rule_d_mates(store: GraphUpkeep, touched: dict[str, Entity], far: dict[str,
     return sorted(out)
 
 
-def _part_vectors(sources: dict[str, SourceDescriptions], parts: dict[str, list[tuple[list[str], list[str], list[int]]]],
-                  embed: PartEmbedder | None) -> dict[tuple[str, int], np.ndarray]:
-    """The vector of each part of a merged entity: what the refresher embeds for an entity of that
-    part's records alone (``refresh.entity_text``). A later pass then compares a new name with the
-    names an entity was merged from as a pass over all of them does (issue 27 item 11), not through
-    the one vector of the merged entity."""
+def _part_candidates(sources: dict[str, SourceDescriptions],
+                     parts: dict[str, list[tuple[list[str], list[str], list[int]]]],
+                     embed: PartEmbedder | None) -> dict[tuple[str, int], Candidate]:
+    """Each part of a merged entity as the entity its records alone make: the name, aliases, type
+    and description the refresher gives such an entity and (``embed``) the vector it embeds for it
+    (``refresh.entity_text``). A later pass then compares a new name with the names an entity was
+    merged from as a pass over all of them does (issue 27 item 11), not through the merged entity's
+    one vector, type and description (which a rule may read: two names of one sentence)."""
     nodes: list[tuple[str, int]] = []
-    texts: list[str] = []
+    found: list[Entity] = []
     for entity_id, groups in parts.items():
-        if embed is None or len(groups) < 2:
+        if len(groups) < 2:
             continue
         src = sources[entity_id]
         for n, (_, _, records) in enumerate(groups):
-            part = merge_entity(SourceDescriptions(
-                entity_id, [src.names[r] for r in records], [src.types[r] for r in records],
-                [src.descriptions[r] for r in records], 0.0, [], None, [src.roles[r] for r in records]))
             nodes.append((entity_id, n))
-            texts.append(entity_text(part.name, part.type, part.description, part.aliases))
-    if not texts or embed is None:
-        return {}
-    return dict(zip(nodes, embed(texts), strict=True))
+            found.append(merge_entity(SourceDescriptions(
+                f"{entity_id}#{n}", [src.names[r] for r in records], [src.types[r] for r in records],
+                [src.descriptions[r] for r in records], 0.0, [], None, [src.roles[r] for r in records])))
+    vectors: list[np.ndarray | None] = [None] * len(found)
+    if found and embed is not None:
+        vectors = list(embed([entity_text(e.name, e.type, e.description, e.aliases) for e in found]))
+    return {node: Candidate(e.id, e.name, e.type, e.description, list(e.aliases), vector)
+            for node, e, vector in zip(nodes, found, vectors, strict=True)}
 
 
 def _member_groups(src: SourceDescriptions) -> list[tuple[list[str], list[str], list[int]]]:
     """The name keys, names and records of each entity this one was merged from: its records' name
     keys, a paper's aliases joined to the name they were given for (an alias record follows its
-    canonical one)."""
+    canonical one: ``store.base.entity_source_rows`` writes them so)."""
     parent: dict[str, str] = {}
 
     def find(key: str) -> str:
@@ -192,12 +196,12 @@ def _member_groups(src: SourceDescriptions) -> list[tuple[list[str], list[str], 
     canonical = ""
     for key, role in zip(src.keys, src.roles, strict=False):
         find(key)
-        if role == "alias" and canonical:
+        if role != "alias":
+            canonical = key if role == "canonical" else ""
+        elif canonical:
             a, b = find(canonical), find(key)
             if a != b:
                 parent[max(a, b)] = min(a, b)
-        elif role == "canonical":
-            canonical = key
     groups: dict[str, tuple[list[str], list[str], list[int]]] = {}
     for record, (name, key) in enumerate(zip(src.names, src.keys, strict=False)):
         keys, names, records = groups.setdefault(find(key), ([], [], []))
@@ -233,9 +237,11 @@ def regroup(pool: Pool, touched: set[str], settings: ResolutionSettings) -> Regr
         groups = pool.parts.get(c.id) or [([], [c.name])]
         for n, (keys, names) in enumerate(groups):
             nodes.append((c.id, n))
-            cands.append(c if len(groups) == 1 else
-                         Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:],
-                                   pool.part_vectors.get((c.id, n), c.vector)))
+            part = pool.part_candidates.get((c.id, n))
+            if part is not None and part.vector is None:  # not embedded: the merged entity's vector
+                part = replace(part, vector=c.vector)
+            cands.append(c if len(groups) == 1 else part or
+                         Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:], c.vector))
             order.append(entity_id_for(min(keys)) if keys else c.id)
     ranked = sorted(range(len(nodes)), key=lambda i: (order[i], nodes[i]))
     nodes, cands = [nodes[i] for i in ranked], [cands[i] for i in ranked]

@@ -192,6 +192,19 @@ def stored_record(ends: Sequence[Any], row: Sequence[Any]) -> RelationRecord:
                           document_id=document_id, sentence=sentence, level=level, source_key=skey, target_key=tkey)
 
 
+def entity_source_rows(records: Sequence[EntityRecord]) -> list[tuple[str, str, str, str, str, str, str, str]]:
+    """The ``entity_sources`` rows of a document's entity records, (entity_id, chunk_id, document_id,
+    name, name_key, role, type, description), each record's alias rows right after its own: read in
+    document and row order, an alias follows the name it was given for, which is how a resolution
+    pass tells the names a merged entity was merged from (``resolution_pass._member_groups``)."""
+    rows = []
+    for r in records:
+        rows.append((r.id, r.chunk_id, r.document_id, r.name, r.key, "canonical" if r.aliases else "name", r.type,
+                     r.description))
+        rows += [(r.id, r.chunk_id, r.document_id, a, k, "alias", r.type, "") for a, k in zip(r.aliases, r.alias_keys, strict=True)]
+    return rows
+
+
 def fold_apart(records: Sequence[RelationRecord]) -> tuple[list[RelationRecord], list[RelationRecord]]:
     """The records of relations, and those whose two ends are one entity: kept apart from the graph
     (``folded_relations``) when they name it by two different keys, for a split to restore; the

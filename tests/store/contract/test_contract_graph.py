@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from contract_helpers import chunk, doc, entity_id, extraction, index_document, key
 
+from scholargraph.graph.edit import merge_entities
 from scholargraph.models import Entity, EntityRecord, Extraction, KeywordRecord, Relation, RelationRecord
 from scholargraph.store.base import SourceLimit
 
@@ -233,3 +234,18 @@ def test_a_name_key_stands_for_its_only_entity_or_the_most_sourced_one(store):
     found = store.entities_by_keys(["solo", "tnf", "nothing", "il6"])
     assert found == {"solo": "solo-1", "tnf": "w-tnf", "il6": "gene-il6"}
     assert list(found) == ["solo", "tnf", "il6"]
+
+
+def test_an_alias_record_follows_the_name_it_was_given_for_after_a_merge(store):
+    """A pass takes a merged entity apart into the names it was merged from by reading its records
+    in order, an alias right after its name: with every alias written after every name, "IoT" went
+    to "IoT ontology" once the two entities were one (issue 27 item 11)."""
+    ext = Extraction(entities=[EntityRecord("IoT ontology", "Concept", "an ontology", "d1-c0", ["IoT-O"]),
+                               EntityRecord("Internet of Things", "Concept", "networked devices", "d1-c0", ["IoT"])])
+    index_document(store, "d1", ext)
+    onto, things = entity_id(store, "IoT ontology"), entity_id(store, "Internet of Things")
+    store.write(lambda: merge_entities(store, onto, [things]))
+    src = store.entity_sources([onto])[onto]
+    assert list(zip(src.names, src.roles, strict=True)) == [
+        ("IoT ontology", "canonical"), ("IoT-O", "alias"), ("Internet of Things", "canonical"), ("IoT", "alias")]
+    assert src.descriptions == ["an ontology", "", "networked devices", ""]  # one item per record

@@ -23,6 +23,7 @@ from ..base import (
     SourceDescriptions,
     SourceLimit,
     add_source_rows,
+    entity_source_rows,
     first_sources,
     fold_apart,
     key_entities_sql,
@@ -95,10 +96,7 @@ class PostgresGraph:
         self._many(
             """INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key, role, type, description)
                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)""",
-            [(r.id, r.chunk_id, r.document_id, r.name, r.key, "canonical" if r.aliases else "name", r.type,
-              r.description) for r in records]
-            + [(r.id, r.chunk_id, r.document_id, a, k, "alias", r.type, "")
-               for r in records for a, k in zip(r.aliases, r.alias_keys, strict=True)],
+            entity_source_rows(records),
         )
 
     def write_relations(self, records: Sequence[RelationRecord]) -> None:

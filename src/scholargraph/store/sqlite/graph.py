@@ -26,6 +26,7 @@ from ..base import (
     SourceLimit,
     add_source_rows,
     batches,
+    entity_source_rows,
     fold_apart,
     key_entities_sql,
     most_sourced,
@@ -93,10 +94,7 @@ class SQLiteGraph:
         c.executemany(
             """INSERT INTO entity_sources(entity_id, chunk_id, document_id, name, name_key, role, type, description)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            [(r.id, r.chunk_id, r.document_id, r.name, r.key, "canonical" if r.aliases else "name", r.type,
-              r.description) for r in records]
-            + [(r.id, r.chunk_id, r.document_id, a, k, "alias", r.type, "")
-               for r in records for a, k in zip(r.aliases, r.alias_keys, strict=True)],
+            entity_source_rows(records),
         )
 
     def write_relations(self, records: Sequence[RelationRecord]) -> None:
