@@ -18,9 +18,11 @@ Pipeline
      give ``#llm#``, "SMV thrombosis" and "superior mesenteric vein thrombosis" both give
      ``#smv#thrombosis`` (rule d);
 
-   plus the top-``k`` vector neighbours of every candidate (cosine ≥ the lower of the two
-   thresholds; below ``threshold`` only pairs with an acronym-like word and the same first
-   letter are kept, as every other low-cosine rule is covered by a name block): exact
+   plus the top-``k`` vector neighbours of every candidate at cosine ≥ ``threshold`` (every
+   lower-cosine rule but d is covered by a name block) and, for rule d, a range: each candidate
+   with an acronym-like word against every candidate of the same first letter at cosine ≥
+   ``alias_threshold``, its ``acronym_range`` closest, so whether a pair is compared does not
+   depend on what else the pass holds (issue 27 item 11). The top-k neighbours come from exact
    block-wise matrix products up to ``exact_limit`` vectors, above that an inverted-file index
    (2·√n k-means cells, each vector filed under its ``nprobe`` nearest cells, top-k inside each
    cell). 100k candidates take about 20 s on two busy cores
