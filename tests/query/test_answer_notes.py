@@ -32,7 +32,8 @@ def test_an_uncited_sentence_a_source_holds_is_cited_to_it_and_the_notes_say_who
     assert answer.text == ("GraphRAG builds a knowledge graph and summarises its communities [1]. "
                            "It is a vast index of everything.")
     assert answer.cited == [1]
-    assert any("1 of its sentences are cited" in n and "not cited by the model" in n for n in answer.notes)
+    assert any("1 of its sentences is cited to the source(s) that hold its words" in n and "not cited by the model" in n
+               for n in answer.notes)
 
 
 def test_an_answer_cut_at_its_budget_says_so(llm_server, workdir):

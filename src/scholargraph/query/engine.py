@@ -166,8 +166,10 @@ def _attribute(answer: Answer, valid: set[int]) -> None:
         return
     check = verify_citations(text, valid)
     answer.text, answer.cited = check.text.strip(), check.cited
-    answer.notes.append(f"the model's answer cites none of the sources: {len(found)} of its sentences are cited to "
-                        f"the source(s) that hold their words ({', '.join(f'{markers(ns)} {m} of {k}' for ns, m, k in found)}; "
+    one = len(found) == 1
+    answer.notes.append(f"the model's answer cites none of the sources: {len(found)} of its sentences "
+                        f"{'is' if one else 'are'} cited to the source(s) that hold {'its' if one else 'their'} words "
+                        f"({', '.join(f'{markers(ns)} {m} of {k}' for ns, m, k in found)}; "
                         "matched by scholargraph, not cited by the model)")
 
 
