@@ -311,7 +311,7 @@ def _merged_pool(part_vectors: dict) -> Pool:
     new = Candidate("e_new", "HDAC", "Gene", "", [], _unit(0.6, 0, 0.8))
     parts = {"e_m": [(["histone deacetylase"], ["histone deacetylase"]), (["hdacs"], ["HDACs"])],
              "e_new": [(["hdac"], ["HDAC"])]}
-    own = {(("e_m", n)): Candidate(f"e_m#{n}", name, "Gene", "", [], part_vectors.get(("e_m", n)))
+    own = {("e_m", n): Candidate(f"e_m#{n}", name, "Gene", "", [], part_vectors.get(("e_m", n), merged.vector))
            for n, name in enumerate(("histone deacetylase", "HDACs"))}
     return Pool([merged, new], parts, own)
 

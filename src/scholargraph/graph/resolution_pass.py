@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -128,6 +128,9 @@ def candidate_pool(store: GraphUpkeep, touched: set[str], settings: ResolutionSe
     part_cands.update(_part_candidates({i: sources[i] for i in rest}, new_parts, embed))
     parts.update(new_parts)
     vectors.update(store.get_vectors("entity", [i for i in pool if i in entities and i not in vectors]))
+    for (entity_id, _), part in part_cands.items():
+        if part.vector is None:  # not embedded (no ``embed``): the merged entity's vector
+            part.vector = vectors.get(entity_id)
     return Pool([Candidate(e.id, e.name, e.type, e.description, list(e.aliases), vectors.get(e.id))
                  for e in (entities[i] for i in pool if i in entities)],
                 {i: [(keys, names) for keys, names, _ in parts[i]] for i in pool if i in entities}, part_cands)
@@ -235,13 +238,9 @@ def regroup(pool: Pool, touched: set[str], settings: ResolutionSettings) -> Regr
     order: list[str] = []
     for c in pool.candidates:
         groups = pool.parts.get(c.id) or [([], [c.name])]
-        for n, (keys, names) in enumerate(groups):
+        for n, (keys, _) in enumerate(groups):
             nodes.append((c.id, n))
-            part = pool.part_candidates.get((c.id, n))
-            if part is not None and part.vector is None:  # not embedded: the merged entity's vector
-                part = replace(part, vector=c.vector)
-            cands.append(c if len(groups) == 1 else part or
-                         Candidate(f"{c.id}#{n}", names[0], c.type, c.description, names[1:], c.vector))
+            cands.append(c if len(groups) == 1 else pool.part_candidates[(c.id, n)])
             order.append(entity_id_for(min(keys)) if keys else c.id)
     ranked = sorted(range(len(nodes)), key=lambda i: (order[i], nodes[i]))
     nodes, cands = [nodes[i] for i in ranked], [cands[i] for i in ranked]

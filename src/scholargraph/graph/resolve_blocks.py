@@ -91,21 +91,19 @@ def _acronym_range(mat: np.ndarray, has_vec: np.ndarray, surfaces: list[list[Sur
         if first:
             by_letter[first].append(i)
     found: list[tuple[np.ndarray, np.ndarray]] = []
+    cap = settings.acronym_range
     for members in by_letter.values():
         group = np.array(members)
-        rows = group[acronym_like[group]]
+        at = np.flatnonzero(acronym_like[group])  # the acronym-like rows, by their place in the group
         step = max(1, min(1024, 2**24 // len(group)))  # a block of at most 16M scores
-        for start in range(0, len(rows), step):
-            part = rows[start : start + step]
-            scores = mat[part] @ mat[group].T
-            scores[part[:, None] == group[None, :]] = -np.inf
-            cap = min(settings.acronym_range, len(group))
-            if cap <= 0:
-                break
+        for start in range(0, len(at) if cap > 0 else 0, step):
+            places = at[start : start + step]
+            scores = mat[group[places]] @ mat[group].T
+            scores[np.arange(len(places)), places] = -np.inf  # not itself
             top = np.argpartition(-scores, cap - 1, axis=1)[:, :cap] if cap < len(group) else \
                 np.broadcast_to(np.arange(len(group)), scores.shape)
             r, c = np.nonzero(np.take_along_axis(scores, top, axis=1) >= settings.alias_threshold)
-            a, b = part[r], group[top[r, c]]
+            a, b = group[places[r]], group[top[r, c]]
             found.append((np.minimum(a, b), np.maximum(a, b)))
     if not found:
         empty = np.zeros(0, dtype=np.int64)
