@@ -122,18 +122,20 @@ def pubmedqa(limit: int, corpus_size: int | None = None,
     return docs, questions
 
 
-def askg(limit: int, corpus_size: int | None = None,
-         first: int = 0) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+def askg(limit: int, corpus_size: int | None = None, first: int = 0,
+         paper: int | None = None) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
     """ASKG QA: the first question of each of the five papers that have some, then the second ...
-    (QA file i belongs to ``kg_ASKG_i.json``). ``corpus_size`` None: all six papers, read from their
-    sectioned JSON; otherwise the asked questions' papers only. Each question carries paper2lkg's
-    baseline answers to it."""
+    (QA file i belongs to ``kg_ASKG_i.json``), or ``paper``'s questions alone, in their order.
+    ``corpus_size`` None: all six papers, read from their sectioned JSON; otherwise the asked
+    questions' papers only. Each question carries paper2lkg's baseline answers to it."""
     from benchmarks.eval_askg_qa import baselines, load_qa
     from scholargraph.ingest.chunking import layout
     from scholargraph.ingest.registry import load_file
 
     numbered, seen = [], Counter[int]()  # (its rank in its paper, paper, question and answer)
     for qa in load_qa(DEV):
+        if paper is not None and qa["paper"] != paper:
+            continue
         numbered.append((seen[qa["paper"]], qa["paper"], qa))
         seen[qa["paper"]] += 1
     asked = sorted(numbered, key=lambda t: t[:2])[first:first + limit]
@@ -578,6 +580,7 @@ async def run(args: argparse.Namespace, base_url: str, recorder: Recorder, scrat
             continue
         size = None if args.corpus == "full" else max(limit, args.corpus_size)
         docs, questions = (hotpotqa(limit, size, args.first, args.distractors) if name == "hotpotqa"
+                           else askg(limit, size, args.first, args.askg_paper) if name == "askg"
                            else loader(limit, size, args.first))
         here = sets[name] = {"corpus_documents": len(docs), "questions": len(questions)}
         if name == "askg" and embed is None:  # MiniLM, the model both systems embed with
@@ -618,6 +621,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default="sg", help="sg, lightrag or both (sg,lightrag)")
     parser.add_argument("--lightrag-modes", default="naive,mix,hybrid", help="LightRAG's modes")
     parser.add_argument("--askg", type=int, default=10, help="ASKG QA questions, in turn from its five papers (0: skip)")
+    parser.add_argument("--askg-paper", type=int, choices=range(1, 6), metavar="1-5",
+                        help="ask only this ASKG paper's questions (with --corpus small: index it alone)")
     parser.add_argument("--sets", default="hotpotqa,pubmedqa,askg", help="which sets, in this order")
     parser.add_argument("--first", type=int, default=0,
                         help="leave out the questions before this one in each set (a later sample of the same set)")
