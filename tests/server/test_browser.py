@@ -318,6 +318,37 @@ def test_overview_clusters_filters_labels_and_sampling(page, library_site):
     page.wait_for_function("() => window.__scholargraphOverview.cy.nodes().length === 10")
 
 
+def test_the_overview_shows_the_filter_chosen_last_when_an_older_answer_arrives_late(page, library_site):
+    from playwright.sync_api import Error as PlaywrightError
+
+    page.goto(library_site.url + "/#/overview")
+    page.wait_for_function("() => window.__scholargraphOverview && window.__scholargraphOverview.labelled > 0")
+    total = page.evaluate("() => window.__scholargraphOverview.data.total_nodes")
+    held, settled = [], []
+    page.on("requestfinished", lambda r: settled.append(r))
+    page.on("requestfailed", lambda r: settled.append(r))
+    # the whole graph at a new limit is asked first and answered last; the paper is asked second
+    page.route("**/api/graph/overview?*", lambda route: held.append(route) if "document=" not in route.request.url
+               else route.continue_())
+    page.get_by_test_id("overview-limit").select_option("500")
+    paper = page.get_by_test_id("overview-paper").locator("option", has_text="Wake Losses").get_attribute("value")
+    page.get_by_test_id("overview-paper").select_option(paper)
+    page.wait_for_function(f"() => {{ const n = window.__scholargraphOverview.cy.nodes(); return n.length > 0 && n.length < {total}; }}")
+    shown = page.evaluate("() => window.__scholargraphOverview.cy.nodes().length")
+    assert len(held) == 1
+    try:
+        held[0].continue_()
+    except PlaywrightError:
+        pass  # the page gave up on that request already
+    for _ in range(100):  # until the late answer has arrived or the request is known to be dropped
+        if held[0].request in settled:
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.__scholargraphOverview.cy.nodes().length") == shown < total
+    assert "Battery Storage" not in page.evaluate("() => window.__scholargraphOverview.cy.nodes().map((n) => n.data('name'))")
+
+
 def test_communities_and_their_reports(browser, page, library_site):
     context, reader, errors = open_page(browser, READ_KEY)  # a read-only key sees no write button
     reader.goto(library_site.url + "/#/communities")

@@ -43,6 +43,21 @@ function parseFrame(frame) {
   try { return { event, data: JSON.parse(text) }; } catch { return { event, data: text }; }
 }
 
+// One request at a time for a control of a view (a filter, a search box): each `next()` aborts the
+// request the call before started, so an older answer that arrives late never replaces the one the
+// user asked for last. `parent`: the view's own signal, aborted when the view goes away.
+export function latestRequest(parent) {
+  let current = null;
+  return {
+    next() {
+      current?.abort();
+      current = new AbortController();
+      return parent ? AbortSignal.any([parent, current.signal]) : current.signal;
+    },
+    abort() { current?.abort(); },
+  };
+}
+
 export async function* events(path, { method = "GET", body, signal } = {}) {
   const options = { method, signal, credentials: "same-origin", headers: { Accept: "text/event-stream" } };
   if (body !== undefined) {

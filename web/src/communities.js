@@ -1,7 +1,7 @@
 // Communities: each level's groups of closely related entities with their reports. Reports are
 // written when first needed: those missing can be written here (LLM calls when one is configured,
 // else extractive reports), and the page says which.
-import { api } from "./api.js";
+import { api, latestRequest } from "./api.js";
 import { clear, entityLink, h, paperLink } from "./dom.js";
 
 export function communitiesView(root, info) {
@@ -23,11 +23,13 @@ export function communitiesView(root, info) {
       c.papers?.length ? h("div", { class: "small" }, "Papers: ", c.papers.map((p, i) => [i ? "; " : "", paperLink(p.id, p.title || p.id)])) : null);
   }
 
+  const loading = latestRequest();
   async function load() {
     try {
+      const signal = loading.next();
       const [data, reports] = await Promise.all([
-        api(`/api/graph/communities?reports=false${level.value ? `&level=${level.value}` : ""}`),
-        api("/api/graph/communities/reports")]);
+        api(`/api/graph/communities?reports=false${level.value ? `&level=${level.value}` : ""}`, { signal }),
+        api("/api/graph/communities/reports", { signal })]);
       if (!level.options.length && data.levels.length) {
         clear(level, data.levels.map((l) => h("option", { value: String(l.level) }, `${l.level} (${l.communities} communities, modularity ${l.modularity})`)));
         level.value = String(data.levels[0].level);
@@ -39,7 +41,7 @@ export function communitiesView(root, info) {
       const rows = data.communities.filter((c) => !level.value || String(c.level) === level.value);
       clear(list, rows.length ? rows.map(card) : h("p", { class: "muted" }, "No communities yet."));
     } catch (err) {
-      clear(list, h("p", { class: "error" }, err.message));
+      if (err.name !== "AbortError") clear(list, h("p", { class: "error" }, err.message));
     }
   }
 
@@ -60,5 +62,5 @@ export function communitiesView(root, info) {
   });
   level.addEventListener("change", load);
   load();
-  return {};
+  return { unmount: () => loading.abort() };
 }

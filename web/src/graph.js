@@ -1,7 +1,7 @@
 // Graph explorer: search an entity, expand neighbours, colour by type or community, edge evidence,
 // merge and split entities.
 import cytoscape from "cytoscape";
-import { api } from "./api.js";
+import { api, latestRequest } from "./api.js";
 import { clear, h, pages } from "./dom.js";
 
 const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
@@ -160,13 +160,11 @@ export function graphView(root, info, where) {
   });
   cy.on("tap", "edge", (e) => showEdge(e.target));
 
-  let searching = null;
+  const searching = latestRequest();
   async function find() {
     const q = search.value.trim();
-    if (searching) searching.abort();
-    searching = new AbortController();
     try {
-      const data = await api(`/api/entities?limit=30${q ? "&search=" + encodeURIComponent(q) : ""}`, { signal: searching.signal });
+      const data = await api(`/api/entities?limit=30${q ? "&search=" + encodeURIComponent(q) : ""}`, { signal: searching.next() });
       clear(results, data.entities.map((e) => h("li", {},
         h("button", { type: "button", class: "link", "data-entity-id": e.id, onclick: () => expand(e.id) },
           h("span", { class: "dot", style: `background:${colourOf(e.type)}` }), `${e.name}`, h("span", { class: "muted small" }, ` ${e.type} · ${e.degree}`)))));
@@ -196,5 +194,5 @@ export function graphView(root, info, where) {
   find();
   const start = where?.params.get("entity");
   if (start) expand(start);
-  return { unmount: () => { cy.destroy(); delete window.__scholargraph; } };
+  return { unmount: () => { searching.abort(); cy.destroy(); delete window.__scholargraph; } };
 }

@@ -1,6 +1,6 @@
 // Library: drag-and-drop upload, live status per paper, scope with "index full text", failures, delete;
 // search, sort by column, filter by status and year, pages served by the server.
-import { api, events } from "./api.js";
+import { api, events, latestRequest } from "./api.js";
 import { authorsText, clear, h, paperLink, throttle } from "./dom.js";
 
 const STATUS_CLASS = { PROCESSED: "ok", FAILED: "bad", PENDING: "wait", PROCESSING: "busy" };
@@ -132,11 +132,12 @@ export function libraryView(root, info, where) {
     return rows;
   }
 
+  const listing = latestRequest(controller.signal);
   async function refresh() {
     try {
       const params = new URLSearchParams({ sort: query.sort, order: query.order, offset: String(query.offset), limit: String(query.limit) });
       for (const key of ["search", "status", "year"]) if (query[key]) params.set(key, query[key]);
-      const data = await api(`/api/library?${params}`, { signal: controller.signal });
+      const data = await api(`/api/library?${params}`, { signal: listing.next() });
       if (data.total && query.offset >= data.total) { query.offset = Math.max(0, Math.floor((data.total - 1) / query.limit) * query.limit); return refresh(); }
       clear(tbody, data.documents.map(row));
       options(statusSelect, data.statuses, query.status, "any status");

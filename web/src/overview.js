@@ -1,7 +1,7 @@
 // Overview: the whole graph at once, each community a cluster in its own colour; filter by entity
 // type and by paper; labels only where they do not overlap (most connected first, more as you zoom
 // in); beyond the limit only the most connected entities are drawn, and the page says so.
-import { api } from "./api.js";
+import { api, latestRequest } from "./api.js";
 import { clear, entityLink, h } from "./dom.js";
 import { colourOf, overviewGraph } from "./overview_graph.js";
 
@@ -23,6 +23,7 @@ export function overviewView(root, info, where) {
     details));
 
   let communityTitles = new Map();
+  const loading = latestRequest();
 
   function colour(d) {
     return colourBy.value === "type" ? colourOf(d.type) : colourOf(d.community ?? "none");
@@ -50,7 +51,7 @@ export function overviewView(root, info, where) {
     if (paperSelect.value) params.set("document", paperSelect.value);
     clear(notice, "Loading the graph…");
     try {
-      const data = await api(`/api/graph/overview?${params}`);
+      const data = await api(`/api/graph/overview?${params}`, { signal: loading.next() });
       communityTitles = new Map(data.communities.map((c) => [c.id, c.title]));
       const current = typeSelect.value;
       clear(typeSelect, h("option", { value: "" }, "all types"),
@@ -63,7 +64,7 @@ export function overviewView(root, info, where) {
         : data.nodes.length ? shown : "No entity matches these filters.");
       showLegend();
     } catch (err) {
-      clear(notice, h("span", { class: "error" }, err.message));
+      if (err.name !== "AbortError") clear(notice, h("span", { class: "error" }, err.message));
     }
   }
 
@@ -90,5 +91,5 @@ export function overviewView(root, info, where) {
     load();
   }).catch(() => load());
 
-  return { unmount: () => { graph.destroy(); delete window.__scholargraphOverview; } };
+  return { unmount: () => { loading.abort(); graph.destroy(); delete window.__scholargraphOverview; } };
 }
