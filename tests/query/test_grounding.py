@@ -17,6 +17,7 @@ from scholargraph.query.grounding import (
     Regrounded,
     attribute_uncited,
     drop_repeats,
+    fold_pointers,
     narrow_blankets,
     notes_for,
     recite_copies,
@@ -34,6 +35,7 @@ LOOPING = json.loads((REAL / "answer_looping.json").read_text())
 BLANKET = json.loads((REAL / "answer_blanket_citation.json").read_text())
 ACCORDING = json.loads((REAL / "answer_uncited_according_to_sources.json").read_text())
 TWO_SOURCES = json.loads((REAL / "answer_uncited_two_sources.json").read_text())
+POINTER = json.loads((REAL / "answer_pointer_sentence.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -266,3 +268,33 @@ def test_sentences_copied_from_one_passage_get_one_note():
     assert notes_for(fixed) == [
         "8 sentences citing nothing are copied word for word from source [2]: cited as [2]",
         "a sentence cited [1] is copied word for word from source [3]: cited as [3]"]
+
+
+def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim_before_it():
+    # HotpotQA with the 1.5B (naive): "Jack Owens wrote a song ... in Honolulu County. This is stated in the
+    # first source [1]." The answer cited something, so its uncited claim was not matched to a source either
+    sources = recorded_sources(POINTER)
+    assert [s.title for s in sources][:2] == ["The Hukilau Song", "Laie, Hawaii"]
+    fixed = reground(POINTER["reply"], sources, POINTER["question"])
+    assert fixed.text == ("Jack Owens wrote a song after attending a luau in the Koolauloa District on the island "
+                          "of Oahu in Honolulu County [1].")
+    assert fixed.pointers_folded == 1
+    assert notes_for(fixed) == ['a sentence of the model\'s answer only pointed at its source(s) ("This is stated '
+                                'in source [1]."): its citations now follow the sentence before']
+
+
+def test_a_pointer_keeps_the_paragraphs_and_a_sentence_with_words_of_its_own_is_no_pointer():
+    text = "Paris is large [2].\n\nThis can be seen in the source [1].\n\nIt has parks [3]."
+    assert fold_pointers(text) == ("Paris is large [2][1].\n\nIt has parks [3].", 1)
+    for kept in ("This is stated in source [1].",  # nothing before it to point at
+                 "Paris is large. The first source dates it to 1900 [1].", "Paris is large. Rome is older [1]."):
+        assert fold_pointers(kept) == (kept, 0)
+
+
+def test_ask_cites_the_claim_its_pointer_sentence_named(llm_server, workdir):
+    server = llm_server(rules=[Rule("answer", "numbered sources", POINTER["reply"]), *default_rules()])
+    with _workspace(server, workdir, POINTER) as kb:
+        answer = kb.query(_question(POINTER), mode="naive")
+    assert not answer.extractive and "first source" not in answer.text
+    assert answer.text.endswith("in Honolulu County [1].") and answer.cited == [1]
+    assert any("only pointed at its source" in n for n in answer.notes)

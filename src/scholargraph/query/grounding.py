@@ -18,6 +18,11 @@ And two ways Qwen2.5-Coder 1.5B answered:
   until its completion budget (PubMedQA, hybrid, 344 s). A sentence the answer already said (the
   same words, whatever it cites) is said once (:func:`drop_repeats`); a streamed answer is stopped
   when it starts looping (``engine``).
+* with its citation in a sentence of its own after the claim: "Jack Owens wrote a song after
+  attending a luau ... in Honolulu County. This is stated in the first source [1]." (HotpotQA,
+  naive): the claim cited nothing, and since the answer did cite, nothing matched it to a source
+  either. A sentence of citations and words about the sources only ("This can be seen in the source
+  [1].") gives its citations to the sentence before it and goes (:func:`fold_pointers`).
 * with a blanket citation: "The study by [1] [2] ... [29] demonstrates that ..." (PubMedQA, ppr): every
   source at once, which the support judge found unsupported for 28 of the 29. A sentence citing
   :data:`BLANKET_CITES` or more sources is cited to the one of them that holds its own words, or to
@@ -47,6 +52,11 @@ MATCH_SHARE = 0.8
 MIN_MATCHED_WORDS = 2
 # words about the sources, not their content ("According to the sources, ..."): no source holds them
 ABOUT_SOURCES = frozenset(content_stems("according source sources passage passages context provided mentioned described stated"))
+# words a sentence that only points at its sources uses besides those ("This is stated in the first source [1].")
+POINTING = frozenset(content_stems("first second third fourth fifth last above earlier following see seen shown show "
+                                   "found find information given indicated indicate supported support confirmed "
+                                   "confirm reference references text document documents cited cite says states "
+                                   "noted explained"))
 LOOP_REPEATS = 3  # a streamed answer that has repeated this many sentences is looping: it is stopped
 BLANKET_CITES = 6  # a sentence citing this many sources or more cites them all, not what supports it
 
@@ -58,6 +68,7 @@ class Regrounded:
     repeats_dropped: int = 0
     recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
     narrowed: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (sources a sentence cited, those kept)
+    pointers_folded: int = 0
 
 
 def _words(text: str) -> str:
@@ -125,6 +136,42 @@ def _rewrite_sentences(text: str, rewrite: Callable[[str], str]) -> str:
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _also_cited(sentence: str, numbers: Sequence[int]) -> str:
+    """``sentence`` with ``[n]`` of each of ``numbers`` it does not cite yet added before its closing punctuation."""
+    new = [n for n in numbers if f"[{n}]" not in sentence]
+    if not new:
+        return sentence
+    body = sentence.rstrip()
+    ending = body[-1] if body and body[-1] in ".!?" else ""
+    body = body[:-1] if ending else body
+    return f"{body}{'' if body.endswith(']') else ' '}{markers(new)}{ending}{sentence[len(sentence.rstrip()):]}"
+
+
+def _points_only(sentence: str) -> bool:
+    """``sentence`` cites and says nothing but where its words are ("This is stated in the first source [1].")."""
+    return bool(_MARKERS.search(sentence)) and not (content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES - POINTING)
+
+
+def fold_pointers(text: str) -> tuple[str, int]:
+    """Each sentence that only points at sources gives its citations to the sentence before it and
+    is dropped (the first sentence of an answer has none before it: it stays). Returns the text and
+    how many were folded."""
+    out: list[str] = []
+    last, previous, folded, dropped_gap = 0, None, 0, ""
+    for start, end in sentence_spans(text):
+        sentence, gap = text[start:end], text[last:start]
+        if previous is not None and _points_only(sentence):
+            out[previous] = _also_cited(out[previous], [int(n) for n in _MARKERS.findall(sentence)])
+            folded += 1
+            dropped_gap = max(dropped_gap, gap, key=lambda g: g.count("\n"))
+        else:  # the wider of the gaps around a dropped sentence stays (a paragraph break is kept)
+            out += [max(gap, dropped_gap, key=lambda g: g.count("\n")), sentence]
+            previous, dropped_gap = len(out) - 1, ""
+        last = end
+    out.append(text[last:])
+    return "".join(out), folded
 
 
 def recite_copies(text: str, sources: Sequence[Source]) -> tuple[str, list[tuple[list[int], int]]]:
@@ -242,10 +289,11 @@ def drop_repeats(text: str) -> tuple[str, int]:
 def reground(text: str, sources: Sequence[Source], question: str = "") -> Regrounded:
     """The repairs, labels first (a label line is not a sentence to re-cite), repeats last."""
     text, dropped = drop_source_labels(text, sources)
+    text, folded = fold_pointers(text)
     text, moved = recite_copies(text, sources)
     text, narrowed = narrow_blankets(text, sources, question)
     text, repeats = drop_repeats(text)
-    return Regrounded(text, dropped, repeats, moved, narrowed)
+    return Regrounded(text, dropped, repeats, moved, narrowed, folded)
 
 
 def notes_for(fixed: Regrounded) -> list[str]:
@@ -255,6 +303,11 @@ def notes_for(fixed: Regrounded) -> list[str]:
     if fixed.labels_dropped:
         notes.append(f"dropped {fixed.labels_dropped} line(s) of the model's answer that only repeated a source's "
                      "label (the references list names the sources)")
+    if fixed.pointers_folded:
+        one = fixed.pointers_folded == 1
+        notes.append(f"{'a sentence' if one else f'{fixed.pointers_folded} sentences'} of the model's answer only "
+                     f"pointed at {'its' if one else 'their'} source(s) (\"This is stated in source [1].\"): "
+                     f"{'its' if one else 'their'} citations now follow the sentence before")
     # one note per (numbers cited, source copied): the 1.5B copied eight sentences of one passage
     for (cited, holder), count in Counter((tuple(c), h) for c, h in fixed.recited).items():
         was = f"cited {markers(cited)}" if cited else "citing nothing"
@@ -267,4 +320,4 @@ def notes_for(fixed: Regrounded) -> list[str]:
     return notes
 
 
-__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "markers", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
+__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "POINTING", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "fold_pointers", "markers", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
