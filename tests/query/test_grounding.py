@@ -287,7 +287,10 @@ def test_a_pointer_keeps_the_paragraphs_and_a_sentence_with_words_of_its_own_is_
     text = "Paris is large [2].\n\nThis can be seen in the source [1].\n\nIt has parks [3]."
     assert fold_pointers(text) == ("Paris is large [2][1].\n\nIt has parks [3].", 1)
     for kept in ("This is stated in source [1].",  # nothing before it to point at
-                 "Paris is large. The first source dates it to 1900 [1].", "Paris is large. Rome is older [1]."):
+                 "Paris is large. The first source dates it to 1900 [1].", "Paris is large. Rome is older [1].",
+                 # a short answer or a negation says something, though its words are all stop words
+                 "Is Paris large? No [2].", "Paris is large. It is not stated in source [1].",
+                 "Paris is large. It is [1]."):
         assert fold_pointers(kept) == (kept, 0)
 
 

@@ -57,6 +57,7 @@ POINTING = frozenset(content_stems("first second third fourth fifth last above e
                                    "found find information given indicated indicate supported support confirmed "
                                    "confirm reference references text document documents cited cite says states "
                                    "noted explained"))
+_NEGATION = re.compile(r"\b(?:no|not|never|none|neither|nor|nothing|cannot)\b|n't\b", re.I)
 LOOP_REPEATS = 3  # a streamed answer that has repeated this many sentences is looping: it is stopped
 BLANKET_CITES = 6  # a sentence citing this many sources or more cites them all, not what supports it
 
@@ -150,8 +151,12 @@ def _also_cited(sentence: str, numbers: Sequence[int]) -> str:
 
 
 def _points_only(sentence: str) -> bool:
-    """``sentence`` cites and says nothing but where its words are ("This is stated in the first source [1].")."""
-    return bool(_MARKERS.search(sentence)) and not (content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES - POINTING)
+    """``sentence`` cites and says nothing but where its words are ("This is stated in the first source
+    [1]."): words about sources, no others, and no negation ("No [2].", "It is not stated [1]." say something)."""
+    if not _MARKERS.search(sentence) or _NEGATION.search(sentence):
+        return False
+    words = content_stems(_MARKERS.sub(" ", sentence))
+    return bool(words) and not (words - ABOUT_SOURCES - POINTING)
 
 
 def fold_pointers(text: str) -> tuple[str, int]:
