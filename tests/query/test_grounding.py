@@ -279,13 +279,17 @@ def test_a_sentence_that_only_points_at_a_source_gives_its_citation_to_the_claim
     assert fixed.text == ("Jack Owens wrote a song after attending a luau in the Koolauloa District on the island "
                           "of Oahu in Honolulu County [1].")
     assert fixed.pointers_folded == 1
-    assert notes_for(fixed) == ['a sentence of the model\'s answer only pointed at its source(s) ("This is stated '
-                                'in source [1]."): its citations now follow the sentence before']
+    assert notes_for(fixed) == ['a sentence of the model\'s answer only pointed at its source(s) ("[1] [2]", "This '
+                                'is stated in source [1]."): its citations now follow the sentence before']
 
 
 def test_a_pointer_keeps_the_paragraphs_and_a_sentence_with_words_of_its_own_is_no_pointer():
     text = "Paris is large [2].\n\nThis can be seen in the source [1].\n\nIt has parks [3]."
     assert fold_pointers(text) == ("Paris is large [2][1].\n\nIt has parks [3].", 1)
+    # markers after the full stop (the 1.5B's whole reply to a PubMedQA question, naive)
+    reply = "Yes, patterns of knowledge and attitudes exist among unvaccinated seniors. [1] [2] [3] [4]"
+    assert fold_pointers(reply) == (
+        "Yes, patterns of knowledge and attitudes exist among unvaccinated seniors [1][2][3][4].", 1)
     for kept in ("This is stated in source [1].",  # nothing before it to point at
                  "Paris is large. The first source dates it to 1900 [1].", "Paris is large. Rome is older [1].",
                  # a short answer or a negation says something, though its words are all stop words

@@ -22,7 +22,8 @@ And two ways Qwen2.5-Coder 1.5B answered:
   attending a luau ... in Honolulu County. This is stated in the first source [1]." (HotpotQA,
   naive): the claim cited nothing, and since the answer did cite, nothing matched it to a source
   either. A sentence of citations and words about the sources only ("This can be seen in the source
-  [1].") gives its citations to the sentence before it and goes (:func:`fold_pointers`).
+  [1].", or markers alone after the full stop: "... among unvaccinated seniors. [1] [2] [3] [4]",
+  PubMedQA) gives its citations to the sentence before it and goes (:func:`fold_pointers`).
 * with a blanket citation: "The study by [1] [2] ... [29] demonstrates that ..." (PubMedQA, ppr): every
   source at once, which the support judge found unsupported for 28 of the 29. A sentence citing
   :data:`BLANKET_CITES` or more sources is cited to the one of them that holds its own words, or to
@@ -151,11 +152,15 @@ def _also_cited(sentence: str, numbers: Sequence[int]) -> str:
 
 
 def _points_only(sentence: str) -> bool:
-    """``sentence`` cites and says nothing but where its words are ("This is stated in the first source
-    [1]."): words about sources, no others, and no negation ("No [2].", "It is not stated [1]." say something)."""
+    """``sentence`` cites and says nothing but where its words are: markers alone ("… seniors. [1] [2]")
+    or with words about sources and no others ("This is stated in the first source [1]."), and no
+    negation ("No [2].", "It is not stated in [1]." say something)."""
     if not _MARKERS.search(sentence) or _NEGATION.search(sentence):
         return False
-    words = content_stems(_MARKERS.sub(" ", sentence))
+    rest = _MARKERS.sub(" ", sentence)
+    if not re.search(r"\w", rest):
+        return True
+    words = content_stems(rest)
     return bool(words) and not (words - ABOUT_SOURCES - POINTING)
 
 
@@ -311,8 +316,8 @@ def notes_for(fixed: Regrounded) -> list[str]:
     if fixed.pointers_folded:
         one = fixed.pointers_folded == 1
         notes.append(f"{'a sentence' if one else f'{fixed.pointers_folded} sentences'} of the model's answer only "
-                     f"pointed at {'its' if one else 'their'} source(s) (\"This is stated in source [1].\"): "
-                     f"{'its' if one else 'their'} citations now follow the sentence before")
+                     f"pointed at {'its' if one else 'their'} source(s) (\"[1] [2]\", \"This is stated in source "
+                     f"[1].\"): {'its' if one else 'their'} citations now follow the sentence before")
     # one note per (numbers cited, source copied): the 1.5B copied eight sentences of one passage
     for (cited, holder), count in Counter((tuple(c), h) for c, h in fixed.recited).items():
         was = f"cited {markers(cited)}" if cited else "citing nothing"
