@@ -305,3 +305,10 @@ def test_ask_cites_the_claim_its_pointer_sentence_named(llm_server, workdir):
     assert not answer.extractive and "first source" not in answer.text
     assert answer.text.endswith("in Honolulu County [1].") and answer.cited == [1]
     assert any("only pointed at its source" in n for n in answer.notes)
+
+
+def test_a_sentence_cited_by_the_product_keeps_its_own_spaces_before_dots():
+    sources = [Source(1, "chunk", "c1", "d1", "MEL", None, None, None,
+                      "OLE 2 file types and .docm can only be processed on Windows operating systems.")]
+    text, found = attribute_uncited("Only Windows processes OLE 2 file types and .docm files.", sources, "Which systems?")
+    assert text == "Only Windows processes OLE 2 file types and .docm files [1]." and found

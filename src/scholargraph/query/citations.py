@@ -52,11 +52,23 @@ def verify_citations(text: str, valid: set[int]) -> CitationCheck:
         good = [n for n in nums if n in valid]
         removed.extend(n for n in nums if n not in valid)
         cited.extend(n for n in good if n not in cited)
-        return "".join(f"[{n}]" for n in dict.fromkeys(good))
+        return "".join(f"[{n}]" for n in dict.fromkeys(good)) or _DROPPED
 
-    cleaned = _MARKER.sub(fix, text)
-    cleaned = re.sub(r"[ \t]+([.,;:])", r"\1", cleaned)
-    return CitationCheck(cleaned, cited, sorted(set(removed)))
+    return CitationCheck(_close_gaps(_MARKER.sub(fix, text)), cited, sorted(set(removed)))
+
+
+_DROPPED = "\ue000"  # where a marker citing no valid source was (a private-use character)
+_GAP = f"(?:[ \\t]*{_DROPPED})+[ \\t]*"  # dropped markers in a row and the spaces around them
+
+
+def _close_gaps(text: str) -> str:
+    """``text`` without the spaces a dropped marker leaves ("a claim [9]." → "a claim.", "a [9] claim" →
+    "a claim"), and a marker's own space before punctuation ("[1] ." → "[1]."); the text's other spaces
+    stay ("and .docm files", "p < .05")."""
+    text = re.sub(f"^{_GAP}", "", text, flags=re.M)
+    text = re.sub(f"{_GAP}(?=[.,;:!?]|$)", "", text, flags=re.M)
+    text = re.sub(_GAP, " ", text)
+    return re.sub(r"\][ \t]+(?=[.,;:])", "]", text)
 
 
 class StreamingCitationFilter:

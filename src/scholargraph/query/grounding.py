@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 from ..models import Source
 from ..text.sentences import sentence_spans
+from .citations import verify_citations
 from .extractive import content_stems
 from .sources import source_location
 
@@ -119,8 +120,7 @@ def markers(numbers: Sequence[int]) -> str:
 
 def _uncited(sentence: str) -> str:
     """``sentence`` without its citation markers (and the spaces they leave)."""
-    sentence = re.sub(r" {2,}", " ", _MARKERS.sub("", sentence)).rstrip()
-    return re.sub(r"\s+([.!?;:,])", r"\1", sentence)
+    return verify_citations(sentence, set()).text.rstrip()
 
 
 def _cited_to(sentence: str, *numbers: int) -> str:
