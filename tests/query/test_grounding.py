@@ -36,6 +36,7 @@ BLANKET = json.loads((REAL / "answer_blanket_citation.json").read_text())
 ACCORDING = json.loads((REAL / "answer_uncited_according_to_sources.json").read_text())
 TWO_SOURCES = json.loads((REAL / "answer_uncited_two_sources.json").read_text())
 POINTER = json.loads((REAL / "answer_pointer_sentence.json").read_text())
+RESTATED = json.loads((REAL / "answer_uncited_restated_question.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -312,3 +313,17 @@ def test_a_sentence_cited_by_the_product_keeps_its_own_spaces_before_dots():
                       "OLE 2 file types and .docm can only be processed on Windows operating systems.")]
     text, found = attribute_uncited("Only Windows processes OLE 2 file types and .docm files.", sources, "Which systems?")
     assert text == "Only Windows processes OLE 2 file types and .docm files [1]." and found
+
+
+def test_a_sentence_restating_the_question_with_one_word_of_its_own_is_cited_to_the_source_holding_all_its_words():
+    # ASKG paper 1 with the 1.5B (naive and hybrid): "OLE 2 file types and .docm files can only be processed
+    # on Windows operating systems." - right, citing nothing, and only "Windows" is not the question's:
+    # one own word is too few to match on, so the answer stayed uncited
+    sources = recorded_sources(RESTATED)
+    assert "OLE 2 file types and .docm can only be processed on Windows" in sources[0].text
+    text, found = attribute_uncited(RESTATED["reply"], sources, RESTATED["question"])
+    assert text == "OLE 2 file types and .docm files can only be processed on Windows operating systems [1]."
+    assert found == [((1,), 9, 9)]
+    # the word of its own must be the source's: a wrong one is left uncited
+    wrong = RESTATED["reply"].replace("Windows", "Solaris")
+    assert attribute_uncited(wrong, sources, RESTATED["question"]) == (wrong, [])

@@ -13,7 +13,8 @@ And two ways Qwen2.5-Coder 1.5B answered:
   :func:`attribute_uncited` cites each sentence of such an answer whose own words one source holds,
   or two together (a HotpotQA sentence joining two passages); words about the sources ("According
   to the sources, ...") are not the sentence's own (the engine says so in the answer's notes:
-  matched, not the model's).
+  matched, not the model's). A sentence that restates the question and adds a single word ("... can
+  only be processed on Windows operating systems.", ASKG) is matched on all its words instead.
 * in a loop: "The study by [5] found that X. The study by [6] found that X. ..." through 43 sources,
   until its completion budget (PubMedQA, hybrid, 344 s). A sentence the answer already said (the
   same words, whatever it cites) is said once (:func:`drop_repeats`); a streamed answer is stopped
@@ -52,6 +53,9 @@ MIN_COPIED_WORDS = 8  # shorter sentences are too common to tell where they were
 # an uncited sentence is matched to a source holding this share of its own words (those not in the question)
 MATCH_SHARE = 0.8
 MIN_MATCHED_WORDS = 2
+# a sentence restating the question with fewer own words than that is matched on all its words instead
+RESTATED_SHARE = 0.9
+MIN_RESTATED_WORDS = 6
 # words about the sources, not their content ("According to the sources, ..."): no source holds them
 ABOUT_SOURCES = frozenset(content_stems("according source sources passage passages context provided mentioned described stated"))
 # words a sentence that only points at its sources uses besides those ("This is stated in the first source [1].")
@@ -230,13 +234,29 @@ def _own_words(sentence: str, asked: set[str]) -> set[str]:
     return content_stems(_MARKERS.sub(" ", sentence)) - asked - ABOUT_SOURCES
 
 
+def _restating_holder(sentence: str, own: set[str], held: Sequence[tuple[int, set[str]]]
+                      ) -> tuple[tuple[int, ...], int, int] | None:
+    """For a sentence that restates the question and adds one word of its own ("OLE 2 file types and
+    .docm files can only be processed on Windows operating systems."): the source holding that word
+    and at least :data:`RESTATED_SHARE` of all the sentence's content words, at least
+    :data:`MIN_RESTATED_WORDS` of them (the most, the first on a tie): (sources, matched, words)."""
+    words = content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES
+    scored = [(len(words & held_words), -n) for n, held_words in held if own <= held_words]
+    if not own or len(words) < MIN_RESTATED_WORDS or not scored:
+        return None
+    matched, number = max(scored)
+    return ((-number,), matched, len(words)) if matched >= RESTATED_SHARE * len(words) else None
+
+
 def attribute_uncited(text: str, sources: Sequence[Source], question: str
                       ) -> tuple[str, list[tuple[tuple[int, ...], int, int]]]:
     """For an answer that cites nothing: each sentence whose own content words (those the question
     does not hold) are at least :data:`MATCH_SHARE` in one source's title and text, and at least
     :data:`MIN_MATCHED_WORDS` of them, is cited to the source holding the most (the first in the
-    context on a tie), or else to two sources that hold that share together (:func:`_best_holders`).
-    Returns the text and (sources, words matched, own words) per sentence cited."""
+    context on a tie), or else to two sources that hold that share together (:func:`_best_holders`);
+    a sentence with fewer own words than that, to the source holding them and nearly all its words
+    (:func:`_restating_holder`). Returns the text and (sources, words matched, words counted) per
+    sentence cited."""
     asked = content_stems(question)
     held = _held_words(sources)
     found: list[tuple[tuple[int, ...], int, int]] = []
@@ -244,10 +264,12 @@ def attribute_uncited(text: str, sources: Sequence[Source], question: str
     def attribute(sentence: str) -> str:
         own = _own_words(sentence, asked)
         best = _best_holders(own, held)
-        if best is None:
+        match = (best[0], best[1], len(own)) if best else (
+            _restating_holder(sentence, own, held) if len(own) < MIN_MATCHED_WORDS else None)
+        if match is None:
             return sentence
-        found.append((best[0], best[1], len(own)))
-        return _cited_to(sentence, *best[0])
+        found.append(match)
+        return _cited_to(sentence, *match[0])
 
     return _rewrite_sentences(text, attribute), found
 
