@@ -127,11 +127,19 @@ def _uncited(sentence: str) -> str:
     return verify_citations(sentence, set()).text.rstrip()
 
 
+def _split_ending(sentence: str) -> tuple[str, str, str]:
+    """(body, closing punctuation or "", trailing whitespace) of ``sentence``: markers go between the first two."""
+    body = sentence.rstrip()
+    trailing = sentence[len(body):]
+    if body and body[-1] in ".!?":
+        return body[:-1], body[-1], trailing
+    return body, "", trailing
+
+
 def _cited_to(sentence: str, *numbers: int) -> str:
     """``sentence`` with its markers replaced by ``[n]`` of each of ``numbers``, before its closing punctuation."""
-    sentence = _uncited(sentence)
-    ending = sentence[-1] if sentence and sentence[-1] in ".!?" else ""
-    return f"{sentence[:-1] if ending else sentence} {markers(numbers)}{ending}"
+    body, ending, _ = _split_ending(_uncited(sentence))
+    return f"{body} {markers(numbers)}{ending}"
 
 
 def _rewrite_sentences(text: str, rewrite: Callable[[str], str]) -> str:
@@ -149,10 +157,8 @@ def _also_cited(sentence: str, numbers: Sequence[int]) -> str:
     new = [n for n in numbers if f"[{n}]" not in sentence]
     if not new:
         return sentence
-    body = sentence.rstrip()
-    ending = body[-1] if body and body[-1] in ".!?" else ""
-    body = body[:-1] if ending else body
-    return f"{body}{'' if body.endswith(']') else ' '}{markers(new)}{ending}{sentence[len(sentence.rstrip()):]}"
+    body, ending, trailing = _split_ending(sentence)
+    return f"{body}{'' if body.endswith(']') else ' '}{markers(new)}{ending}{trailing}"
 
 
 def _points_only(sentence: str) -> bool:
