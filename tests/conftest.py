@@ -101,11 +101,21 @@ def pg_dsn(pg_database: str):
             made[name] = f"{pg_database}?options=-csearch_path%3D{schema},public"
         return made[name]
 
+    heartbeats_before = set(_lease_heartbeats())
     yield make
+    left_open = set(_lease_heartbeats()) - heartbeats_before
     with psycopg.connect(pg_database, autocommit=True) as conn:
         for dsn in made.values():
             schema = dsn.split("%3D")[1].split(",")[0]
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    # a store left open keeps renewing its leases on a server that stops with the session
+    assert not left_open, f"{len(left_open)} PostgreSQL store(s) left open by this test: close them"
+
+
+def _lease_heartbeats() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name == "scholargraph-leases" and t.is_alive()]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

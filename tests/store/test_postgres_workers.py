@@ -472,6 +472,7 @@ class LongLivedWorker:
         self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=WAIT)
         assert not self._thread.is_alive() and self.error is None, self.error
+        self.kb.close()  # as `index --worker` does on exit: its leases' heartbeat stops with the store
         return self.report
 
 
