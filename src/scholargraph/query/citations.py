@@ -18,13 +18,10 @@ class CitationCheck:
     removed: list[int]
 
 
-_SOURCE_MARKER = re.compile(r"\[(\s*\d+\s*(?:[-–,;]\s*\d+\s*)*)\]")
-
-
 def neutralise_source_citations(text: str) -> str:
     """A paper's own reference markers ("... as shown in [42]") become "(ref. 42)", so they can never
     be mistaken for — or copied as — the numbered sources of our context."""
-    return _SOURCE_MARKER.sub(lambda m: f"(ref. {m.group(1).strip()})", text)
+    return _MARKER.sub(lambda m: f"(ref. {m.group(1).strip()})", text)
 
 
 def _numbers(inner: str) -> list[int]:
