@@ -21,6 +21,7 @@ from ..models import Chunk, Entity, Relation, Source
 from ..store.base import ChunkStore, DocumentRow, PaperReads, SourceLimit
 from .citations import neutralise_source_citations
 from .graph_modes import Part
+from .sources import format_context
 
 SECTION_TITLES = ("Text units", "Entities", "Relations")
 
@@ -70,15 +71,6 @@ def relation_text(r: Relation, names: dict[str, str]) -> str:
     return f"{a} {arrow} {b}{kw}: {_one_line(r.description)}"
 
 
-def _where(s: Source) -> str:
-    where = s.title or s.document_id or ""
-    if s.section:
-        where += f" — {s.section}"
-    if s.page_start:
-        where += f" (p. {s.page_start}{'' if s.page_end in (None, s.page_start) else f'–{s.page_end}'})"
-    return where
-
-
 def format_graph_context(sources: list[Source]) -> str:
     blocks = []
     for kind, title in zip(("chunk", "entity", "relation"), SECTION_TITLES, strict=True):
@@ -86,8 +78,7 @@ def format_graph_context(sources: list[Source]) -> str:
         if not items:
             continue
         if kind == "chunk":
-            lines = [f"[{s.number}] {_where(s)}\n{neutralise_source_citations(s.text.strip())}" for s in items]
-            blocks.append(f"### {title}\n" + "\n\n".join(lines))
+            blocks.append(f"### {title}\n" + format_context(items))
         else:
             blocks.append(f"### {title}\n" + "\n".join(f"[{s.number}] {neutralise_source_citations(s.text)}"
                                                          for s in items))
