@@ -21,6 +21,7 @@ from scholargraph.query.grounding import (
     narrow_blankets,
     notes_for,
     recite_copies,
+    recite_strays,
     reground,
 )
 from scholargraph.testing.llm_server import Rule
@@ -37,6 +38,8 @@ ACCORDING = json.loads((REAL / "answer_uncited_according_to_sources.json").read_
 TWO_SOURCES = json.loads((REAL / "answer_uncited_two_sources.json").read_text())
 POINTER = json.loads((REAL / "answer_pointer_sentence.json").read_text())
 RESTATED = json.loads((REAL / "answer_uncited_restated_question.json").read_text())
+STRAY = json.loads((REAL / "answer_stray_citation.json").read_text())
+STRAY_CLAUSE = json.loads((REAL / "answer_stray_citation_clause.json").read_text())
 BLOCK = re.compile(r"^\[(\d+)\] ([^\n]+)\n(.+?)(?=\n\n\[|\n\nQuestion:)", re.M | re.S)
 
 
@@ -327,3 +330,62 @@ def test_a_sentence_restating_the_question_with_one_word_of_its_own_is_cited_to_
     # the word of its own must be the source's: a wrong one is left uncited
     wrong = RESTATED["reply"].replace("Windows", "Solaris")
     assert attribute_uncited(wrong, sources, RESTATED["question"]) == (wrong, [])
+
+
+def test_a_source_cited_beside_the_one_the_sentence_comes_from_is_dropped():
+    # PubMedQA with the 1.5B (naive): "Yes, follow-up recommendations for abnormal Papanicolaou (Pap)
+    # smears influence patient adherence. [1] [2]" - [2] is the study of an IT system in general practice
+    sources = recorded_sources(STRAY)
+    assert "Papanicolaou" in sources[0].text and "IT innovations" in sources[1].text
+    fixed = reground(STRAY["reply"], sources, STRAY["question"])
+    assert fixed.text == "Yes, follow-up recommendations for abnormal Papanicolaou (Pap) smears influence patient adherence [1]."
+    assert [(s.stray, s.beside, s.instead) for s in fixed.strays] == [(2, 1, None)]
+    assert any("cited [2], which holds 1 of its 10 words, beside [1], which holds 8: it no longer cites [2]" in n
+               for n in notes_for(fixed))
+
+
+def test_a_stray_citation_inside_a_sentence_is_replaced_by_the_source_holding_its_words():
+    # PubMedQA with the 1.5B (hybrid), asked about acupuncture: "The study [3] found that the Hawkins sign ...,
+    # and the study [4] found that structural improvements were only noticed in the genuine acupuncture
+    # group." - [4] is the surgical clerkship study, [1] the acupuncture trial
+    sources = context_sources(STRAY_CLAUSE)
+    assert "acupuncture" in sources[0].text and "surgical clerkship" in sources[3].text
+    fixed = reground(STRAY_CLAUSE["reply"], sources, STRAY_CLAUSE["question"])
+    assert ("The study [3] found that the Hawkins sign can predict whether or not astragalus fractures of the neck "
+            "will develop avascular necrosis, and the study [1] found that structural improvements") in fixed.text
+    assert "[4]" not in fixed.text and [(s.stray, s.beside, s.instead) for s in fixed.strays] == [(4, 3, 1)]
+    assert "The study [2] also found that self-reported mechanical factors" in fixed.text  # one source: left alone
+
+
+def test_sources_that_each_hold_their_part_of_a_sentence_or_the_same_claim_stay_cited():
+    nolan = Source(1, "chunk", "c1", "d1", "Christopher Nolan", None, None, None,
+                   "Christopher Nolan is an English-American film director, producer and screenwriter.")
+    kalathil = Source(2, "chunk", "c2", "d2", "Sathish Kalathil", None, None, None,
+                      "Sathish Kalathil is an Indian film director.")
+    again = Source(3, "chunk", "c3", "d3", "Nolan again", None, None, None,
+                   "Nolan, the English-American director, also produces films.")
+    unrelated = Source(4, "chunk", "c4", "d4", "Zebrafish", None, None, None, "Zebrafish lanterns glow at night.")
+    sources = [nolan, kalathil, again, unrelated]
+    joined = ("Christopher Nolan is an English-American film director, producer and screenwriter, while "
+              "Sathish Kalathil is an Indian director [1][2].")
+    same = "Christopher Nolan is an English-American director [1][3]."
+    assert recite_strays(joined, sources) == (joined, []) and recite_strays(same, sources) == (same, [])
+    # a number of no source stays for the citation check to report; a stray beside it goes
+    text, strays = recite_strays("Christopher Nolan is an English-American film director [1] [4] [9].", sources)
+    assert text == "Christopher Nolan is an English-American film director [1] [9]." and [s.stray for s in strays] == [4]
+
+
+def test_ask_shows_a_sentence_cited_to_the_study_it_comes_from_and_not_to_the_one_beside_it(llm_server, workdir):
+    def answer(request: dict) -> str:  # the recorded reply, with the numbers this context gives the two studies
+        context = request["messages"][1]["content"]
+        pap, it = (re.search(rf"^\[(\d+)\] {re.escape(s.title)}$", context, re.M).group(1)
+                   for s in recorded_sources(STRAY)[:2])
+        return STRAY["reply"].replace("[1] [2]", f"[{pap}] [{it}]")
+
+    server = llm_server(rules=[Rule("answer", "numbered sources", answer), *default_rules()])
+    with _workspace(server, workdir, STRAY) as kb:
+        answer = kb.query(_question(STRAY), mode="naive")
+    shown = {s.number: s.title for s in answer.sources}
+    assert answer.text.endswith("influence patient adherence [1].") and answer.cited == [1]
+    assert shown[1] == recorded_sources(STRAY)[0].title
+    assert any("it no longer cites" in n for n in answer.notes)

@@ -29,6 +29,14 @@ And two ways Qwen2.5-Coder 1.5B answered:
   source at once, which the support judge found unsupported for 28 of the 29. A sentence citing
   :data:`BLANKET_CITES` or more sources is cited to the one of them that holds its own words, or to
   none (:func:`narrow_blankets`).
+* with a stray source beside the right one: "Yes, follow-up recommendations for abnormal Papanicolaou
+  (Pap) smears influence patient adherence. [1] [2]" (PubMedQA, naive), where [2] is a study of an IT
+  system in general practice; or inside a sentence: "The study [3] found that the Hawkins sign ..., and
+  the study [4] found that structural improvements were only noticed in the genuine acupuncture
+  group." (hybrid), where [4] is the surgical clerkship study and [1] the acupuncture trial. A source
+  cited beside another that holds several times more of the sentence's words, holding next to none
+  the other lacks, is cited in its place to the source that holds the words the sentence's other
+  sources lack, or not at all (:func:`recite_strays`).
 
 Pure functions over the answer text and its numbered sources (``query.sources.source_location``
 gives the header a source had in the context)."""
@@ -66,6 +74,9 @@ POINTING = frozenset(content_stems("first second third fourth fifth last above e
 _NEGATION = re.compile(r"\b(?:no|not|never|none|neither|nor|nothing|cannot)\b|n't\b", re.I)
 LOOP_REPEATS = 3  # a streamed answer that has repeated this many sentences is looping: it is stopped
 BLANKET_CITES = 6  # a sentence citing this many sources or more cites them all, not what supports it
+# a source cited beside one holding this many times more of the sentence's words (and next to none of the
+# words that one lacks) is a stray
+STRAY_RATIO = 3
 
 
 @dataclass
@@ -76,6 +87,19 @@ class Regrounded:
     recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
     narrowed: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (sources a sentence cited, those kept)
     pointers_folded: int = 0
+    strays: list[Stray] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Stray:
+    """A source a sentence cited beside the one holding its words (:func:`recite_strays`)."""
+
+    stray: int
+    holds: int  # of the sentence's words
+    words: int
+    beside: int  # the cited source holding the most of them
+    beside_holds: int
+    instead: int | None  # the source cited in its place, if one holds what the cited ones lack
 
 
 def _words(text: str) -> str:
@@ -300,6 +324,54 @@ def narrow_blankets(text: str, sources: Sequence[Source], question: str
     return _rewrite_sentences(text, narrow), narrowed
 
 
+def recite_strays(text: str, sources: Sequence[Source]) -> tuple[str, list[Stray]]:
+    """In each sentence citing two to :data:`BLANKET_CITES` - 1 sources: a cited source holding under
+    1 / :data:`STRAY_RATIO` of the sentence's content words that the cited source holding the most
+    holds, and fewer than :data:`MIN_MATCHED_WORDS` words that one lacks, is a stray. Its marker is
+    replaced, where it stands, by the uncited source holding the most of the words no cited source
+    but the strays holds (at least :data:`MIN_MATCHED_WORDS` of them, and more than the stray holds),
+    or removed. Returns the text and the strays found."""
+    held = dict(_held_words(sources))
+    found: list[Stray] = []
+
+    def recite(sentence: str) -> str:
+        cited = sorted({int(n) for n in _MARKERS.findall(sentence)} & held.keys())
+        if not 2 <= len(cited) < BLANKET_CITES:
+            return sentence
+        words = content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES
+        beside = max(cited, key=lambda n: (len(words & held[n]), -n))
+        in_beside = words & held[beside]
+        strays = [n for n in cited if n != beside and len(words & held[n] - in_beside) < MIN_MATCHED_WORDS
+                  and STRAY_RATIO * len(words & held[n]) < len(in_beside)]
+        if not strays:
+            return sentence
+        lacking = words - set().union(*(held[n] for n in cited if n not in strays))
+        instead = _best_instead(lacking, [(n, w) for n, w in held.items() if n not in cited],
+                                max(len(words & held[n]) for n in strays))
+        swap = {}
+        for stray in strays:
+            swap[stray] = instead if stray == strays[0] else None
+            found.append(Stray(stray, len(words & held[stray]), len(words), beside, len(in_beside), swap[stray]))
+        return _swap_markers(sentence, swap)
+
+    return _rewrite_sentences(text, recite), found
+
+
+def _best_instead(lacking: set[str], uncited: Sequence[tuple[int, set[str]]], stray_holds: int) -> int | None:
+    """The uncited source holding the most of ``lacking`` (the first on a tie), if it holds at least
+    :data:`MIN_MATCHED_WORDS` of them and more than the stray held."""
+    matched, number = max(((len(lacking & words), -n) for n, words in uncited), default=(0, 0))
+    return -number if matched >= max(MIN_MATCHED_WORDS, stray_holds + 1) else None
+
+
+def _swap_markers(sentence: str, swap: dict[int, int | None]) -> str:
+    """``sentence`` with each ``[n]`` of a number in ``swap`` replaced by its new number's, or removed
+    (None; the space it leaves closed). Other markers, numbers of no source included, stay."""
+    replaced = _MARKERS.sub(lambda m: f"[{swap.get(int(m.group(1))) or m.group(1)}]", sentence)
+    present = set(verify_citations(replaced, set()).removed)  # every number its markers hold
+    return verify_citations(replaced, present - {n for n, new in swap.items() if new is None}).text
+
+
 def repeated_sentences(text: str) -> list[tuple[int, int]]:
     """The spans of the sentences of ``text`` whose words (citation markers aside) an earlier one has."""
     seen: set[str] = set()
@@ -330,8 +402,9 @@ def reground(text: str, sources: Sequence[Source], question: str = "") -> Regrou
     text, folded = fold_pointers(text)
     text, moved = recite_copies(text, sources)
     text, narrowed = narrow_blankets(text, sources, question)
+    text, strays = recite_strays(text, sources)
     text, repeats = drop_repeats(text)
-    return Regrounded(text, dropped, repeats, moved, narrowed, folded)
+    return Regrounded(text, dropped, repeats, moved, narrowed, folded, strays)
 
 
 def notes_for(fixed: Regrounded) -> list[str]:
@@ -355,7 +428,12 @@ def notes_for(fixed: Regrounded) -> list[str]:
     for count, kept in fixed.narrowed:
         notes.append(f"a sentence cited {count} sources at once: " + (
             f"cited to {markers(kept)}, which hold its words" if kept else "none of them holds its words, so it cites none"))
+    for stray in fixed.strays:
+        notes.append(f"a sentence cited [{stray.stray}], which holds {stray.holds} of its {stray.words} words, beside "
+                     f"[{stray.beside}], which holds {stray.beside_holds}: " + (
+                         f"cited as [{stray.instead}], which holds the words its other sources lack" if stray.instead
+                         else f"it no longer cites [{stray.stray}]"))
     return notes
 
 
-__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "POINTING", "Regrounded", "attribute_uncited", "drop_repeats", "drop_source_labels", "fold_pointers", "markers", "narrow_blankets", "notes_for", "recite_copies", "reground", "repeated_sentences"]
+__all__ = ["ABOUT_SOURCES", "BLANKET_CITES", "LOOP_REPEATS", "POINTING", "Regrounded", "Stray", "attribute_uncited", "drop_repeats", "drop_source_labels", "fold_pointers", "markers", "narrow_blankets", "notes_for", "recite_copies", "recite_strays", "reground", "repeated_sentences"]
