@@ -370,6 +370,8 @@ def test_sources_that_each_hold_their_part_of_a_sentence_or_the_same_claim_stay_
               "Sathish Kalathil is an Indian director [1][2].")
     same = "Christopher Nolan is an English-American director [1][3]."
     assert recite_strays(joined, sources) == (joined, []) and recite_strays(same, sources) == (same, [])
+    # too few words to tell a stray by: "So does Nolan [1][4]." (one word held) stays as the model wrote it
+    assert recite_strays("So does Nolan [1][4].", sources) == ("So does Nolan [1][4].", [])
     # a number of no source stays for the citation check to report; a stray beside it goes
     text, strays = recite_strays("Christopher Nolan is an English-American film director [1] [4] [9].", sources)
     assert text == "Christopher Nolan is an English-American film director [1] [9]." and [s.stray for s in strays] == [4]

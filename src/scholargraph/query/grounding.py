@@ -77,6 +77,7 @@ BLANKET_CITES = 6  # a sentence citing this many sources or more cites them all,
 # a source cited beside one holding this many times more of the sentence's words (and next to none of the
 # words that one lacks) is a stray
 STRAY_RATIO = 3
+STRAY_BESIDE_WORDS = 4  # ... when that one holds this many at least (fewer say too little to tell a stray by)
 
 
 @dataclass
@@ -327,7 +328,8 @@ def narrow_blankets(text: str, sources: Sequence[Source], question: str
 def recite_strays(text: str, sources: Sequence[Source]) -> tuple[str, list[Stray]]:
     """In each sentence citing two to :data:`BLANKET_CITES` - 1 sources: a cited source holding under
     1 / :data:`STRAY_RATIO` of the sentence's content words that the cited source holding the most
-    holds, and fewer than :data:`MIN_MATCHED_WORDS` words that one lacks, is a stray. Its marker is
+    holds (at least :data:`STRAY_BESIDE_WORDS`), and fewer than :data:`MIN_MATCHED_WORDS` words that
+    one lacks, is a stray. Its marker is
     replaced, where it stands, by the uncited source holding the most of the words no cited source
     but the strays holds (at least :data:`MIN_MATCHED_WORDS` of them, and more than the stray holds),
     or removed. Returns the text and the strays found."""
@@ -341,6 +343,8 @@ def recite_strays(text: str, sources: Sequence[Source]) -> tuple[str, list[Stray
         words = content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES
         beside = max(cited, key=lambda n: (len(words & held[n]), -n))
         in_beside = words & held[beside]
+        if len(in_beside) < STRAY_BESIDE_WORDS:
+            return sentence
         strays = [n for n in cited if n != beside and len(words & held[n] - in_beside) < MIN_MATCHED_WORDS
                   and STRAY_RATIO * len(words & held[n]) < len(in_beside)]
         if not strays:
