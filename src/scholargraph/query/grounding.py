@@ -80,17 +80,6 @@ STRAY_RATIO = 3
 STRAY_BESIDE_WORDS = 4  # ... when that one holds this many at least (fewer say too little to tell a stray by)
 
 
-@dataclass
-class Regrounded:
-    text: str
-    labels_dropped: int = 0
-    repeats_dropped: int = 0
-    recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
-    narrowed: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (sources a sentence cited, those kept)
-    pointers_folded: int = 0
-    strays: list[Stray] = field(default_factory=list)
-
-
 @dataclass(frozen=True)
 class Stray:
     """A source a sentence cited beside the one holding its words (:func:`recite_strays`)."""
@@ -101,6 +90,17 @@ class Stray:
     beside: int  # the cited source holding the most of them
     beside_holds: int
     instead: int | None  # the source cited in its place, if one holds what the cited ones lack
+
+
+@dataclass
+class Regrounded:
+    text: str
+    labels_dropped: int = 0
+    repeats_dropped: int = 0
+    recited: list[tuple[list[int], int]] = field(default_factory=list)  # (numbers it cited, the source it copies)
+    narrowed: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (sources a sentence cited, those kept)
+    pointers_folded: int = 0
+    strays: list[Stray] = field(default_factory=list)
 
 
 def _words(text: str) -> str:
@@ -259,10 +259,15 @@ def _held_words(sources: Sequence[Source]) -> list[tuple[int, set[str]]]:
     return [(s.number, content_stems(f"{s.title or ''} {s.text}")) for s in sources]
 
 
+def _sentence_words(sentence: str) -> set[str]:
+    """The content words of ``sentence``, its markers and :data:`ABOUT_SOURCES` aside."""
+    return content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES
+
+
 def _own_words(sentence: str, asked: set[str]) -> set[str]:
     """The content words of ``sentence`` (its markers aside) that the question does not hold, nor
     :data:`ABOUT_SOURCES`."""
-    return content_stems(_MARKERS.sub(" ", sentence)) - asked - ABOUT_SOURCES
+    return _sentence_words(sentence) - asked
 
 
 def _restating_holder(sentence: str, own: set[str], held: Sequence[tuple[int, set[str]]]
@@ -271,7 +276,7 @@ def _restating_holder(sentence: str, own: set[str], held: Sequence[tuple[int, se
     .docm files can only be processed on Windows operating systems."): the source holding that word
     and at least :data:`RESTATED_SHARE` of all the sentence's content words, at least
     :data:`MIN_RESTATED_WORDS` of them (the most, the first on a tie): (sources, matched, words)."""
-    words = content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES
+    words = _sentence_words(sentence)
     scored = [(len(words & held_words), -n) for n, held_words in held if own <= held_words]
     if not own or len(words) < MIN_RESTATED_WORDS or not scored:
         return None
@@ -329,10 +334,9 @@ def recite_strays(text: str, sources: Sequence[Source]) -> tuple[str, list[Stray
     """In each sentence citing two to :data:`BLANKET_CITES` - 1 sources: a cited source holding under
     1 / :data:`STRAY_RATIO` of the sentence's content words that the cited source holding the most
     holds (at least :data:`STRAY_BESIDE_WORDS`), and fewer than :data:`MIN_MATCHED_WORDS` words that
-    one lacks, is a stray. Its marker is
-    replaced, where it stands, by the uncited source holding the most of the words no cited source
-    but the strays holds (at least :data:`MIN_MATCHED_WORDS` of them, and more than the stray holds),
-    or removed. Returns the text and the strays found."""
+    one lacks, is a stray. Its marker is replaced, where it stands, by the uncited source holding the
+    most of the words no cited source but the strays holds (at least :data:`MIN_MATCHED_WORDS` of
+    them, and more than the stray holds), or removed. Returns the text and the strays found."""
     held = dict(_held_words(sources))
     found: list[Stray] = []
 
@@ -340,22 +344,20 @@ def recite_strays(text: str, sources: Sequence[Source]) -> tuple[str, list[Stray
         cited = sorted({int(n) for n in _MARKERS.findall(sentence)} & held.keys())
         if not 2 <= len(cited) < BLANKET_CITES:
             return sentence
-        words = content_stems(_MARKERS.sub(" ", sentence)) - ABOUT_SOURCES
-        beside = max(cited, key=lambda n: (len(words & held[n]), -n))
-        in_beside = words & held[beside]
-        if len(in_beside) < STRAY_BESIDE_WORDS:
+        words = _sentence_words(sentence)
+        holds = {n: words & held[n] for n in cited}
+        beside = max(cited, key=lambda n: (len(holds[n]), -n))
+        if len(holds[beside]) < STRAY_BESIDE_WORDS:
             return sentence
-        strays = [n for n in cited if n != beside and len(words & held[n] - in_beside) < MIN_MATCHED_WORDS
-                  and STRAY_RATIO * len(words & held[n]) < len(in_beside)]
+        strays = [n for n in cited if n != beside and len(holds[n] - holds[beside]) < MIN_MATCHED_WORDS
+                  and STRAY_RATIO * len(holds[n]) < len(holds[beside])]
         if not strays:
             return sentence
         lacking = words - set().union(*(held[n] for n in cited if n not in strays))
         instead = _best_instead(lacking, [(n, w) for n, w in held.items() if n not in cited],
-                                max(len(words & held[n]) for n in strays))
-        swap = {}
-        for stray in strays:
-            swap[stray] = instead if stray == strays[0] else None
-            found.append(Stray(stray, len(words & held[stray]), len(words), beside, len(in_beside), swap[stray]))
+                                max(len(holds[n]) for n in strays))
+        swap = {stray: instead if stray == strays[0] else None for stray in strays}  # one stray takes its place
+        found.extend(Stray(n, len(holds[n]), len(words), beside, len(holds[beside]), swap[n]) for n in strays)
         return _swap_markers(sentence, swap)
 
     return _rewrite_sentences(text, recite), found
